@@ -1,0 +1,100 @@
+"""mcp_sync: a synchronous, thread-based Model Context Protocol client.
+
+For code that blocks (Django and Flask views, notebooks, cron jobs, scripts): every call
+blocks until its answer arrives or its timeout passes, and no event loop is involved::
+
+    import mcp_sync
+
+    with mcp_sync.connect(["python", "server.py"]) as client:
+        for tool in client.list_tools():
+            print(tool.name)
+        print(client.call_tool("echo", {"text": "hi"}).text)
+
+The package is silent unless the application configures logging (a ``NullHandler`` sits
+on the ``mcp_sync`` logger). ``import mcp_sync`` is cheap: pydantic models
+(:mod:`mcp_sync.types`) and ``requests`` load on first use.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+from .exceptions import (  # noqa: E402 - __version__ first: client.py imports it
+    AuthError,
+    CapabilityError,
+    ClientNotConnected,
+    CommandNotFound,
+    ConnectionClosed,
+    ForkedClientError,
+    HTTPError,
+    MCPError,
+    MethodNotFound,
+    ProtocolError,
+    RequestCancelled,
+    RequestTimeout,
+    ServerError,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
+from .client import DEFAULT, Client  # noqa: E402
+from .connect import connect  # noqa: E402
+from .transports.base import Transport  # noqa: E402
+from .transports.memory import MemoryTransport  # noqa: E402
+from .transports.stdio import StdioTransport  # noqa: E402
+
+if TYPE_CHECKING:
+    from . import types
+    from .transports.http import HttpTransport
+    from .transports.sse import SseTransport
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+__all__ = [
+    "DEFAULT",
+    "AuthError",
+    "CapabilityError",
+    "Client",
+    "ClientNotConnected",
+    "CommandNotFound",
+    "ConnectionClosed",
+    "ForkedClientError",
+    "HTTPError",
+    "HttpTransport",
+    "MCPError",
+    "MemoryTransport",
+    "MethodNotFound",
+    "ProtocolError",
+    "RequestCancelled",
+    "RequestTimeout",
+    "ServerError",
+    "SseTransport",
+    "StdioTransport",
+    "Transport",
+    "TransportError",
+    "UnsupportedProtocolVersion",
+    "__version__",
+    "connect",
+    "types",
+]
+
+_LAZY = {
+    "types": (".types", None),
+    "HttpTransport": (".transports.http", "HttpTransport"),
+    "SseTransport": (".transports.sse", "SseTransport"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Heavy modules (pydantic models, requests) load on first use, not at import.
+    if name in _LAZY:
+        import importlib
+
+        module_name, attribute = _LAZY[name]
+        module = importlib.import_module(module_name, __name__)
+        value = module if attribute is None else getattr(module, attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,236 @@
+"""The sans-I/O JSON-RPC core: message classification, ids and the pending-Future table.
+
+Nothing here does I/O or starts a thread; the session drives it and the tests feed it
+messages directly. Every pending request is popped from the table exactly once, under
+the lock, by whoever gets there first (its response, its deadline, its cancellation, or
+the transport closing); the others find nothing and do nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+import heapq
+import threading
+from concurrent.futures import Future, InvalidStateError
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from .exceptions import RequestTimeout, server_error
+
+__all__ = ["Kind", "Pending", "RequestTable", "classify"]
+
+ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+
+
+class Kind(enum.Enum):
+    """What an inbound JSON-RPC message is."""
+
+    RESPONSE = "response"
+    ERROR = "error"
+    REQUEST = "request"
+    NOTIFICATION = "notification"
+    INVALID = "invalid"
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+def classify(message: Any) -> Kind:
+    """Classify one decoded JSON value as a JSON-RPC message, or ``INVALID``.
+
+    Tolerant where being strict helps no one (a missing ``"jsonrpc": "2.0"`` is accepted),
+    strict where a wrong guess would misroute a message.
+    """
+    if not isinstance(message, dict):
+        return Kind.INVALID
+    method = message.get("method")
+    if method is not None:
+        if not isinstance(method, str):
+            return Kind.INVALID
+        params = message.get("params")
+        if params is not None and not isinstance(params, (dict, list)):
+            return Kind.INVALID
+        if "id" in message:
+            return Kind.REQUEST if _is_id(message["id"]) else Kind.INVALID
+        return Kind.NOTIFICATION
+    if "result" in message:
+        return Kind.RESPONSE if _is_id(message.get("id")) else Kind.INVALID
+    if "error" in message:
+        error = message["error"]
+        if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+            return Kind.INVALID
+        # An error with "id": null answers a request the server could not parse.
+        return Kind.ERROR if _is_id(message.get("id")) or message.get("id") is None else (
+            Kind.INVALID
+        )
+    return Kind.INVALID
+
+
+class Pending:
+    """One request waiting for its response."""
+
+    __slots__ = (
+        "deadline",
+        "future",
+        "id",
+        "max_deadline",
+        "method",
+        "on_progress",
+        "reset_on_progress",
+        "timeout",
+    )
+
+    def __init__(
+        self,
+        request_id: int,
+        method: str,
+        future: Future[Any],
+        timeout: Optional[float],
+        deadline: Optional[float],
+        max_deadline: Optional[float],
+        on_progress: Optional[ProgressCallback],
+        reset_on_progress: bool,
+    ) -> None:
+        self.id = request_id
+        self.method = method
+        self.future = future
+        self.timeout = timeout
+        self.deadline = deadline
+        self.max_deadline = max_deadline
+        self.on_progress = on_progress
+        self.reset_on_progress = reset_on_progress
+
+
+def settle(future: Future[Any], result: Any = None, error: Optional[BaseException] = None) -> None:
+    """Resolve ``future`` unless the caller already cancelled it (then nobody is listening)."""
+    try:
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+    except InvalidStateError:
+        pass  # cancelled by its owner between our pop and now: nothing to deliver
+
+
+class RequestTable:
+    """Request ids and the futures waiting on them. Can be shared between threads.
+
+    ``_lock`` guards ``_pending``, ``_deadlines`` and ``_next_id``.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: Dict[Any, Pending] = {}
+        self._deadlines: List[Tuple[float, int]] = []  # heap; entries may be stale
+        self._next_id = 0
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def open(
+        self,
+        method: str,
+        future: Future[Any],
+        *,
+        now: float,
+        timeout: Optional[float],
+        max_total_timeout: Optional[float] = None,
+        on_progress: Optional[ProgressCallback] = None,
+        reset_on_progress: bool = True,
+    ) -> Pending:
+        """Allocate an id and register ``future`` under it."""
+        deadline = None if timeout is None else now + timeout
+        max_deadline = None if max_total_timeout is None else now + max_total_timeout
+        if deadline is not None and max_deadline is not None:
+            deadline = min(deadline, max_deadline)
+        with self._lock:
+            self._next_id += 1
+            entry = Pending(
+                self._next_id, method, future, timeout, deadline, max_deadline,
+                on_progress, reset_on_progress,
+            )
+            self._pending[entry.id] = entry
+            if deadline is not None:
+                heapq.heappush(self._deadlines, (deadline, entry.id))
+        return entry
+
+    def pop(self, request_id: Any) -> Optional[Pending]:
+        """Remove and return the entry for ``request_id``; ``None`` if it is gone already."""
+        with self._lock:
+            return self._pending.pop(request_id, None)
+
+    def get(self, request_id: Any) -> Optional[Pending]:
+        return self._pending.get(request_id)
+
+    def resolve(self, message: Dict[str, Any]) -> Optional[Pending]:
+        """Deliver a response or error message to its future.
+
+        Returns the entry, or ``None`` for an unknown or late id (the caller logs it).
+        """
+        entry = self.pop(message.get("id"))
+        if entry is None:
+            return None
+        if "error" in message:
+            error = message["error"]
+            settle(
+                entry.future,
+                error=server_error(
+                    error.get("code", -32603),
+                    str(error.get("message", "")),
+                    error.get("data"),
+                    method=entry.method,
+                ),
+            )
+        else:
+            settle(entry.future, message["result"])
+        return entry
+
+    def progress(self, token: Any, now: float) -> Optional[Pending]:
+        """Note progress for the request whose progress token is ``token``.
+
+        Pushes its deadline out by its timeout, never past its ``max_deadline``.
+        """
+        entry = self._pending.get(token)
+        if entry is None:
+            return None
+        if entry.reset_on_progress and entry.timeout is not None:
+            deadline = now + entry.timeout
+            if entry.max_deadline is not None:
+                deadline = min(deadline, entry.max_deadline)
+            entry.deadline = deadline  # the heap entry is re-pushed lazily in expire()
+        return entry
+
+    def next_deadline(self) -> Optional[float]:
+        """The earliest deadline that may be due (possibly stale-early), or ``None``."""
+        with self._lock:
+            return self._deadlines[0][0] if self._deadlines else None
+
+    def expire(self, now: float) -> List[Pending]:
+        """Pop every request whose deadline has passed and fail it with RequestTimeout."""
+        expired: List[Pending] = []
+        with self._lock:
+            while self._deadlines and self._deadlines[0][0] <= now:
+                _, request_id = heapq.heappop(self._deadlines)
+                entry = self._pending.get(request_id)
+                if entry is None or entry.deadline is None:
+                    continue
+                if entry.deadline > now:  # pushed out by progress since it was queued
+                    heapq.heappush(self._deadlines, (entry.deadline, request_id))
+                    continue
+                del self._pending[request_id]
+                expired.append(entry)
+            if not self._pending:
+                self._deadlines.clear()
+        for entry in expired:
+            settle(entry.future, error=RequestTimeout(entry.method, entry.id, entry.timeout))
+        return expired
+
+    def fail_all(self, make_error: Callable[[], BaseException]) -> List[Pending]:
+        """Pop every pending request and fail it with a fresh ``make_error()``."""
+        with self._lock:
+            entries = list(self._pending.values())
+            self._pending.clear()
+            self._deadlines.clear()
+        for entry in entries:
+            settle(entry.future, error=make_error())
+        return entries

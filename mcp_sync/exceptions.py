@@ -1,0 +1,210 @@
+"""The exceptions mcp_sync raises.
+
+Every exception the library raises on purpose derives from :class:`MCPError`, so one
+``except mcp_sync.MCPError`` catches them all. Foreign exceptions (``OSError``,
+``requests`` errors, ``json`` errors) are translated where they happen and kept as
+``__cause__``::
+
+    MCPError
+    ├── TransportError                  the link to the server failed
+    │   ├── ConnectionClosed            the transport closed; carries exit code and stderr tail
+    │   │   └── ForkedClientError       a client inherited over fork() was used in the child
+    │   ├── CommandNotFound             the stdio command does not exist
+    │   └── HTTPError                   a non-2xx HTTP status; carries status, body, auth hints
+    ├── RequestTimeout                  no answer before the deadline (also a TimeoutError)
+    ├── RequestCancelled                the request was cancelled by the caller
+    ├── ServerError                     the server answered with a JSON-RPC error
+    │   └── MethodNotFound              ... with code -32601
+    ├── ProtocolError                   a malformed or schema-invalid reply, a bad handshake
+    │   └── UnsupportedProtocolVersion  the server speaks no protocol version we do
+    ├── CapabilityError                 the server did not declare the capability a call needs
+    ├── ClientNotConnected              the client is not connected (before connect, after close)
+    └── AuthError                       authorization failed
+
+A tool result with ``isError: true`` is a result, not an exception.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional, Sequence
+
+__all__ = [
+    "AuthError",
+    "CapabilityError",
+    "ClientNotConnected",
+    "CommandNotFound",
+    "ConnectionClosed",
+    "ForkedClientError",
+    "HTTPError",
+    "MCPError",
+    "MethodNotFound",
+    "ProtocolError",
+    "RequestCancelled",
+    "RequestTimeout",
+    "ServerError",
+    "TransportError",
+    "UnsupportedProtocolVersion",
+]
+
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def excerpt(text: Any, limit: int = 200) -> str:
+    """Make untrusted text safe for an error message: no control characters, bounded length."""
+    if isinstance(text, (bytes, bytearray)):
+        text = bytes(text).decode("utf-8", "replace")
+    text = _CONTROL_CHARS.sub("?", str(text))
+    if len(text) > limit:
+        return text[:limit] + f"... ({len(text) - limit} more chars)"
+    return text
+
+
+class MCPError(Exception):
+    """Root of every exception mcp_sync raises."""
+
+
+class TransportError(MCPError):
+    """The link to the server failed (process, pipe, socket or HTTP)."""
+
+
+class ConnectionClosed(TransportError):
+    """The transport is closed; pending and later requests fail with this.
+
+    ``exit_code`` is the stdio child's exit status when known, ``stderr_tail`` the last
+    lines the child wrote to stderr (most recent last).
+    """
+
+    def __init__(
+        self,
+        message: str = "connection closed",
+        *,
+        exit_code: Optional[int] = None,
+        stderr_tail: Sequence[str] = (),
+    ) -> None:
+        self.reason = message
+        self.exit_code = exit_code
+        self.stderr_tail = list(stderr_tail)
+        details = message
+        if exit_code is not None:
+            details += f" (exit code {exit_code})"
+        if self.stderr_tail:
+            tail = "\n".join("    " + excerpt(line, 300) for line in self.stderr_tail[-10:])
+            details += "\n  last stderr lines:\n" + tail
+        super().__init__(details)
+
+
+class ForkedClientError(ConnectionClosed):
+    """A client created before ``os.fork()`` was used in the child process.
+
+    The child shares the parent's pipes and sockets; using them would corrupt both
+    processes' conversations. Create a new client in the child instead.
+    """
+
+
+class CommandNotFound(TransportError):
+    """The command for a stdio server could not be found or executed."""
+
+    def __init__(self, command: str, detail: str = "") -> None:
+        self.command = command
+        message = f"MCP server command not found: {command!r}"
+        if detail:
+            message += f" ({detail})"
+        super().__init__(message)
+
+
+class HTTPError(TransportError):
+    """A non-2xx HTTP status from the server.
+
+    Carries ``status``, ``body`` (an excerpt), ``url``, and the auth hints a caller needs to
+    log in: ``www_authenticate`` and ``auth_server`` (the ``Mcp-Auth-Server`` header).
+    """
+
+    def __init__(
+        self,
+        status: int,
+        *,
+        url: str = "",
+        body: str = "",
+        www_authenticate: Optional[str] = None,
+        auth_server: Optional[str] = None,
+        method: Optional[str] = None,
+    ) -> None:
+        self.status = status
+        self.url = url
+        self.body = excerpt(body, 500)
+        self.www_authenticate = www_authenticate
+        self.auth_server = auth_server
+        self.method = method
+        message = f"HTTP {status}"
+        if method:
+            message += f" for {method}"
+        if url:
+            message += f" from {url}"
+        if self.body:
+            message += f": {self.body}"
+        if www_authenticate:
+            message += f" [WWW-Authenticate: {excerpt(www_authenticate, 300)}]"
+        if auth_server:
+            message += f" [Mcp-Auth-Server: {excerpt(auth_server, 200)}]"
+        super().__init__(message)
+
+
+class RequestTimeout(MCPError, TimeoutError):
+    """No response arrived before the request's deadline. The request was cancelled."""
+
+    def __init__(self, method: str, request_id: Any, timeout: Optional[float]) -> None:
+        self.method = method
+        self.request_id = request_id
+        self.timeout = timeout
+        super().__init__(f"{method} (id={request_id}) timed out after {timeout} s")
+
+
+class RequestCancelled(MCPError):
+    """The request was cancelled by the caller before its response arrived."""
+
+
+class ServerError(MCPError):
+    """The server answered with a JSON-RPC error: ``code``, ``message``, ``data``."""
+
+    def __init__(
+        self, code: int, message: str, data: Any = None, *, method: Optional[str] = None
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        self.method = method
+        where = f" for {method}" if method else ""
+        super().__init__(f"server error {code}{where}: {excerpt(message, 500)}")
+
+
+class MethodNotFound(ServerError):
+    """The server does not implement the method (JSON-RPC -32601)."""
+
+
+class ProtocolError(MCPError):
+    """The server broke the protocol: a malformed or schema-invalid reply, a bad handshake."""
+
+
+class UnsupportedProtocolVersion(ProtocolError):
+    """The server offered a protocol version this client does not speak."""
+
+
+class CapabilityError(MCPError):
+    """The server did not declare the capability the call needs."""
+
+
+class ClientNotConnected(MCPError):
+    """The client is not connected: call ``connect()`` first, or it was closed."""
+
+
+class AuthError(MCPError):
+    """Authorization with the server failed."""
+
+
+def server_error(
+    code: int, message: str, data: Any = None, *, method: Optional[str] = None
+) -> ServerError:
+    """The most specific :class:`ServerError` subclass for a JSON-RPC error code."""
+    cls = MethodNotFound if code == -32601 else ServerError
+    return cls(code, message, data, method=method)

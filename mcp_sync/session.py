@@ -1,0 +1,533 @@
+"""The JSON-RPC session: requests, responses, notifications and server requests over a
+transport, with deadlines, progress and cancellation.
+
+Threads (all daemons, so a session nobody closed never keeps the interpreter alive;
+``close()`` stops and joins each with a bound):
+
+* ``mcp-sync-dispatch-<name>``: takes messages off the queue the transport's reader fills,
+  resolves response futures, expires requests whose deadline passed, and routes
+  notifications and server requests. It never runs user code and never writes to the
+  transport, so nothing a server or a callback does can stall it.
+* ``mcp-sync-callback-<name>``: runs notification callbacks (progress, logging, list
+  changes), one at a time, in the order the server sent them.
+* ``mcp-sync-handler-<name>-<n>``: a small pool that answers server-to-client requests
+  (a handler may call the client again; on the dispatch thread that would deadlock) and
+  sends ``notifications/cancelled`` for requests that timed out.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+from ._core import Kind, Pending, ProgressCallback, RequestTable, classify, settle
+from .exceptions import (
+    ClientNotConnected,
+    ConnectionClosed,
+    ForkedClientError,
+    MCPError,
+    RequestCancelled,
+    RequestTimeout,
+    ServerError,
+    TransportError,
+    excerpt,
+)
+from .transports.base import Transport
+
+__all__ = ["RequestFuture", "Session"]
+
+log = logging.getLogger(__name__)
+
+#: A server-request handler: takes the request's params, returns the result (a dict or a
+#: pydantic model). Raising ``ServerError`` sends that error; any other exception -32603.
+RequestHandler = Callable[[Optional[Dict[str, Any]]], Any]
+#: Called on the callback thread for every notification: ``(method, params)``.
+NotificationCallback = Callable[[str, Optional[Dict[str, Any]]], None]
+
+_STOP = object()
+_CLOSED = object()
+# The dispatch thread wakes at least this often while idle; it has nothing to poll, this
+# only bounds its wait (no wait in the library is unbounded).
+_IDLE_WAIT = 5.0
+# Requests that may run long: they carry a progress token even without an on_progress
+# callback, so that the server's progress can push their deadline out.
+_LONG_RUNNING = frozenset({"tools/call", "prompts/get", "resources/read", "sampling/createMessage"})
+
+
+class RequestFuture(Future):  # type: ignore[type-arg]
+    """A :class:`concurrent.futures.Future` for one request.
+
+    ``cancel()`` cancels the request on the wire (``notifications/cancelled``) as well as
+    locally, when its response has not arrived yet.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._session: Optional[Session] = None
+        self.request_id: Optional[int] = None
+        self.method: str = ""
+
+    def cancel(self) -> bool:
+        session, request_id = self._session, self.request_id
+        if session is not None and request_id is not None and not self.done():
+            session._cancel(request_id, "cancelled by the client")
+        return super().cancel()
+
+
+class _WorkerPool:
+    """Up to ``size`` named daemon threads running submitted callables; started on demand.
+
+    ``_lock`` guards ``_threads`` and ``_idle``.
+    """
+
+    def __init__(self, name: str, size: int) -> None:
+        self._name = name
+        self._size = size
+        self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads: List[threading.Thread] = []
+        self._idle = 0
+        self._stopped = False
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            if self._idle == 0 and len(self._threads) < self._size:
+                thread = threading.Thread(
+                    target=self._work, name=f"{self._name}-{len(self._threads)}", daemon=True
+                )
+                self._threads.append(thread)
+                self._idle += 1
+                thread.start()
+            self._idle -= 1
+        self._queue.put((fn, args))
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except Exception:  # noqa: BLE001 - the callables log their own errors
+                log.exception("%s: unexpected error in %r", self._name, fn)
+            with self._lock:
+                self._idle += 1
+
+    def stop(self, timeout: float) -> None:
+        with self._lock:
+            self._stopped = True
+            threads = list(self._threads)
+        for _ in threads:
+            self._queue.put(None)
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
+
+
+class Session:
+    """A JSON-RPC 2.0 conversation with one server over one transport.
+
+    Can be shared between threads: any number of threads may call :meth:`request` at once.
+
+    Args:
+        transport: the (not yet started) transport.
+        name: the server's label for thread names and loggers.
+        request_handlers: server-to-client request handlers by method; ``ping`` is always
+            answered; unknown methods get -32601.
+        on_notification: called on the callback thread with every notification.
+        default_timeout: seconds a request may wait for its response (``None``: no limit).
+        reset_timeout_on_progress: progress notifications push a request's deadline out.
+        max_total_timeout: progress never pushes a deadline past this many seconds.
+        close_timeout: bound for joining each thread in :meth:`close`.
+        handler_threads: size of the server-request handler pool.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        name: Optional[str] = None,
+        request_handlers: Optional[Mapping[str, RequestHandler]] = None,
+        on_notification: Optional[NotificationCallback] = None,
+        default_timeout: Optional[float] = 30.0,
+        reset_timeout_on_progress: bool = True,
+        max_total_timeout: Optional[float] = 600.0,
+        close_timeout: float = 2.0,
+        handler_threads: int = 4,
+    ) -> None:
+        self.transport = transport
+        self.name = name or transport.name
+        self.request_handlers: Dict[str, RequestHandler] = dict(request_handlers or {})
+        self.on_notification = on_notification
+        self.default_timeout = default_timeout
+        self.reset_timeout_on_progress = reset_timeout_on_progress
+        self.max_total_timeout = max_total_timeout
+        self.close_timeout = close_timeout
+        self.table = RequestTable()
+        self._inbox: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._callbacks: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._pool = _WorkerPool(f"mcp-sync-handler-{self.name}", handler_threads)
+        self._dispatcher: Optional[threading.Thread] = None
+        self._callback_thread: Optional[threading.Thread] = None
+        # Set once when the transport reports it closed (or close() is called); from then
+        # on every request fails at once with an error built from it.
+        self._closed_error: Optional[ConnectionClosed] = None
+        self._closed_event = threading.Event()
+        self._close_lock = threading.Lock()
+        self._stopped = False
+        self._pid = os.getpid()
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the transport and the session's threads."""
+        self._dispatcher = threading.Thread(
+            target=self._dispatch_loop, name=f"mcp-sync-dispatch-{self.name}", daemon=True
+        )
+        self._callback_thread = threading.Thread(
+            target=self._callback_loop, name=f"mcp-sync-callback-{self.name}", daemon=True
+        )
+        self._dispatcher.start()
+        self._callback_thread.start()
+        try:
+            self.transport.start(self._inbox.put, self._transport_closed)
+        except BaseException:
+            self._stop_threads()
+            raise
+
+    @property
+    def closed(self) -> bool:
+        """True once the transport has closed; every request now fails at once."""
+        return self._closed_error is not None
+
+    def wait_closed(self, timeout: Optional[float]) -> bool:
+        """Block until the transport closed; True if it did within ``timeout``."""
+        return self._closed_event.wait(timeout)
+
+    def close(self) -> None:
+        """Close the transport, fail what is pending, stop and join the threads.
+
+        Idempotent. Each step is bounded by ``close_timeout``.
+        """
+        with self._close_lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        if os.getpid() != self._pid:
+            return  # forked child: the threads and the server belong to the parent
+        try:
+            self.transport.close()
+        finally:
+            # If the transport never reported (it failed to start), report for it.
+            self._transport_closed(ConnectionClosed(f"connection to {self.name} closed"))
+            self._stop_threads()
+
+    def _stop_threads(self) -> None:
+        self._inbox.put(_STOP)
+        self._callbacks.put(_STOP)
+        for thread in (self._dispatcher, self._callback_thread):
+            if thread is not None and thread.ident is not None and (
+                thread is not threading.current_thread()
+            ):
+                thread.join(self.close_timeout)
+                if thread.is_alive():
+                    log.warning("%s did not stop within %.1f s", thread.name,
+                                self.close_timeout)
+        self._pool.stop(self.close_timeout)
+        # Whatever is still pending now can never be answered.
+        self.table.fail_all(self._make_closed_error)
+
+    def _transport_closed(self, error: ConnectionClosed) -> None:
+        with self._close_lock:
+            if self._closed_error is not None:
+                return
+            self._closed_error = error
+        self._closed_event.set()
+        # Queued behind every message the reader delivered before it saw the close, so
+        # responses that did arrive are still delivered before the rest fail.
+        self._inbox.put(_CLOSED)
+
+    def _make_closed_error(self) -> ConnectionClosed:
+        base = self._closed_error
+        if base is None:
+            return ConnectionClosed(f"connection to {self.name} closed")
+        error = type(base)(base.reason, exit_code=base.exit_code, stderr_tail=base.stderr_tail)
+        error.__cause__ = base.__cause__
+        return error
+
+    def _check_usable(self) -> None:
+        if os.getpid() != self._pid:
+            raise ForkedClientError(
+                f"this client's connection to {self.name} belongs to the parent process; "
+                "create a new client after fork()"
+            )
+        if self._closed_error is not None:
+            raise self._make_closed_error()
+        if self._dispatcher is None:
+            raise ClientNotConnected(f"session with {self.name} is not started")
+
+    # -- outbound ------------------------------------------------------------------------
+
+    def submit(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Any = ...,
+        on_progress: Optional[ProgressCallback] = None,
+        reset_timeout_on_progress: Optional[bool] = None,
+        max_total_timeout: Any = ...,
+    ) -> RequestFuture:
+        """Send a request and return at once with a future for its result (a dict).
+
+        The deadline is enforced by the dispatch thread: the future fails with
+        :class:`RequestTimeout` (and the server is sent ``notifications/cancelled``).
+        ``future.cancel()`` cancels on the wire.
+
+        Raises:
+            ConnectionClosed: the transport is closed.
+            TransportError: the request could not be sent.
+        """
+        self._check_usable()
+        if timeout is ...:
+            timeout = self.default_timeout
+        if max_total_timeout is ...:
+            max_total_timeout = self.max_total_timeout
+        if reset_timeout_on_progress is None:
+            reset_timeout_on_progress = self.reset_timeout_on_progress
+        future = RequestFuture()
+        entry = self.table.open(
+            method, future, now=time.monotonic(), timeout=timeout,
+            max_total_timeout=max_total_timeout, on_progress=on_progress,
+            reset_on_progress=reset_timeout_on_progress,
+        )
+        future._session, future.request_id, future.method = self, entry.id, method
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": entry.id, "method": method}
+        if params is not None:
+            message["params"] = params
+        if on_progress is not None or (
+            reset_timeout_on_progress and method in _LONG_RUNNING and timeout is not None
+        ):
+            # The request id doubles as progress token: progress then finds its request
+            # without a second table.
+            meta = dict(params.get("_meta") or {}) if params else {}
+            meta.setdefault("progressToken", entry.id)
+            message["params"] = {**(params or {}), "_meta": meta}
+        if self._closed_error is not None:  # closed while we registered: fail, don't lose it
+            if self.table.pop(entry.id) is not None:
+                raise self._make_closed_error()
+        try:
+            self.transport.send(message)
+        except MCPError:
+            self.table.pop(entry.id)
+            raise
+        if self._closed_error is not None and self.table.pop(entry.id) is not None:
+            settle(future, error=self._make_closed_error())
+        log.debug("sent %s id=%s to %s", method, entry.id, self.name)
+        return future
+
+    def request(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Any = ...,
+        on_progress: Optional[ProgressCallback] = None,
+        reset_timeout_on_progress: Optional[bool] = None,
+        max_total_timeout: Any = ...,
+        cancellable: bool = True,
+    ) -> Any:
+        """Send a request and block until its result arrives; returns the result dict.
+
+        Ctrl-C (``KeyboardInterrupt``) while blocked cancels the request on the wire and
+        re-raises; the session stays usable.
+
+        Raises:
+            RequestTimeout: no response before the deadline (the request was cancelled).
+            ServerError: the server answered with a JSON-RPC error.
+            ConnectionClosed: the transport closed before the response arrived.
+        """
+        future = self.submit(
+            method, params, timeout=timeout, on_progress=on_progress,
+            reset_timeout_on_progress=reset_timeout_on_progress,
+            max_total_timeout=max_total_timeout,
+        )
+        if not cancellable:
+            future._session = None  # e.g. initialize: the spec forbids cancelling it
+        # The dispatch thread enforces the deadline; this wait is a safety bound on top.
+        bound = future_wait_bound(timeout if timeout is not ... else self.default_timeout,
+                                  max_total_timeout if max_total_timeout is not ...
+                                  else self.max_total_timeout)
+        try:
+            return future.result(bound)
+        except KeyboardInterrupt:
+            if cancellable:
+                self._cancel(future.request_id, "interrupted by the user (KeyboardInterrupt)")
+            raise
+        except TimeoutError as exc:
+            if isinstance(exc, RequestTimeout):
+                raise
+            entry = self.table.pop(future.request_id)
+            if entry is not None and cancellable:
+                self._send_cancel(entry.id, "timed out")
+            raise RequestTimeout(method, future.request_id, bound) from None
+
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+        """Send a notification.
+
+        Raises:
+            ConnectionClosed: the transport is closed.
+        """
+        self._check_usable()
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self.transport.send(message)
+
+    def _cancel(self, request_id: Any, reason: str) -> None:
+        """Forget a request, fail its future with RequestCancelled, tell the server."""
+        entry = self.table.pop(request_id)
+        if entry is None:
+            return
+        settle(entry.future, error=RequestCancelled(f"{entry.method} (id={request_id}) {reason}"))
+        self._send_cancel(request_id, reason)
+
+    def _send_cancel(self, request_id: Any, reason: str) -> None:
+        if self._closed_error is not None:
+            return
+        try:
+            if self.transport.cancel(request_id):
+                return
+            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+        except MCPError as exc:
+            log.debug("could not send cancellation for id=%s: %r", request_id, exc)
+
+    # -- inbound -------------------------------------------------------------------------
+
+    def _dispatch_loop(self) -> None:
+        inbox = self._inbox
+        table = self.table
+        while True:
+            next_deadline = table.next_deadline()
+            wait = _IDLE_WAIT
+            if next_deadline is not None:
+                wait = min(wait, max(0.0, next_deadline - time.monotonic()))
+            try:
+                message = inbox.get(timeout=wait)
+            except queue.Empty:
+                message = None
+            if message is _STOP:
+                return
+            if message is _CLOSED:
+                table.fail_all(self._make_closed_error)
+            elif message is not None:
+                try:
+                    self._route(message)
+                except Exception:  # noqa: BLE001 - a bad message must not kill dispatch
+                    log.exception("error routing a message from %s", self.name)
+            if next_deadline is not None or message is None:
+                for entry in table.expire(time.monotonic()):
+                    log.info("%s id=%s to %s timed out after %s s", entry.method, entry.id,
+                             self.name, entry.timeout)
+                    self._pool.submit(self._send_cancel, entry.id, "timed out")
+
+    def _route(self, message: Any) -> None:
+        kind = classify(message)
+        if kind is Kind.RESPONSE or kind is Kind.ERROR:
+            if self.table.resolve(message) is None:
+                log.debug("ignoring response for unknown or late id=%r from %s",
+                          message.get("id"), self.name)
+        elif kind is Kind.NOTIFICATION:
+            self._route_notification(message["method"], message.get("params"))
+        elif kind is Kind.REQUEST:
+            self._pool.submit(self._answer, message)
+        else:
+            log.warning("mcp-sync %s: skipping a message that is not JSON-RPC: %s",
+                        self.name, excerpt(repr(message), 200))
+
+    def _route_notification(self, method: str, params: Any) -> None:
+        if method == "notifications/progress" and isinstance(params, dict):
+            entry = self.table.progress(params.get("progressToken"), time.monotonic())
+            if entry is not None and entry.on_progress is not None:
+                self._callbacks.put((_run_progress, (entry, params)))
+        if self.on_notification is not None:
+            self._callbacks.put((self.on_notification, (method, params)))
+
+    def _callback_loop(self) -> None:
+        while True:
+            item = self._callbacks.get()
+            if item is _STOP:
+                return
+            callback, args = item
+            try:
+                callback(*args)
+            except Exception:  # noqa: BLE001 - a user callback must never kill this thread
+                log.exception("notification callback %s raised",
+                              getattr(callback, "__qualname__", repr(callback)))
+
+    def _answer(self, message: Dict[str, Any]) -> None:
+        method = message["method"]
+        request_id = message["id"]
+        response: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        handler = self.request_handlers.get(method)
+        if method == "ping" and handler is None:
+            response["result"] = {}
+        elif handler is None:
+            response["error"] = {"code": -32601, "message": f"Method not found: {method}"}
+        else:
+            try:
+                result = handler(message.get("params"))
+                response["result"] = to_wire(result)
+            except ServerError as exc:
+                response["error"] = {"code": exc.code, "message": exc.message}
+                if exc.data is not None:
+                    response["error"]["data"] = exc.data
+            except Exception as exc:  # noqa: BLE001 - becomes the -32603 answer
+                log.exception("handler for %s from %s raised", method, self.name)
+                response["error"] = {"code": -32603, "message": str(exc) or type(exc).__name__}
+        try:
+            self.transport.send(response)
+        except TransportError as exc:
+            log.info("could not answer %s id=%r from %s: %r", method, request_id, self.name, exc)
+
+
+def _run_progress(entry: Pending, params: Dict[str, Any]) -> None:
+    assert entry.on_progress is not None
+    total = params.get("total")
+    entry.on_progress(
+        float(params.get("progress", 0)),
+        None if total is None else float(total),
+        params.get("message"),
+    )
+
+
+def to_wire(value: Any) -> Any:
+    """A result as JSON data: pydantic models are dumped by alias, None becomes {}."""
+    if value is None:
+        return {}
+    dump = getattr(value, "model_dump", None)
+    if dump is not None:
+        return dump(by_alias=True, exclude_none=True, mode="json")
+    return value
+
+
+def future_wait_bound(timeout: Optional[float], max_total: Optional[float]) -> Optional[float]:
+    """How long a caller blocks on a future whose deadline the dispatch thread enforces.
+
+    A second of grace past the longest the deadline can be pushed, so the dispatch thread
+    always answers first; the bound only matters if it cannot.
+    """
+    if timeout is None:
+        return None if max_total is None else max_total + 1.0
+    if max_total is None:
+        return None  # progress may extend it without limit
+    return max(timeout, max_total) + 1.0

@@ -1,0 +1,508 @@
+"""A small, scriptable MCP server for tests and demos: in process or over stdio.
+
+``FakeServer`` speaks the session era of MCP (initialize, tools, resources, prompts,
+completion, logging, progress, cancellation, server-to-client requests) with the standard
+library only. Applications test their MCP code against it without subprocesses::
+
+    from mcp_sync import Client, MemoryTransport
+    from mcp_sync.testing import FakeServer
+
+    server = FakeServer("weather")
+
+    @server.tool(description="Forecast for a city")
+    def forecast(city: str) -> str:
+        return f"sunny in {city}"
+
+    with Client(MemoryTransport(server)) as client:
+        assert client.call_tool("forecast", {"city": "Oslo"}).text == "sunny in Oslo"
+
+The same object serves a real pipe with :meth:`FakeServer.serve_stdio`; the
+``mcp-sync demo`` command runs one that ships in the package.
+
+A tool function receives its arguments as keyword arguments, plus ``ctx``
+(a :class:`ToolContext`) if it has a parameter of that name. It returns a string (one
+text block), a list of content blocks, a dict with a ``"content"`` key (a whole result),
+or any other JSON value (structured content, echoed as text). Raising :class:`ToolError`
+(or any exception) produces a result with ``isError: true``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+import threading
+from typing import IO, Any, Callable, Dict, List, Optional, Sequence
+
+__all__ = ["FakeServer", "ServerConnection", "ToolContext", "ToolError"]
+
+SESSION_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+class ToolError(Exception):
+    """Raised by a tool to return a result with ``isError: true``."""
+
+
+class _RemoteError(Exception):
+    def __init__(self, error: Dict[str, Any]) -> None:
+        self.error = error
+        super().__init__(error.get("message", "error"))
+
+
+class ToolContext:
+    """What a running tool can do: report progress, log, call the client, see cancellation."""
+
+    def __init__(self, connection: "ServerConnection", request: Dict[str, Any]) -> None:
+        self.connection = connection
+        self.request_id = request.get("id")
+        params = request.get("params") or {}
+        self.progress_token = (params.get("_meta") or {}).get("progressToken")
+        #: Set when the client sends ``notifications/cancelled`` for this call.
+        self.cancelled = threading.Event()
+
+    def progress(self, progress: float, total: Optional[float] = None,
+                 message: Optional[str] = None) -> None:
+        """Send ``notifications/progress`` (only if the client asked with a token)."""
+        if self.progress_token is None:
+            return
+        params: Dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self.connection.notify("notifications/progress", params)
+
+    def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
+        """Send ``notifications/message`` if ``level`` passes the client's logging level."""
+        self.connection.log(level, data, logger)
+
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None,
+                timeout: float = 10.0) -> Any:
+        """Send a request to the client and wait for its result (raises on error/timeout)."""
+        return self.connection.request(method, params, timeout)
+
+
+class _Tool:
+    def __init__(self, fn: Callable[..., Any], definition: Dict[str, Any]) -> None:
+        self.fn = fn
+        self.definition = definition
+        self.wants_ctx = "ctx" in inspect.signature(fn).parameters
+
+
+def _schema_for(fn: Callable[..., Any]) -> Dict[str, Any]:
+    kinds = {int: "integer", float: "number", str: "string", bool: "boolean",
+             list: "array", dict: "object", "int": "integer", "float": "number",
+             "str": "string", "bool": "boolean", "list": "array", "dict": "object"}
+    properties: Dict[str, Any] = {}
+    required: List[str] = []
+    for param in inspect.signature(fn).parameters.values():
+        if param.name == "ctx" or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
+            continue
+        kind = kinds.get(param.annotation)  # type: ignore[call-overload]
+        properties[param.name] = {"type": kind} if kind else {}
+        if param.default is param.empty:
+            required.append(param.name)
+    schema: Dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def _content(value: Any) -> Dict[str, Any]:
+    if isinstance(value, dict) and "content" in value:
+        return value
+    if isinstance(value, str):
+        return {"content": [{"type": "text", "text": value}]}
+    if isinstance(value, list) and all(isinstance(b, dict) and "type" in b for b in value):
+        return {"content": value}
+    return {"content": [{"type": "text", "text": json.dumps(value)}], "structuredContent": value}
+
+
+class FakeServer:
+    """An in-process MCP server definition; each client gets a :class:`ServerConnection`.
+
+    Args:
+        name, version: the ``serverInfo`` it reports.
+        instructions: the ``instructions`` it sends in the handshake.
+        page_size: split list results into pages of this size (tests pagination).
+        protocol_versions: the versions it accepts, newest first; it answers the
+            client's version if listed, else its newest.
+    """
+
+    def __init__(
+        self,
+        name: str = "fake",
+        version: str = "0.1.0",
+        *,
+        instructions: Optional[str] = None,
+        page_size: Optional[int] = None,
+        protocol_versions: Sequence[str] = SESSION_VERSIONS,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        self.page_size = page_size
+        self.protocol_versions = tuple(protocol_versions)
+        self.tools: Dict[str, _Tool] = {}
+        self.resources: Dict[str, Dict[str, Any]] = {}
+        self.prompts: Dict[str, Any] = {}
+        self.completions: Dict[str, Callable[[str, str], List[str]]] = {}
+        self.connections: List[ServerConnection] = []
+        self._lock = threading.Lock()
+
+    # -- definitions ---------------------------------------------------------------------
+
+    def tool(
+        self,
+        name: Optional[str] = None,
+        *,
+        description: Optional[str] = None,
+        input_schema: Optional[Dict[str, Any]] = None,
+        output_schema: Optional[Dict[str, Any]] = None,
+        annotations: Optional[Dict[str, Any]] = None,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Register a tool (decorator)."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            definition: Dict[str, Any] = {
+                "name": name or fn.__name__,
+                "inputSchema": input_schema or _schema_for(fn),
+            }
+            doc = description or inspect.getdoc(fn)
+            if doc:
+                definition["description"] = doc
+            if output_schema:
+                definition["outputSchema"] = output_schema
+            if annotations:
+                definition["annotations"] = annotations
+            self.tools[definition["name"]] = _Tool(fn, definition)
+            return fn
+
+        return register
+
+    def resource(self, uri: str, text: Optional[str] = None, *, name: Optional[str] = None,
+                 mime_type: str = "text/plain", blob: Optional[str] = None) -> None:
+        """Register a static resource with text (or base64 ``blob``) contents."""
+        self.resources[uri] = {"uri": uri, "name": name or uri.rsplit("/", 1)[-1],
+                               "mimeType": mime_type, "text": text, "blob": blob}
+
+    def prompt(self, name: Optional[str] = None, *, description: Optional[str] = None,
+               arguments: Sequence[Dict[str, Any]] = ()) -> Callable[[Callable[..., Any]], Any]:
+        """Register a prompt (decorator); the function returns a string or messages."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            definition: Dict[str, Any] = {"name": name or fn.__name__}
+            if description or inspect.getdoc(fn):
+                definition["description"] = description or inspect.getdoc(fn)
+            if arguments:
+                definition["arguments"] = list(arguments)
+            self.prompts[definition["name"]] = (fn, definition)
+            return fn
+
+        return register
+
+    def completion(self, prompt: str, fn: Callable[[str, str], List[str]]) -> None:
+        """Complete arguments of ``prompt``: ``fn(argument_name, value) -> values``."""
+        self.completions[prompt] = fn
+
+    def capabilities(self) -> Dict[str, Any]:
+        capabilities: Dict[str, Any] = {"logging": {}}
+        if self.tools:
+            capabilities["tools"] = {"listChanged": True}
+        if self.resources:
+            capabilities["resources"] = {"subscribe": True, "listChanged": True}
+        if self.prompts:
+            capabilities["prompts"] = {"listChanged": True}
+        if self.completions:
+            capabilities["completions"] = {}
+        return capabilities
+
+    # -- connections ---------------------------------------------------------------------
+
+    def open_connection(self, send: Callable[[Dict[str, Any]], None]) -> "ServerConnection":
+        """A new connection that answers through ``send``."""
+        connection = ServerConnection(self, send)
+        with self._lock:
+            self.connections.append(connection)
+        return connection
+
+    def notify_all(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+        """Send a notification to every open connection."""
+        with self._lock:
+            connections = list(self.connections)
+        for connection in connections:
+            connection.notify(method, params)
+
+    def serve_stdio(self, stdin: Optional[IO[bytes]] = None,
+                    stdout: Optional[IO[bytes]] = None) -> None:
+        """Serve one client over newline-delimited JSON until stdin closes."""
+        stdin = stdin or sys.stdin.buffer
+        stdout = stdout or sys.stdout.buffer
+        write_lock = threading.Lock()
+
+        def send(message: Dict[str, Any]) -> None:
+            data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+            with write_lock:
+                stdout.write(data)
+                stdout.flush()
+
+        connection = self.open_connection(send)
+        connection.write_lock = write_lock
+        connection.stdout = stdout
+        for line in stdin:
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                send({"jsonrpc": "2.0", "id": None,
+                      "error": {"code": -32700, "message": "Parse error"}})
+                continue
+            connection.receive(message)
+        connection.close()
+
+
+class ServerConnection:
+    """One client's conversation with a :class:`FakeServer`. Records what it received."""
+
+    def __init__(self, server: FakeServer, send: Callable[[Dict[str, Any]], None]) -> None:
+        self.server = server
+        self._send = send
+        #: Every message received from the client, in order.
+        self.received: List[Dict[str, Any]] = []
+        self.log_level = "debug"
+        self.protocol_version: Optional[str] = None
+        self.client_capabilities: Dict[str, Any] = {}
+        self.subscriptions: set = set()  # type: ignore[type-arg]
+        self.closed = threading.Event()
+        self.write_lock: Optional[Any] = None
+        self.stdout: Optional[IO[bytes]] = None
+        # Guards received, _running and _waiting, and signals _changed.
+        self._changed = threading.Condition()
+        self._running: Dict[Any, ToolContext] = {}
+        self._waiting: Dict[Any, Any] = {}
+        self._next_id = 0
+        self._threads: List[threading.Thread] = []
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    def send(self, message: Dict[str, Any]) -> None:
+        if not self.closed.is_set():
+            self._send(message)
+
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+
+    def log(self, level: str, data: Any, logger: Optional[str] = None) -> None:
+        if _LEVELS.index(level) < _LEVELS.index(self.log_level):
+            return
+        params: Dict[str, Any] = {"level": level, "data": data}
+        if logger:
+            params["logger"] = logger
+        self.notify("notifications/message", params)
+
+    def request(self, method: str, params: Optional[Dict[str, Any]], timeout: float) -> Any:
+        with self._changed:
+            self._next_id += 1
+            request_id = f"s{self._next_id}"
+            self._waiting[request_id] = None
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        with self._changed:
+            if not self._changed.wait_for(
+                lambda: self._waiting.get(request_id) is not None or self.closed.is_set(),
+                timeout,
+            ):
+                self._waiting.pop(request_id, None)
+                raise TimeoutError(f"client did not answer {method} in {timeout} s")
+            reply = self._waiting.pop(request_id, None)
+        if reply is None:
+            raise ConnectionError("connection closed")
+        if "error" in reply:
+            raise _RemoteError(reply["error"])
+        return reply.get("result")
+
+    def wait_for(self, predicate: Callable[[Dict[str, Any]], bool], timeout: float = 5.0) -> Dict[str, Any]:
+        """Block until a received message matches ``predicate``; return it.
+
+        Raises ``TimeoutError`` after ``timeout`` seconds.
+        """
+        found: List[Dict[str, Any]] = []
+
+        def match() -> bool:
+            found[:] = [m for m in self.received if predicate(m)][:1]
+            return bool(found)
+
+        with self._changed:
+            if not self._changed.wait_for(match, timeout):
+                raise TimeoutError("no matching message received")
+        return found[0]
+
+    def close(self) -> None:
+        """End the connection: running tools see cancellation; waiting requests fail."""
+        self.closed.set()
+        with self._changed:
+            for ctx in self._running.values():
+                ctx.cancelled.set()
+            self._changed.notify_all()
+            threads = list(self._threads)
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join(5.0)
+        with self.server._lock:
+            if self in self.server.connections:
+                self.server.connections.remove(self)
+
+    # -- receiving -----------------------------------------------------------------------
+
+    def receive(self, message: Any) -> None:
+        """Handle one message from the client."""
+        if not isinstance(message, dict):
+            return
+        with self._changed:
+            self.received.append(message)
+            self._changed.notify_all()
+        method = message.get("method")
+        if method is None:  # a response to one of our requests
+            with self._changed:
+                if message.get("id") in self._waiting:
+                    self._waiting[message["id"]] = message
+                    self._changed.notify_all()
+            return
+        if "id" not in message:
+            self._on_notification(method, message.get("params") or {})
+            return
+        if method == "tools/call":
+            self._start_tool(message)
+            return
+        try:
+            result = self._handle(method, message.get("params") or {})
+        except _RemoteError as exc:
+            self.send({"jsonrpc": "2.0", "id": message["id"], "error": exc.error})
+            return
+        self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    def _on_notification(self, method: str, params: Dict[str, Any]) -> None:
+        if method == "notifications/cancelled":
+            with self._changed:
+                ctx = self._running.get(params.get("requestId"))
+            if ctx is not None:
+                ctx.cancelled.set()
+
+    def _page(self, items: List[Any], key: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        size = self.server.page_size
+        if not size:
+            return {key: items}
+        try:
+            start = int(params.get("cursor") or 0)
+        except ValueError:
+            raise _RemoteError({"code": -32602, "message": "Invalid cursor"}) from None
+        result: Dict[str, Any] = {key: items[start:start + size]}
+        if start + size < len(items):
+            result["nextCursor"] = str(start + size)
+        return result
+
+    def _handle(self, method: str, params: Dict[str, Any]) -> Any:
+        server = self.server
+        if method == "initialize":
+            offered = params.get("protocolVersion")
+            self.protocol_version = (
+                offered if offered in server.protocol_versions else server.protocol_versions[0]
+            )
+            self.client_capabilities = params.get("capabilities") or {}
+            result: Dict[str, Any] = {
+                "protocolVersion": self.protocol_version,
+                "capabilities": server.capabilities(),
+                "serverInfo": {"name": server.name, "version": server.version},
+            }
+            if server.instructions:
+                result["instructions"] = server.instructions
+            return result
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return self._page([t.definition for t in server.tools.values()], "tools", params)
+        if method == "resources/list":
+            listed = [{k: v for k, v in r.items() if k in ("uri", "name", "mimeType")}
+                      for r in server.resources.values()]
+            return self._page(listed, "resources", params)
+        if method == "resources/templates/list":
+            return self._page([], "resourceTemplates", params)
+        if method == "resources/read":
+            resource = server.resources.get(params.get("uri", ""))
+            if resource is None:
+                raise _RemoteError({"code": -32002, "message": "Resource not found",
+                                    "data": {"uri": params.get("uri")}})
+            contents = {k: v for k, v in resource.items()
+                        if k in ("uri", "mimeType", "text", "blob") and v is not None}
+            return {"contents": [contents]}
+        if method in ("resources/subscribe", "resources/unsubscribe"):
+            uri = params.get("uri")
+            if method.endswith("/subscribe"):
+                self.subscriptions.add(uri)
+            else:
+                self.subscriptions.discard(uri)
+            return {}
+        if method == "prompts/list":
+            return self._page([d for _, d in server.prompts.values()], "prompts", params)
+        if method == "prompts/get":
+            if params.get("name") not in server.prompts:
+                raise _RemoteError({"code": -32602, "message": f"Unknown prompt: {params.get('name')}"})
+            fn, _ = server.prompts[params["name"]]
+            value = fn(**(params.get("arguments") or {}))
+            if isinstance(value, str):
+                value = [{"role": "user", "content": {"type": "text", "text": value}}]
+            return {"messages": value}
+        if method == "completion/complete":
+            ref = params.get("ref") or {}
+            argument = params.get("argument") or {}
+            complete = server.completions.get(ref.get("name", ""))
+            values = complete(argument.get("name", ""), argument.get("value", "")) if complete else []
+            return {"completion": {"values": values[:100], "total": len(values),
+                                   "hasMore": len(values) > 100}}
+        if method == "logging/setLevel":
+            if params.get("level") not in _LEVELS:
+                raise _RemoteError({"code": -32602, "message": "Invalid level"})
+            self.log_level = params["level"]
+            return {}
+        raise _RemoteError({"code": -32601, "message": f"Method not found: {method}"})
+
+    def _start_tool(self, message: Dict[str, Any]) -> None:
+        ctx = ToolContext(self, message)
+        with self._changed:
+            self._running[message["id"]] = ctx
+            thread = threading.Thread(target=self._run_tool, args=(message, ctx),
+                                      name=f"mcp-sync-fakeserver-{self.server.name}", daemon=True)
+            self._threads = [t for t in self._threads if t.is_alive()]
+            self._threads.append(thread)
+        thread.start()
+
+    def _run_tool(self, message: Dict[str, Any], ctx: ToolContext) -> None:
+        params = message.get("params") or {}
+        tool = self.server.tools.get(params.get("name", ""))
+        try:
+            if tool is None:
+                raise _RemoteError({"code": -32602, "message": f"Unknown tool: {params.get('name')}"})
+            arguments = dict(params.get("arguments") or {})
+            if tool.wants_ctx:
+                arguments["ctx"] = ctx
+            try:
+                response: Dict[str, Any] = {"result": _content(tool.fn(**arguments))}
+            except _RemoteError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a failing tool is an isError result
+                response = {"result": {"content": [{"type": "text", "text": str(exc)}],
+                                       "isError": True}}
+        except _RemoteError as exc:
+            response = {"error": exc.error}
+        finally:
+            with self._changed:
+                self._running.pop(message["id"], None)
+        if not ctx.cancelled.is_set():  # a cancelled request gets no response
+            self.send({"jsonrpc": "2.0", "id": message["id"], **response})

@@ -1,0 +1,1 @@
+"""Transports: how messages reach a server (stdio, Streamable HTTP, legacy SSE, memory)."""

@@ -1,0 +1,83 @@
+"""The transport interface: frames in, frames out, and one report that the link closed.
+
+A transport knows how to move JSON-RPC messages to and from one server (newline-delimited
+JSON over pipes, HTTP POST and SSE, an in-process queue) and nothing about MCP methods
+beyond what its wire binding needs. It never reconnects by itself: it fails fast and
+reports that it closed, once.
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+from typing import Any, Callable, Dict, Optional
+
+from ..exceptions import ConnectionClosed
+
+__all__ = ["CloseCallback", "MessageCallback", "Transport"]
+
+log = logging.getLogger(__name__)
+
+#: Called by the transport's reader for every decoded inbound message (usually a dict;
+#: the session classifies it and skips what is not JSON-RPC).
+MessageCallback = Callable[[Any], None]
+#: Called exactly once when the link is gone, with the error pending requests fail with.
+CloseCallback = Callable[[ConnectionClosed], None]
+
+
+class Transport(abc.ABC):
+    """Moves JSON-RPC messages between the session and one server.
+
+    Contract:
+
+    * ``start(on_message, on_close)`` opens the link and starts the reader thread(s).
+      ``on_message`` is called from a transport thread for each inbound message, in wire
+      order; it must not block (the session only queues the message). ``on_close`` is
+      called exactly once, after the last ``on_message``, when the link is gone for any
+      reason (including ``close()``).
+    * ``send(message)`` writes one message; it can be called from many threads at once.
+      It raises :class:`~mcp_sync.TransportError` (``ConnectionClosed`` once closed).
+    * ``close()`` is idempotent, bounded, and joins every thread the transport started.
+    """
+
+    #: A short label for thread names and log messages (``mcp-sync-reader-<name>``).
+    name: str = "server"
+
+    @abc.abstractmethod
+    def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:
+        """Open the link and start reading."""
+
+    @abc.abstractmethod
+    def send(self, message: Dict[str, Any]) -> None:
+        """Send one JSON-RPC message. Thread-safe."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Close the link and release every resource. Idempotent, bounded."""
+
+    def set_protocol_version(self, version: str) -> None:  # noqa: B027 - optional hook
+        """Told the negotiated protocol version after the handshake (HTTP sends it as a header)."""
+
+    def cancel(self, request_id: Any) -> bool:
+        """Cancel a request at the transport level (for example by closing its HTTP stream).
+
+        Returns True if the transport did so; the session then sends no
+        ``notifications/cancelled``. The default does nothing.
+        """
+        return False
+
+    @property
+    def target(self) -> str:
+        """What this transport talks to, for error messages."""
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.target}>"
+
+
+def log_malformed(name: str, reason: str, raw: Optional[bytes | str]) -> None:
+    """Log a malformed inbound frame (WARNING, excerpt truncated) that is being skipped."""
+    from ..exceptions import excerpt
+
+    log.warning("mcp-sync %s: skipping malformed message (%s): %s", name, reason,
+                excerpt(raw if raw is not None else "", 200))

@@ -1,0 +1,81 @@
+"""An in-process transport: a client talks to a server object in the same process.
+
+For application tests: no subprocess, no socket, but every message is still encoded to
+JSON and back, so what the server sees is what a wire would carry.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any, Callable, Dict, Optional
+
+from ..exceptions import ConnectionClosed
+from .base import CloseCallback, MessageCallback, Transport
+
+__all__ = ["MemoryTransport"]
+
+
+class MemoryTransport(Transport):
+    """Connects a client to an in-process server such as :class:`mcp_sync.testing.FakeServer`.
+
+    ``server`` is any object with ``open_connection(send) -> connection``, where ``send``
+    delivers one message (a dict) to the client and the connection has ``receive(message)``
+    and ``close()``. Messages to the server are handled on the sending thread; the server
+    answers from whichever thread it likes.
+    """
+
+    def __init__(self, server: Any, *, name: Optional[str] = None) -> None:
+        self.server = server
+        self.name = name or str(getattr(server, "name", "memory"))
+        self.connection: Any = None
+        # Guards the open/closed state; close is reported once.
+        self._lock = threading.Lock()
+        self._on_message: Optional[MessageCallback] = None
+        self._on_close: Optional[CloseCallback] = None
+
+    def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:
+        with self._lock:
+            self._on_message, self._on_close = on_message, on_close
+        self.connection = self.server.open_connection(self._from_server)
+        if hasattr(self.connection, "closed") and hasattr(self.connection.closed, "wait"):
+            # A connection the server closes (a simulated crash) closes the transport too.
+            watcher: Callable[[], None] = self._watch_server_close
+            self._watcher = threading.Thread(
+                target=watcher, name=f"mcp-sync-reader-{self.name}", daemon=True
+            )
+            self._watcher.start()
+
+    def _watch_server_close(self) -> None:
+        connection = self.connection
+        while connection is self.connection and not connection.closed.wait(5.0):
+            continue
+        self._report(ConnectionClosed(f"in-process server {self.name} closed the connection"))
+
+    def _from_server(self, message: Dict[str, Any]) -> None:
+        on_message = self._on_message
+        if on_message is not None:
+            on_message(json.loads(json.dumps(message)))
+
+    def send(self, message: Dict[str, Any]) -> None:
+        connection = self.connection
+        if connection is None or self._on_message is None:
+            raise ConnectionClosed(f"in-process connection to {self.name} is closed")
+        connection.receive(json.loads(json.dumps(message)))
+
+    def _report(self, error: ConnectionClosed) -> None:
+        with self._lock:
+            on_close, self._on_close = self._on_close, None
+            self._on_message = None
+        if on_close is not None:
+            on_close(error)
+
+    def close(self) -> None:
+        connection = self.connection
+        if connection is not None:
+            connection.close()
+        self._report(ConnectionClosed(f"connection to {self.name} closed by the client"))
+        watcher = getattr(self, "_watcher", None)
+        if watcher is not None and watcher is not threading.current_thread():
+            watcher.join(5.0)
+        self.connection = None

@@ -1,0 +1,82 @@
+"""Shared fixtures: leak checks after every test, paths to peers and test servers."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Iterator, List
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVERS = Path(__file__).resolve().parent / "servers"
+PEERS = ROOT / ".peers"
+SPEC = ROOT.parent / "shared" / "spec"
+EVERYTHING = (
+    PEERS / "everything" / "node_modules" / "@modelcontextprotocol" / "server-everything"
+    / "dist" / "index.js"
+)
+PY = sys.executable
+
+
+def child_pids() -> List[int]:
+    """Processes (zombies included) whose parent is this test process."""
+    me = os.getpid()
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 1 and int(fields[1]) == me:
+            pids.append(int(entry))
+    return pids
+
+
+def mcp_threads() -> List[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("mcp-sync")]
+
+
+@pytest.fixture(autouse=True)
+def no_leaks() -> Iterator[None]:
+    """Fail a test that leaves an mcp-sync* thread or a child process behind."""
+    children_before = set(child_pids())
+    yield
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        threads = mcp_threads()
+        children = set(child_pids()) - children_before
+        if not threads and not children:
+            return
+        for thread in threads:
+            thread.join(max(0.0, min(0.1, deadline - time.monotonic())))
+        if not threads:
+            time.sleep(0.05)  # children: nothing to wait on but the clock
+    assert not mcp_threads(), f"threads outlived the test: {[t.name for t in mcp_threads()]}"
+    assert not set(child_pids()) - children_before, "child processes outlived the test"
+
+
+def fake_server_command(*args: str) -> List[str]:
+    """The command line of the project's scriptable stdio test server."""
+    return [PY, str(SERVERS / "fake_stdio.py"), *args]
+
+
+@pytest.fixture
+def fake_command() -> List[str]:
+    return fake_server_command()
+
+
+def require_everything() -> Path:
+    """server-everything's entry point; fails (never skips) when it is not installed."""
+    assert EVERYTHING.exists(), (
+        f"{EVERYTHING} is missing: install the peers with `bash .ci/install-peers`"
+    )
+    return EVERYTHING
