@@ -206,7 +206,11 @@ class RequestTable:
             return self._deadlines[0][0] if self._deadlines else None
 
     def expire(self, now: float) -> List[Pending]:
-        """Pop every request whose deadline has passed and fail it with RequestTimeout."""
+        """Pop and return every request whose deadline has passed.
+
+        The caller fails each with :func:`timeout_error` once it has told the server, so
+        that a caller seeing ``RequestTimeout`` knows the cancellation is on the wire.
+        """
         expired: List[Pending] = []
         with self._lock:
             while self._deadlines and self._deadlines[0][0] <= now:
@@ -221,9 +225,11 @@ class RequestTable:
                 expired.append(entry)
             if not self._pending:
                 self._deadlines.clear()
-        for entry in expired:
-            settle(entry.future, error=RequestTimeout(entry.method, entry.id, entry.timeout))
         return expired
+
+    @staticmethod
+    def timeout_error(entry: Pending) -> RequestTimeout:
+        return RequestTimeout(entry.method, entry.id, entry.timeout)
 
     def fail_all(self, make_error: Callable[[], BaseException]) -> List[Pending]:
         """Pop every pending request and fail it with a fresh ``make_error()``."""

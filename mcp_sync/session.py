@@ -51,6 +51,7 @@ NotificationCallback = Callable[[str, Optional[Dict[str, Any]]], None]
 
 _STOP = object()
 _CLOSED = object()
+_WAKE = object()  # a new request's deadline is earlier than the dispatcher's next wake-up
 # The dispatch thread wakes at least this often while idle; it has nothing to poll, this
 # only bounds its wait (no wait in the library is unbounded).
 _IDLE_WAIT = 5.0
@@ -73,10 +74,12 @@ class RequestFuture(Future):  # type: ignore[type-arg]
         self.method: str = ""
 
     def cancel(self) -> bool:
+        if not super().cancel():
+            return False  # finished already: nothing to cancel on the wire
         session, request_id = self._session, self.request_id
-        if session is not None and request_id is not None and not self.done():
+        if session is not None and request_id is not None:
             session._cancel(request_id, "cancelled by the client")
-        return super().cancel()
+        return True
 
 
 class _WorkerPool:
@@ -185,6 +188,9 @@ class Session:
         self._close_lock = threading.Lock()
         self._stopped = False
         self._pid = os.getpid()
+        # When the dispatch thread will next look at deadlines (monotonic seconds). Read
+        # without a lock: a stale value at worst costs one extra wake-up.
+        self._wake_at = 0.0
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -311,6 +317,8 @@ class Session:
             reset_on_progress=reset_timeout_on_progress,
         )
         future._session, future.request_id, future.method = self, entry.id, method
+        if entry.deadline is not None and entry.deadline < self._wake_at:
+            self._inbox.put(_WAKE)
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": entry.id, "method": method}
         if params is not None:
             message["params"] = params
@@ -401,6 +409,11 @@ class Session:
         settle(entry.future, error=RequestCancelled(f"{entry.method} (id={request_id}) {reason}"))
         self._send_cancel(request_id, reason)
 
+    def _expire(self, entry: Pending) -> None:
+        """Tell the server a request timed out, then fail its future (in that order)."""
+        self._send_cancel(entry.id, "timed out")
+        settle(entry.future, error=RequestTable.timeout_error(entry))
+
     def _send_cancel(self, request_id: Any, reason: str) -> None:
         if self._closed_error is not None:
             return
@@ -418,16 +431,20 @@ class Session:
         table = self.table
         while True:
             next_deadline = table.next_deadline()
+            now = time.monotonic()
             wait = _IDLE_WAIT
             if next_deadline is not None:
-                wait = min(wait, max(0.0, next_deadline - time.monotonic()))
+                wait = min(wait, max(0.0, next_deadline - now))
+            self._wake_at = now + wait
             try:
                 message = inbox.get(timeout=wait)
             except queue.Empty:
                 message = None
             if message is _STOP:
                 return
-            if message is _CLOSED:
+            if message is _WAKE:
+                message = None
+            elif message is _CLOSED:
                 table.fail_all(self._make_closed_error)
             elif message is not None:
                 try:
@@ -438,7 +455,7 @@ class Session:
                 for entry in table.expire(time.monotonic()):
                     log.info("%s id=%s to %s timed out after %s s", entry.method, entry.id,
                              self.name, entry.timeout)
-                    self._pool.submit(self._send_cancel, entry.id, "timed out")
+                    self._pool.submit(self._expire, entry)
 
     def _route(self, message: Any) -> None:
         kind = classify(message)

@@ -22,7 +22,7 @@ The same object serves a real pipe with :meth:`FakeServer.serve_stdio`; the
 A tool function receives its arguments as keyword arguments, plus ``ctx``
 (a :class:`ToolContext`) if it has a parameter of that name. It returns a string (one
 text block), a list of content blocks, a dict with a ``"content"`` key (a whole result),
-or any other JSON value (structured content, echoed as text). Raising :class:`ToolError`
+or any other JSON value (echoed as JSON text; a dict is also the structured content). Raising :class:`ToolError`
 (or any exception) produces a result with ``isError: true``.
 """
 
@@ -114,9 +114,12 @@ def _content(value: Any) -> Dict[str, Any]:
         return value
     if isinstance(value, str):
         return {"content": [{"type": "text", "text": value}]}
-    if isinstance(value, list) and all(isinstance(b, dict) and "type" in b for b in value):
+    if isinstance(value, list) and value and all(isinstance(b, dict) and "type" in b for b in value):
         return {"content": value}
-    return {"content": [{"type": "text", "text": json.dumps(value)}], "structuredContent": value}
+    result: Dict[str, Any] = {"content": [{"type": "text", "text": json.dumps(value)}]}
+    if isinstance(value, dict):
+        result["structuredContent"] = value
+    return result
 
 
 class FakeServer:

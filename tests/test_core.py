@@ -1,0 +1,144 @@
+"""The sans-I/O core fed messages directly: no threads, no I/O."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+
+import pytest
+
+from mcp_sync import RequestTimeout, ServerError
+from mcp_sync._core import Kind, RequestTable, classify
+from mcp_sync.exceptions import ConnectionClosed, MethodNotFound
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ({"jsonrpc": "2.0", "id": 1, "result": {}}, Kind.RESPONSE),
+        ({"jsonrpc": "2.0", "id": "a", "result": None}, Kind.RESPONSE),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": "x"}}, Kind.ERROR),
+        ({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "x"}}, Kind.ERROR),
+        ({"jsonrpc": "2.0", "id": 3, "method": "ping"}, Kind.REQUEST),
+        ({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}, Kind.NOTIFICATION),
+        ({"id": 1, "result": {}}, Kind.RESPONSE),  # a missing "jsonrpc" is tolerated
+        ({"jsonrpc": "2.0", "id": True, "result": {}}, Kind.INVALID),  # bool is no id
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "x"}, Kind.INVALID),
+        ({"jsonrpc": "2.0", "method": 5}, Kind.INVALID),
+        ({"jsonrpc": "2.0", "method": "x", "params": "str"}, Kind.INVALID),
+        ({"jsonrpc": "2.0", "id": 1, "error": "boom"}, Kind.INVALID),
+        ({"jsonrpc": "2.0"}, Kind.INVALID),
+        ("just a string", Kind.INVALID),
+        ([1, 2], Kind.INVALID),
+        (None, Kind.INVALID),
+    ],
+)
+def test_classify(message: object, kind: Kind) -> None:
+    assert classify(message) is kind
+
+
+def open_request(table: RequestTable, method: str = "tools/call", **kwargs: object):
+    future: Future[object] = Future()
+    kwargs.setdefault("now", 0.0)
+    kwargs.setdefault("timeout", 10.0)
+    return table.open(method, future, **kwargs), future  # type: ignore[arg-type]
+
+
+def test_ids_are_unique_and_increasing() -> None:
+    table = RequestTable()
+    ids = [open_request(table)[0].id for _ in range(100)]
+    assert ids == sorted(set(ids))
+    assert len(table) == 100
+
+
+def test_response_resolves_its_future_once_and_late_ones_are_ignored() -> None:
+    table = RequestTable()
+    entry, future = open_request(table)
+    other, other_future = open_request(table)
+    assert table.resolve({"id": entry.id, "result": {"ok": 1}}) is entry
+    assert future.result(0) == {"ok": 1}
+    assert not other_future.done()
+    # The same id again (a duplicate or late response) finds nothing.
+    assert table.resolve({"id": entry.id, "result": {"ok": 2}}) is None
+    assert future.result(0) == {"ok": 1}
+    assert table.resolve({"id": 12345, "result": {}}) is None  # unknown id
+    assert len(table) == 1
+
+
+def test_error_response_becomes_server_error_with_code_message_data() -> None:
+    table = RequestTable()
+    entry, future = open_request(table, "tools/call")
+    table.resolve({"id": entry.id, "error": {"code": -32602, "message": "bad", "data": [1]}})
+    error = future.exception(0)
+    assert isinstance(error, ServerError)
+    assert (error.code, error.message, error.data, error.method) == (
+        -32602, "bad", [1], "tools/call")
+    entry, future = open_request(table)
+    table.resolve({"id": entry.id, "error": {"code": -32601, "message": "no"}})
+    assert isinstance(future.exception(0), MethodNotFound)
+
+
+def test_deadline_expiry_and_progress_pushing_it_out() -> None:
+    table = RequestTable()
+    entry, future = open_request(table, now=0.0, timeout=1.0, max_total_timeout=2.5)
+    assert table.next_deadline() == 1.0
+    assert table.expire(0.9) == []
+    table.progress(entry.id, now=0.9)  # deadline -> 1.9
+    assert table.expire(1.5) == []
+    assert not future.done()
+    table.progress(entry.id, now=1.8)  # deadline -> min(2.8, 2.5) = 2.5
+    assert table.expire(2.4) == []
+    assert table.expire(2.5) == [entry]
+    assert not future.done()  # the session fails it after telling the server
+    error = RequestTable.timeout_error(entry)
+    assert isinstance(error, RequestTimeout) and isinstance(error, TimeoutError)
+    assert error.request_id == entry.id
+    assert len(table) == 0
+
+
+def test_progress_does_not_extend_when_reset_is_off() -> None:
+    table = RequestTable()
+    entry, future = open_request(table, now=0.0, timeout=1.0, reset_on_progress=False)
+    table.progress(entry.id, now=0.9)
+    assert table.expire(1.0) == [entry]
+
+
+def test_progress_for_unknown_token_is_ignored() -> None:
+    table = RequestTable()
+    assert table.progress("nope", now=0.0) is None
+
+
+def test_no_timeout_never_expires() -> None:
+    table = RequestTable()
+    entry, future = open_request(table, timeout=None)
+    assert table.next_deadline() is None
+    assert table.expire(1e9) == []
+    assert table.pop(entry.id) is entry
+
+
+def test_cancelled_future_then_response_raises_nothing() -> None:
+    """A caller cancels its future; the response arriving later must not blow up."""
+    table = RequestTable()
+    entry, future = open_request(table)
+    assert future.cancel()
+    assert table.resolve({"id": entry.id, "result": {}}) is entry
+    assert future.cancelled()
+
+
+def test_pop_then_response_is_late() -> None:
+    table = RequestTable()
+    entry, future = open_request(table)
+    assert table.pop(entry.id) is entry
+    assert table.pop(entry.id) is None
+    assert table.resolve({"id": entry.id, "result": {}}) is None
+    assert not future.done()
+
+
+def test_fail_all_fails_every_pending_with_a_fresh_error() -> None:
+    table = RequestTable()
+    futures = [open_request(table)[1] for _ in range(5)]
+    failed = table.fail_all(lambda: ConnectionClosed("gone", exit_code=1))
+    assert len(failed) == 5 and len(table) == 0
+    errors = [f.exception(0) for f in futures]
+    assert all(isinstance(e, ConnectionClosed) and e.exit_code == 1 for e in errors)
+    assert len({id(e) for e in errors}) == 5
+    assert table.next_deadline() is None
