@@ -34,7 +34,8 @@ from .exceptions import (
     ProtocolError,
     UnsupportedProtocolVersion,
 )
-from .session import ProgressCallback, RequestFuture, Session
+from ._core import ProgressCallback
+from .session import RequestFuture, Session
 from .transports.base import Transport
 
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ class Client:
         self.name = name or transport.name
         self.client_info = dict(client_info or {"name": "mcp-sync", "version": __version__})
         self.timeout: Optional[float] = (
-            default_timeout_from_env() if timeout is DEFAULT else timeout  # type: ignore[assignment]
+            default_timeout_from_env() if timeout is DEFAULT else timeout
         )
         self.requested_protocol_version = protocol_version
         self.sampling_handler = sampling_handler
@@ -200,7 +201,7 @@ class Client:
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         if self._state is not _State.CONNECTED:
             self.connect()
         return self
@@ -217,7 +218,7 @@ class Client:
         session = self._session
         return self._state is _State.CONNECTED and session is not None and not session.closed
 
-    def connect(self) -> "Client":
+    def connect(self) -> Client:
         """Start the transport and perform the handshake. Returns ``self``.
 
         Connecting a connected client does nothing; a closed client connects afresh.
@@ -318,7 +319,7 @@ class Client:
         return self._init_result.get("protocolVersion") if self._init_result else None
 
     @property
-    def server_info(self) -> "types.Implementation":
+    def server_info(self) -> types.Implementation:
         """The server's name and version (``types.Implementation``)."""
         if self._server_info is None:
             from . import types
@@ -329,7 +330,7 @@ class Client:
         return self._server_info  # type: ignore[no-any-return]
 
     @property
-    def server_capabilities(self) -> "types.ServerCapabilities":
+    def server_capabilities(self) -> types.ServerCapabilities:
         """What the server declared it can do (``types.ServerCapabilities``)."""
         if self._server_capabilities is None:
             from . import types
@@ -371,7 +372,7 @@ class Client:
         return session
 
     def _timeout(self, timeout: Timeout) -> Optional[float]:
-        return self.timeout if timeout is DEFAULT else timeout  # type: ignore[return-value]
+        return self.timeout if timeout is DEFAULT else timeout
 
     def request(
         self,
@@ -404,7 +405,7 @@ class Client:
         timeout: Timeout = DEFAULT,
         result_type: Optional[Type[T]] = None,
         on_progress: Optional[ProgressCallback] = None,
-    ) -> "Future[Any]":
+    ) -> Future[Any]:
         """Send any request without blocking; returns a :class:`concurrent.futures.Future`.
 
         The future's ``cancel()`` cancels the request on the wire. Its result is a dict,
@@ -457,7 +458,7 @@ class Client:
                 self._cache[method] = items
         return list(items)
 
-    def list_tools(self, *, timeout: Timeout = DEFAULT) -> "List[types.Tool]":
+    def list_tools(self, *, timeout: Timeout = DEFAULT) -> List[types.Tool]:
         """Every tool the server offers (all pages).
 
         Cached while the server promises ``notifications/tools/list_changed``.
@@ -468,12 +469,13 @@ class Client:
         cache = self._has_capability("tools", "listChanged")
         return self._paginate("tools/list", "tools", types.Tool, timeout, cache)
 
-    def _tool(self, name: str) -> "Optional[types.Tool]":
+    def _tool(self, name: str) -> Optional[types.Tool]:
         with self._cache_lock:
             tools = self._cache.get("tools/list")
         for tool in tools or ():
             if tool.name == name:
-                return tool
+                found: types.Tool = tool
+                return found
         return None
 
     def _call_tool_params(
@@ -484,7 +486,7 @@ class Client:
             params["_meta"] = dict(meta)
         return params
 
-    def _tool_result(self, name: str, data: Any) -> "types.CallToolResult":
+    def _tool_result(self, name: str, data: Any) -> types.CallToolResult:
         from . import types
 
         result: types.CallToolResult = _parse(types.CallToolResult, data, "tools/call result")
@@ -506,7 +508,7 @@ class Client:
         timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
-    ) -> "types.CallToolResult":
+    ) -> types.CallToolResult:
         """Call a tool and block for its result.
 
         ``on_progress(progress, total, message)`` is called for each progress notification;
@@ -532,7 +534,7 @@ class Client:
         timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
-    ) -> "Future[types.CallToolResult]":
+    ) -> Future[types.CallToolResult]:
         """Like :meth:`call_tool` but returns at once with a Future.
 
         ``future.cancel()`` cancels the call on the wire.
@@ -543,7 +545,7 @@ class Client:
         )
         return _converted(future, lambda data: self._tool_result(name, data))
 
-    def list_resources(self, *, timeout: Timeout = DEFAULT) -> "List[types.Resource]":
+    def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
         """Every resource the server lists (all pages)."""
         from . import types
 
@@ -553,7 +555,7 @@ class Client:
 
     def list_resource_templates(
         self, *, timeout: Timeout = DEFAULT
-    ) -> "List[types.ResourceTemplate]":
+    ) -> List[types.ResourceTemplate]:
         """Every resource template the server lists (all pages)."""
         from . import types
 
@@ -563,7 +565,7 @@ class Client:
             "resources/templates/list", "resourceTemplates", types.ResourceTemplate, timeout, cache
         )
 
-    def read_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> "types.ReadResourceResult":
+    def read_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> types.ReadResourceResult:
         """Read a resource by URI."""
         from . import types
 
@@ -586,7 +588,7 @@ class Client:
         self._require_capability("resource subscriptions", "resources", "subscribe")
         self.request("resources/unsubscribe", {"uri": str(uri)}, timeout=timeout)
 
-    def list_prompts(self, *, timeout: Timeout = DEFAULT) -> "List[types.Prompt]":
+    def list_prompts(self, *, timeout: Timeout = DEFAULT) -> List[types.Prompt]:
         """Every prompt the server offers (all pages)."""
         from . import types
 
@@ -600,7 +602,7 @@ class Client:
         arguments: Optional[Mapping[str, str]] = None,
         *,
         timeout: Timeout = DEFAULT,
-    ) -> "types.GetPromptResult":
+    ) -> types.GetPromptResult:
         """Get a prompt filled in with ``arguments`` (string values)."""
         from . import types
 
@@ -618,7 +620,7 @@ class Client:
         context: Optional[Mapping[str, Any]] = None,
         *,
         timeout: Timeout = DEFAULT,
-    ) -> "types.CompleteResult":
+    ) -> types.CompleteResult:
         """Ask for completions of a prompt or resource-template argument.
 
         ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or
@@ -693,7 +695,7 @@ class Client:
         if self.notification_handler is not None:
             try:
                 self.notification_handler(method, params)
-            except Exception:  # noqa: BLE001 - a user callback must not stop the others
+            except Exception:
                 log.exception("notification_handler raised for %s from %s", method, self.name)
 
     def _on_log_message(self, params: Dict[str, Any]) -> None:
@@ -703,7 +705,7 @@ class Client:
             try:
                 parsed = _parse(types.LoggingMessageNotificationParams, params, "log message")
                 self.logging_handler(parsed)
-            except Exception:  # noqa: BLE001 - a user callback must not stop the others
+            except Exception:
                 log.exception("logging_handler raised for a message from %s", self.name)
             return
         level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
@@ -713,7 +715,7 @@ class Client:
         logger.log(level, "%s", params.get("data"))
 
 
-def _converted(future: "Future[Any]", convert: Callable[[Any], Any]) -> "Future[Any]":
+def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any]:
     """A future for ``convert(result)`` of ``future``; cancelling it cancels ``future``."""
     outer: RequestFuture = RequestFuture()
     if isinstance(future, RequestFuture):
@@ -721,7 +723,7 @@ def _converted(future: "Future[Any]", convert: Callable[[Any], Any]) -> "Future[
             future._session, future.request_id, future.method
         )
 
-    def relay(inner: "Future[Any]") -> None:
+    def relay(inner: Future[Any]) -> None:
         if outer.done():
             return
         if inner.cancelled():

@@ -59,7 +59,9 @@ def make_transport(
     return StdioTransport(argv[0], argv[1:], env=env, cwd=cwd, name=name)
 
 
-def _from_entry(entry: Mapping[str, Any], *, transport: Optional[str], name: Optional[str]) -> Transport:
+def _from_entry(
+    entry: Mapping[str, Any], *, transport: Optional[str], name: Optional[str]
+) -> Transport:
     kind = transport or entry.get("type") or entry.get("transport")
     if kind in ("streamable-http", "streamableHttp", "streamable_http"):
         kind = "http"

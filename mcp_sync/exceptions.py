@@ -54,10 +54,10 @@ def excerpt(text: Any, limit: int = 200) -> str:
     """Make untrusted text safe for an error message: no control characters, bounded length."""
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", "replace")
-    text = _CONTROL_CHARS.sub("?", str(text))
-    if len(text) > limit:
-        return text[:limit] + f"... ({len(text) - limit} more chars)"
-    return text
+    clean: str = _CONTROL_CHARS.sub("?", str(text))
+    if len(clean) > limit:
+        return clean[:limit] + f"... ({len(clean) - limit} more chars)"
+    return clean
 
 
 class MCPError(Exception):

@@ -23,7 +23,7 @@ import queue
 import threading
 import time
 from concurrent.futures import Future
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from ._core import Kind, Pending, ProgressCallback, RequestTable, classify, settle
 from .exceptions import (
@@ -91,7 +91,7 @@ class _WorkerPool:
     def __init__(self, name: str, size: int) -> None:
         self._name = name
         self._size = size
-        self._queue: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads: List[threading.Thread] = []
         self._idle = 0
@@ -119,7 +119,7 @@ class _WorkerPool:
             fn, args = item
             try:
                 fn(*args)
-            except Exception:  # noqa: BLE001 - the callables log their own errors
+            except Exception:
                 log.exception("%s: unexpected error in %r", self._name, fn)
             with self._lock:
                 self._idle += 1
@@ -176,8 +176,8 @@ class Session:
         self.max_total_timeout = max_total_timeout
         self.close_timeout = close_timeout
         self.table = RequestTable()
-        self._inbox: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
-        self._callbacks: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+        self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._callbacks: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._pool = _WorkerPool(f"mcp-sync-handler-{self.name}", handler_threads)
         self._dispatcher: Optional[threading.Thread] = None
         self._callback_thread: Optional[threading.Thread] = None
@@ -330,9 +330,9 @@ class Session:
             meta = dict(params.get("_meta") or {}) if params else {}
             meta.setdefault("progressToken", entry.id)
             message["params"] = {**(params or {}), "_meta": meta}
-        if self._closed_error is not None:  # closed while we registered: fail, don't lose it
-            if self.table.pop(entry.id) is not None:
-                raise self._make_closed_error()
+        # Closed while we registered: fail now rather than lose the request.
+        if self._closed_error is not None and self.table.pop(entry.id) is not None:
+            raise self._make_closed_error()
         try:
             self.transport.send(message)
         except MCPError:
@@ -449,7 +449,7 @@ class Session:
             elif message is not None:
                 try:
                     self._route(message)
-                except Exception:  # noqa: BLE001 - a bad message must not kill dispatch
+                except Exception:
                     log.exception("error routing a message from %s", self.name)
             if next_deadline is not None or message is None:
                 for entry in table.expire(time.monotonic()):
@@ -487,7 +487,7 @@ class Session:
             callback, args = item
             try:
                 callback(*args)
-            except Exception:  # noqa: BLE001 - a user callback must never kill this thread
+            except Exception:
                 log.exception("notification callback %s raised",
                               getattr(callback, "__qualname__", repr(callback)))
 
@@ -508,7 +508,7 @@ class Session:
                 response["error"] = {"code": exc.code, "message": exc.message}
                 if exc.data is not None:
                     response["error"]["data"] = exc.data
-            except Exception as exc:  # noqa: BLE001 - becomes the -32603 answer
+            except Exception as exc:
                 log.exception("handler for %s from %s raised", method, self.name)
                 response["error"] = {"code": -32603, "message": str(exc) or type(exc).__name__}
         try:

@@ -22,7 +22,8 @@ The same object serves a real pipe with :meth:`FakeServer.serve_stdio`; the
 A tool function receives its arguments as keyword arguments, plus ``ctx``
 (a :class:`ToolContext`) if it has a parameter of that name. It returns a string (one
 text block), a list of content blocks, a dict with a ``"content"`` key (a whole result),
-or any other JSON value (echoed as JSON text; a dict is also the structured content). Raising :class:`ToolError`
+or any other JSON value (echoed as JSON text; a dict is also the structured content).
+Raising :class:`ToolError`
 (or any exception) produces a result with ``isError: true``.
 """
 
@@ -53,7 +54,7 @@ class _RemoteError(Exception):
 class ToolContext:
     """What a running tool can do: report progress, log, call the client, see cancellation."""
 
-    def __init__(self, connection: "ServerConnection", request: Dict[str, Any]) -> None:
+    def __init__(self, connection: ServerConnection, request: Dict[str, Any]) -> None:
         self.connection = connection
         self.request_id = request.get("id")
         params = request.get("params") or {}
@@ -99,7 +100,7 @@ def _schema_for(fn: Callable[..., Any]) -> Dict[str, Any]:
     for param in inspect.signature(fn).parameters.values():
         if param.name == "ctx" or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
             continue
-        kind = kinds.get(param.annotation)  # type: ignore[call-overload]
+        kind = kinds.get(param.annotation)
         properties[param.name] = {"type": kind} if kind else {}
         if param.default is param.empty:
             required.append(param.name)
@@ -114,7 +115,8 @@ def _content(value: Any) -> Dict[str, Any]:
         return value
     if isinstance(value, str):
         return {"content": [{"type": "text", "text": value}]}
-    if isinstance(value, list) and value and all(isinstance(b, dict) and "type" in b for b in value):
+    blocks = isinstance(value, list) and value
+    if blocks and all(isinstance(b, dict) and "type" in b for b in value):
         return {"content": value}
     result: Dict[str, Any] = {"content": [{"type": "text", "text": json.dumps(value)}]}
     if isinstance(value, dict):
@@ -223,7 +225,7 @@ class FakeServer:
 
     # -- connections ---------------------------------------------------------------------
 
-    def open_connection(self, send: Callable[[Dict[str, Any]], None]) -> "ServerConnection":
+    def open_connection(self, send: Callable[[Dict[str, Any]], None]) -> ServerConnection:
         """A new connection that answers through ``send``."""
         connection = ServerConnection(self, send)
         with self._lock:
@@ -331,7 +333,9 @@ class ServerConnection:
             raise _RemoteError(reply["error"])
         return reply.get("result")
 
-    def wait_for(self, predicate: Callable[[Dict[str, Any]], bool], timeout: float = 5.0) -> Dict[str, Any]:
+    def wait_for(
+        self, predicate: Callable[[Dict[str, Any]], bool], timeout: float = 5.0
+    ) -> Dict[str, Any]:
         """Block until a received message matches ``predicate``; return it.
 
         Raises ``TimeoutError`` after ``timeout`` seconds.
@@ -456,7 +460,9 @@ class ServerConnection:
             return self._page([d for _, d in server.prompts.values()], "prompts", params)
         if method == "prompts/get":
             if params.get("name") not in server.prompts:
-                raise _RemoteError({"code": -32602, "message": f"Unknown prompt: {params.get('name')}"})
+                raise _RemoteError(
+                    {"code": -32602, "message": f"Unknown prompt: {params.get('name')}"}
+                )
             fn, _ = server.prompts[params["name"]]
             value = fn(**(params.get("arguments") or {}))
             if isinstance(value, str):
@@ -466,7 +472,9 @@ class ServerConnection:
             ref = params.get("ref") or {}
             argument = params.get("argument") or {}
             complete = server.completions.get(ref.get("name", ""))
-            values = complete(argument.get("name", ""), argument.get("value", "")) if complete else []
+            values = (
+                complete(argument.get("name", ""), argument.get("value", "")) if complete else []
+            )
             return {"completion": {"values": values[:100], "total": len(values),
                                    "hasMore": len(values) > 100}}
         if method == "logging/setLevel":
@@ -491,7 +499,9 @@ class ServerConnection:
         tool = self.server.tools.get(params.get("name", ""))
         try:
             if tool is None:
-                raise _RemoteError({"code": -32602, "message": f"Unknown tool: {params.get('name')}"})
+                raise _RemoteError(
+                    {"code": -32602, "message": f"Unknown tool: {params.get('name')}"}
+                )
             arguments = dict(params.get("arguments") or {})
             if tool.wants_ctx:
                 arguments["ctx"] = ctx

@@ -53,7 +53,7 @@ def test_ids_are_unique_and_increasing() -> None:
 def test_response_resolves_its_future_once_and_late_ones_are_ignored() -> None:
     table = RequestTable()
     entry, future = open_request(table)
-    other, other_future = open_request(table)
+    _, other_future = open_request(table)
     assert table.resolve({"id": entry.id, "result": {"ok": 1}}) is entry
     assert future.result(0) == {"ok": 1}
     assert not other_future.done()
@@ -97,7 +97,7 @@ def test_deadline_expiry_and_progress_pushing_it_out() -> None:
 
 def test_progress_does_not_extend_when_reset_is_off() -> None:
     table = RequestTable()
-    entry, future = open_request(table, now=0.0, timeout=1.0, reset_on_progress=False)
+    entry, _ = open_request(table, now=0.0, timeout=1.0, reset_on_progress=False)
     table.progress(entry.id, now=0.9)
     assert table.expire(1.0) == [entry]
 
@@ -109,7 +109,7 @@ def test_progress_for_unknown_token_is_ignored() -> None:
 
 def test_no_timeout_never_expires() -> None:
     table = RequestTable()
-    entry, future = open_request(table, timeout=None)
+    entry, _ = open_request(table, timeout=None)
     assert table.next_deadline() is None
     assert table.expire(1e9) == []
     assert table.pop(entry.id) is entry

@@ -69,9 +69,9 @@ def test_pagination_follows_every_cursor() -> None:
 
 
 def test_pagination_bound_raises_protocol_error() -> None:
-    with connect("--page-size", "2", "--extra-tools", "25", max_pages=3) as client:
-        with pytest.raises(mcp_sync.ProtocolError, match="3 pages"):
-            client.list_tools()
+    with connect("--page-size", "2", "--extra-tools", "25", max_pages=3) as client, \
+            pytest.raises(mcp_sync.ProtocolError, match="3 pages"):
+        client.list_tools()
 
 
 def test_resources_prompts_completion_logging_level() -> None:
