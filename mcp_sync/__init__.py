@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from .exceptions import (  # noqa: E402 - __version__ first: client.py imports it
+from .client import DEFAULT, Client
+from .connect import connect
+from .exceptions import (
     AuthError,
     CapabilityError,
     ClientNotConnected,
@@ -39,11 +41,9 @@ from .exceptions import (  # noqa: E402 - __version__ first: client.py imports i
     TransportError,
     UnsupportedProtocolVersion,
 )
-from .client import DEFAULT, Client  # noqa: E402
-from .connect import connect  # noqa: E402
-from .transports.base import Transport  # noqa: E402
-from .transports.memory import MemoryTransport  # noqa: E402
-from .transports.stdio import StdioTransport  # noqa: E402
+from .transports.base import Transport
+from .transports.memory import MemoryTransport
+from .transports.stdio import StdioTransport
 
 if TYPE_CHECKING:
     from . import types

@@ -75,14 +75,14 @@ def _server_name(command: str, args: Sequence[str]) -> str:
 
 # Live transports, so that children are stopped at interpreter exit and marked unusable
 # in a forked child. A WeakSet: a transport that was collected has been finalised already.
-_live: "weakref.WeakSet[StdioTransport]" = weakref.WeakSet()
+_live: weakref.WeakSet[StdioTransport] = weakref.WeakSet()
 
 
 def _close_all_at_exit() -> None:
     for transport in list(_live):
         try:
             transport.close()
-        except Exception:  # noqa: BLE001 - exit must go on for the others
+        except Exception:
             log.exception("error stopping %r at exit", transport)
 
 
@@ -122,7 +122,7 @@ class StdioTransport(Transport):
         command: str,
         args: Sequence[str] = (),
         env: Optional[Mapping[str, str]] = None,
-        cwd: Optional[Union[str, "os.PathLike[str]"]] = None,
+        cwd: Optional[Union[str, os.PathLike[str]]] = None,
         *,
         inherit_env: bool = False,
         name: Optional[str] = None,
@@ -250,7 +250,7 @@ class StdioTransport(Transport):
                     self._skip_oversized(stdout, len(line))
                     continue
                 self._deliver(line, on_message)
-        except Exception as exc:  # noqa: BLE001 - reported to every pending request below
+        except Exception as exc:
             cause = exc
             log.exception("reader for %s failed", self.name)
         finally:
@@ -388,7 +388,7 @@ class StdioTransport(Transport):
             except (OSError, ValueError) as exc:
                 log.debug("closing a pipe of %s: %r", self.name, exc)
 
-    def _stop_process(self, process: "subprocess.Popen[bytes]") -> None:
+    def _stop_process(self, process: subprocess.Popen[bytes]) -> None:
         try:
             process.wait(self.close_timeout)
             return
@@ -403,7 +403,7 @@ class StdioTransport(Transport):
                 continue
         log.error("MCP server %s (pid %s) survived SIGKILL", self.name, process.pid)
 
-    def _signal(self, process: "subprocess.Popen[bytes]", sig_name: str) -> None:
+    def _signal(self, process: subprocess.Popen[bytes], sig_name: str) -> None:
         if sys.platform == "win32":
             process.kill()
             return

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mcp_sync.testing import FakeServer, ToolContext  # noqa: E402
+from mcp_sync.testing import FakeServer, ToolContext
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--page-size", type=int)
