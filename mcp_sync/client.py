@@ -27,6 +27,7 @@ from typing import (
 )
 
 from . import __version__
+from ._core import ProgressCallback
 from .exceptions import (
     CapabilityError,
     ClientNotConnected,
@@ -34,7 +35,6 @@ from .exceptions import (
     ProtocolError,
     UnsupportedProtocolVersion,
 )
-from ._core import ProgressCallback
 from .session import RequestFuture, Session
 from .transports.base import Transport
 
