@@ -70,6 +70,7 @@ class Pending:
     """One request waiting for its response."""
 
     __slots__ = (
+        "cancellable",
         "deadline",
         "future",
         "id",
@@ -90,6 +91,7 @@ class Pending:
         max_deadline: Optional[float],
         on_progress: Optional[ProgressCallback],
         reset_on_progress: bool,
+        cancellable: bool = True,
     ) -> None:
         self.id = request_id
         self.method = method
@@ -99,6 +101,8 @@ class Pending:
         self.max_deadline = max_deadline
         self.on_progress = on_progress
         self.reset_on_progress = reset_on_progress
+        #: False for requests the server must never be told to cancel (``initialize``).
+        self.cancellable = cancellable
 
 
 def settle(future: Future[Any], result: Any = None, error: Optional[BaseException] = None) -> None:
@@ -137,6 +141,7 @@ class RequestTable:
         max_total_timeout: Optional[float] = None,
         on_progress: Optional[ProgressCallback] = None,
         reset_on_progress: bool = True,
+        cancellable: bool = True,
     ) -> Pending:
         """Allocate an id and register ``future`` under it."""
         deadline = None if timeout is None else now + timeout
@@ -147,7 +152,7 @@ class RequestTable:
             self._next_id += 1
             entry = Pending(
                 self._next_id, method, future, timeout, deadline, max_deadline,
-                on_progress, reset_on_progress,
+                on_progress, reset_on_progress, cancellable,
             )
             self._pending[entry.id] = entry
             if deadline is not None:

@@ -31,8 +31,11 @@ from ._core import ProgressCallback
 from .exceptions import (
     CapabilityError,
     ClientNotConnected,
+    HTTPError,
     MCPError,
     ProtocolError,
+    RequestTimeout,
+    ServerError,
     UnsupportedProtocolVersion,
 )
 from .session import RequestFuture, Session
@@ -40,14 +43,46 @@ from .transports.base import Transport
 
 if TYPE_CHECKING:
     from . import types
+    from .subscriptions import Subscription
 
-__all__ = ["DEFAULT", "LATEST_PROTOCOL_VERSION", "SUPPORTED_PROTOCOL_VERSIONS", "Client"]
+__all__ = [
+    "DEFAULT",
+    "LATEST_PROTOCOL_VERSION",
+    "MODERN_PROTOCOL_VERSIONS",
+    "SESSION_PROTOCOL_VERSIONS",
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "Client",
+]
 
 log = logging.getLogger(__name__)
 
-LATEST_PROTOCOL_VERSION = "2025-11-25"
-#: Session-era versions this client speaks, newest first.
-SUPPORTED_PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+#: Stateless-era versions (no handshake; ``server/discover``; a ``_meta`` envelope on
+#: every request), newest first.
+MODERN_PROTOCOL_VERSIONS = ("2026-07-28",)
+#: Session-era versions (``initialize`` handshake), newest first.
+SESSION_PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+#: Every version this client speaks, newest first.
+SUPPORTED_PROTOCOL_VERSIONS = MODERN_PROTOCOL_VERSIONS + SESSION_PROTOCOL_VERSIONS
+LATEST_PROTOCOL_VERSION = MODERN_PROTOCOL_VERSIONS[0]
+LATEST_SESSION_VERSION = SESSION_PROTOCOL_VERSIONS[0]
+
+# 2026-07-28 error codes that only a modern server sends: seeing one means "modern".
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+_MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+# The era found for each server (transport.era_key), for the life of the process, so a
+# second client skips the probe. Guarded by _era_lock.
+_era_cache: Dict[Any, str] = {}
+_era_lock = threading.Lock()
 
 T = TypeVar("T")
 
@@ -90,6 +125,29 @@ def default_timeout_from_env(default: Optional[float] = 30.0) -> Optional[float]
     return None if value <= 0 else value
 
 
+def forget_protocol_eras() -> None:
+    """Forget the protocol era remembered for every server (the next connect probes)."""
+    with _era_lock:
+        _era_cache.clear()
+
+
+class _LegacyServer(Exception):
+    """The era probe says the server predates 2026-07-28 (internal control flow)."""
+
+
+def _choose_version(data: Any, name: str) -> str:
+    """The newest version in an error's or result's ``supported`` list that we speak."""
+    supported = data.get("supported") if isinstance(data, dict) else None
+    if isinstance(supported, list):
+        for version in SUPPORTED_PROTOCOL_VERSIONS:
+            if version in supported:
+                return version
+    raise UnsupportedProtocolVersion(
+        f"{name} supports protocol versions {supported!r}; this client speaks "
+        f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
+    )
+
+
 class _State(enum.Enum):
     NEW = "new"
     CONNECTED = "connected"
@@ -128,7 +186,14 @@ class Client:
         client_info: ``{"name": ..., "version": ...}`` sent in the handshake.
         timeout: default seconds a request may take (``None``: no limit); by default 30,
             or ``MCP_SYNC_TIMEOUT`` from the environment (``0`` means no limit).
-        protocol_version: the protocol version to offer (default: the newest).
+        protocol_version: pin a protocol version; ``None`` (the default) negotiates: it
+            probes with ``server/discover`` for the stateless 2026-07-28 era and falls back
+            to the ``initialize`` handshake at once when the server answers like an older
+            one (or not within ``probe_timeout``). The era found is remembered per server
+            for the life of the process. A pinned version skips the probe.
+        probe_timeout: how long the era probe waits for an answer (default 1 s).
+        max_input_rounds: the most ``input_required`` rounds (2026-07-28 multi round-trip
+            requests) one call may take before it fails with ``ProtocolError``.
         sampling_handler: answers ``sampling/createMessage``; called with
             ``types.CreateMessageRequestParams``, returns ``types.CreateMessageResult`` or
             an equivalent dict. Declares the ``sampling`` capability.
@@ -143,6 +208,14 @@ class Client:
         max_total_timeout: ...but never past this many seconds (default 600).
         close_timeout: bound for each step of :meth:`close` (and of stopping a stdio child).
         max_pages: the most pages a ``list_*`` method follows before it gives up.
+        on_connection_lost: called once per connection, as ``on_connection_lost(error)``
+            with the :class:`~mcp_sync.ConnectionClosed`, on the session's callback thread,
+            when a connected client's link closes without :meth:`close` (the server exited,
+            the socket broke). Not called for :meth:`close`, nor when :meth:`connect`
+            fails. The client never reconnects by itself: call :meth:`connect` again, or
+            let a :class:`~mcp_sync.Manager` do it. (If the link dies while
+            :meth:`connect` is returning, the hook may be skipped: check
+            :attr:`connected`.)
 
     Callbacks run on the session's callback thread or handler pool, never on a reader
     thread, and may call the client.
@@ -165,6 +238,9 @@ class Client:
         max_total_timeout: Optional[float] = 600.0,
         close_timeout: float = 2.0,
         max_pages: int = 1000,
+        probe_timeout: float = 1.0,
+        max_input_rounds: int = 10,
+        on_connection_lost: Optional[Callable[[Any], None]] = None,
     ) -> None:
         if protocol_version is not None and protocol_version not in SUPPORTED_PROTOCOL_VERSIONS:
             raise ValueError(
@@ -187,6 +263,20 @@ class Client:
         self.max_total_timeout = max_total_timeout
         self.close_timeout = close_timeout
         self.max_pages = max_pages
+        self.probe_timeout = probe_timeout
+        self.max_input_rounds = max_input_rounds
+        self.on_connection_lost = on_connection_lost
+        # The session whose handshake succeeded; only its loss is reported.
+        self._connected_session: Optional[Session] = None
+        #: The log level sent in every request's envelope (2026-07-28), set by
+        #: set_logging_level().
+        self.log_level: Optional[str] = None
+        self._era: Optional[str] = None
+        # Tools seen in the last list_tools(), by name: their input schemas give the
+        # x-mcp-header headers and their output schemas validate results.
+        self._known_tools: Dict[str, Any] = {}
+        self._subscriptions: List[Any] = []
+        self._resource_subscription: Any = None
         self._server_log = logging.getLogger(f"mcp_sync.server.{self.name}")
         # Guards the connection state: connect() and close() run one at a time.
         self._lock = threading.RLock()
@@ -235,6 +325,10 @@ class Client:
             if self._session is not None:
                 self._session.close()
             self._cache.clear()
+
+            def lost(error: Any) -> None:
+                self._connection_lost(session, error)
+
             session = Session(
                 self.transport,
                 name=self.name,
@@ -244,17 +338,32 @@ class Client:
                 reset_timeout_on_progress=self.reset_timeout_on_progress,
                 max_total_timeout=self.max_total_timeout,
                 close_timeout=self.close_timeout,
+                on_close=lost,
             )
             self._session = session
             try:
                 session.start()
-                self._handshake(session)
+                self._negotiate(session)
             except BaseException:
                 session.close()
                 self._state = _State.CLOSED
                 raise
             self._state = _State.CONNECTED
+            self._connected_session = session
             return self
+
+    def _connection_lost(self, session: Session, error: Any) -> None:
+        # On the dead session's callback thread; reads state without the lock (connect()
+        # may hold it) and reports only a session that connected and was not closed.
+        if self._connected_session is not session or self._state is not _State.CONNECTED:
+            return
+        callback = self.on_connection_lost
+        if callback is None:
+            return
+        try:
+            callback(error)
+        except Exception:
+            log.exception("on_connection_lost raised for %s", self.name)
 
     def close(self) -> None:
         """Close the connection: stop the server (stdio) and every thread. Idempotent.
@@ -264,6 +373,11 @@ class Client:
         with self._lock:
             session = self._session
             self._state = _State.CLOSED
+            subscriptions, self._subscriptions = list(self._subscriptions), []
+            self._resource_subscription = None
+        for subscription in subscriptions:
+            subscription._subscribed_uris.clear()  # no unsubscribe round trips on close
+            subscription.close()
         if session is not None:
             session.close()
 
@@ -277,8 +391,111 @@ class Client:
             capabilities["elicitation"] = {"form": {}, "url": {}}
         return capabilities
 
-    def _handshake(self, session: Session) -> None:
-        offered = self.requested_protocol_version or LATEST_PROTOCOL_VERSION
+    def _negotiate(self, session: Session) -> None:
+        """Find the protocol era and version, then set the session up for it."""
+        self._era = None
+        self._init_result = None
+        self._server_info = self._server_capabilities = None
+        session.request_meta = None
+        pinned = self.requested_protocol_version
+        if pinned in MODERN_PROTOCOL_VERSIONS:
+            self._discover(session, pinned, probe=False)
+            return
+        if pinned is not None:
+            self._handshake(session, pinned)
+            return
+        key = self.transport.era_key
+        with _era_lock:
+            cached = _era_cache.get(key)
+        if cached == "session":
+            self._handshake(session, None)
+            return
+        try:
+            self._discover(session, LATEST_PROTOCOL_VERSION, probe=True)
+        except _LegacyServer as exc:
+            log.debug("%s is a session-era server (%s); falling back to initialize",
+                      self.name, exc)
+            with _era_lock:
+                _era_cache[key] = "session"
+            self._handshake(session, None)
+
+    def _envelope(self, version: str) -> Dict[str, Any]:
+        meta: Dict[str, Any] = {
+            META_PROTOCOL_VERSION: version,
+            META_CLIENT_CAPABILITIES: self._capabilities(),
+            META_CLIENT_INFO: self.client_info,
+        }
+        if self.log_level is not None:
+            meta[META_LOG_LEVEL] = self.log_level
+        return meta
+
+    def _discover(self, session: Session, version: str, *, probe: bool) -> None:
+        """``server/discover`` (the 2026-07-28 era).
+
+        With ``probe``, an answer that looks like an older server (another error, HTTP
+        400/404/405 without a modern error, or silence past ``probe_timeout``) raises
+        ``_LegacyServer`` so the caller falls back to ``initialize``.
+        """
+        for attempt in range(3):
+            try:
+                result = session.request(
+                    "server/discover", {"_meta": self._envelope(version)},
+                    timeout=self.probe_timeout if probe else self.timeout,
+                    reset_timeout_on_progress=False, cancellable=not probe,
+                )
+                break
+            except RequestTimeout as exc:
+                if probe:
+                    raise _LegacyServer(f"no answer to server/discover within "
+                                        f"{self.probe_timeout} s") from exc
+                raise
+            except ServerError as exc:
+                if exc.code == UNSUPPORTED_PROTOCOL_VERSION and attempt < 2:
+                    chosen = _choose_version(exc.data, self.name)
+                    if chosen in SESSION_PROTOCOL_VERSIONS:
+                        self._handshake(session, chosen)
+                        return
+                    version = chosen
+                    continue
+                if exc.code in _MODERN_ERRORS or not probe:
+                    raise
+                raise _LegacyServer(f"server/discover failed: {exc}") from exc
+            except HTTPError as exc:
+                if probe and exc.status in (400, 404, 405):
+                    raise _LegacyServer(f"server/discover got HTTP {exc.status}") from exc
+                raise
+        else:  # pragma: no cover - the loop always breaks, returns or raises
+            raise ProtocolError(f"{self.name} kept rejecting protocol versions")
+        if not isinstance(result, dict) or not isinstance(result.get("capabilities"), dict):
+            raise ProtocolError(f"server/discover result from {self.name} has no capabilities")
+        supported = result.get("supportedVersions") or [version]
+        if version not in supported:
+            version = _choose_version({"supported": supported}, self.name)
+            if version in SESSION_PROTOCOL_VERSIONS:
+                self._handshake(session, version)
+                return
+        meta = result.get("_meta")
+        server_info = (meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None) or (
+            result.get("serverInfo"))
+        if not isinstance(server_info, dict):
+            server_info = {"name": self.name, "version": ""}
+        self._init_result = {
+            "protocolVersion": version,
+            "capabilities": result["capabilities"],
+            "serverInfo": server_info,
+            "supportedVersions": supported,
+        }
+        if isinstance(result.get("instructions"), str):
+            self._init_result["instructions"] = result["instructions"]
+        self._era = "stateless"
+        session.request_meta = self._envelope(version)
+        self.transport.set_protocol_version(version)
+        with _era_lock:
+            _era_cache[self.transport.era_key] = "stateless"
+        log.debug("connected to %s, protocol %s (stateless)", self.name, version)
+
+    def _handshake(self, session: Session, pinned: Optional[str]) -> None:
+        offered = pinned or LATEST_SESSION_VERSION
         result = session.request(
             "initialize",
             {
@@ -291,7 +508,7 @@ class Client:
         if not isinstance(result, dict):
             raise ProtocolError(f"initialize result from {self.name} is not an object")
         version = result.get("protocolVersion")
-        if version not in SUPPORTED_PROTOCOL_VERSIONS:
+        if version not in SESSION_PROTOCOL_VERSIONS:
             raise UnsupportedProtocolVersion(
                 f"{self.name} answered protocol version {version!r}; this client speaks "
                 f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
@@ -300,8 +517,7 @@ class Client:
             if not isinstance(result.get(key), dict):
                 raise ProtocolError(f"initialize result from {self.name} has no {key!r}")
         self._init_result = result
-        self._server_info = None
-        self._server_capabilities = None
+        self._era = "session"
         self.transport.set_protocol_version(version)
         session.notify("notifications/initialized")
         log.debug("connected to %s, protocol %s", self.name, version)
@@ -312,6 +528,12 @@ class Client:
         if self._init_result is None:
             raise ClientNotConnected(f"client for {self.name} has not connected yet")
         return self._init_result
+
+    @property
+    def era(self) -> Optional[str]:
+        """``"session"`` (initialize handshake, 2024-11-05 ... 2025-11-25) or
+        ``"stateless"`` (2026-07-28); ``None`` before connecting."""
+        return self._era
 
     @property
     def protocol_version(self) -> Optional[str]:
@@ -390,12 +612,105 @@ class Client:
         Raises:
             RequestTimeout, ServerError, ConnectionClosed, ProtocolError, ClientNotConnected.
         """
-        result = self._live_session().request(
-            method, params, timeout=self._timeout(timeout), on_progress=on_progress
-        )
+        result = self._exchange(method, params, timeout=timeout, on_progress=on_progress)
         if result_type is not None:
             return _parse(result_type, result, f"{method} result")
         return result
+
+    def _exchange(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]],
+        *,
+        timeout: Timeout = DEFAULT,
+        on_progress: Optional[ProgressCallback] = None,
+        headers: Optional[Mapping[str, str]] = None,
+    ) -> Any:
+        """One request and its result; in the stateless era a -32022 (unsupported
+        version) answer switches to a version the server lists and retries once."""
+        session = self._live_session()
+        try:
+            return session.request(method, params, timeout=self._timeout(timeout),
+                                   on_progress=on_progress, headers=headers)
+        except ServerError as exc:
+            if self._era != "stateless" or exc.code != UNSUPPORTED_PROTOCOL_VERSION:
+                raise
+            version = _choose_version(exc.data, self.name)
+            if version not in MODERN_PROTOCOL_VERSIONS:
+                raise
+            self._switch_version(session, version)
+        return session.request(method, params, timeout=self._timeout(timeout),
+                               on_progress=on_progress, headers=headers)
+
+    def _switch_version(self, session: Session, version: str) -> None:
+        log.info("%s asked for protocol version %s; switching", self.name, version)
+        if self._init_result is not None:
+            self._init_result["protocolVersion"] = version
+        session.request_meta = self._envelope(version)
+        self.transport.set_protocol_version(version)
+
+    def _with_input(
+        self,
+        method: str,
+        params: Dict[str, Any],
+        *,
+        timeout: Timeout = DEFAULT,
+        on_progress: Optional[ProgressCallback] = None,
+        headers: Optional[Mapping[str, str]] = None,
+    ) -> Any:
+        """A request that the server may answer with ``input_required`` (2026-07-28 multi
+        round-trip requests): fulfil its input requests with the handlers, retry with
+        ``inputResponses`` and the echoed ``requestState``, each round a new request id."""
+        round_params = params
+        for _ in range(self.max_input_rounds + 1):
+            result = self._exchange(method, round_params, timeout=timeout,
+                                    on_progress=on_progress, headers=headers)
+            if not _input_required(result):
+                return result
+            round_params = self._next_round(params, result)
+        raise ProtocolError(
+            f"{method} to {self.name} still required input after {self.max_input_rounds} rounds"
+        )
+
+    def _next_round(self, params: Dict[str, Any], result: Dict[str, Any]) -> Dict[str, Any]:
+        """The params of the retry: the original ones plus this round's answers."""
+        requests = result.get("inputRequests") or {}
+        if not isinstance(requests, dict):
+            raise ProtocolError(f"inputRequests from {self.name} is not an object")
+        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        if requests:
+            retry["inputResponses"] = {
+                key: self._fulfil(request) for key, request in requests.items()
+            }
+        if "requestState" in result:
+            retry["requestState"] = result["requestState"]
+        return retry
+
+    def _fulfil(self, request: Any) -> Any:
+        """Answer one input request with the user's handler (or the spec's refusal)."""
+        if not isinstance(request, dict) or not isinstance(request.get("method"), str):
+            raise ProtocolError(f"malformed input request from {self.name}: {request!r}")
+        method, params = request["method"], request.get("params")
+        if method == "elicitation/create":
+            if self.elicitation_handler is None:
+                log.warning("%s asked for elicitation but no elicitation_handler is set; "
+                            "declining", self.name)
+                return {"action": "decline"}
+            return self._answer_elicitation(params)
+        if method == "sampling/createMessage":
+            if self.sampling_handler is None:
+                raise CapabilityError(
+                    f"{self.name} asked for sampling/createMessage, but this client has no "
+                    "sampling_handler (and did not declare the sampling capability)"
+                )
+            return self._answer_sampling(params)
+        if method == "roots/list":
+            if self.roots is None:
+                log.warning("%s asked for roots but none are configured; answering none",
+                            self.name)
+                return {"roots": []}
+            return self._answer_roots(params)
+        raise ProtocolError(f"{self.name} sent an input request of unknown method {method!r}")
 
     def submit(
         self,
@@ -423,8 +738,14 @@ class Client:
         self._live_session().notify(method, params)
 
     def ping(self, *, timeout: Timeout = DEFAULT) -> None:
-        """Check that the server answers. Raises on timeout or a closed connection."""
-        self.request("ping", timeout=timeout)
+        """Check that the server answers. Raises on timeout or a closed connection.
+
+        The stateless era has no ``ping``: ``server/discover`` serves instead.
+        """
+        if self._era == "stateless":
+            self.request("server/discover", timeout=timeout)
+        else:
+            self.request("ping", timeout=timeout)
 
     def _paginate(
         self, method: str, key: str, model: Any, timeout: Timeout, cache: bool
@@ -466,17 +787,49 @@ class Client:
         from . import types
 
         self._require_capability("tools", "tools")
-        cache = self._has_capability("tools", "listChanged")
-        return self._paginate("tools/list", "tools", types.Tool, timeout, cache)
+        tools = self._paginate("tools/list", "tools", types.Tool, timeout,
+                               self._cacheable("tools"))
+        if self._era == "stateless" and self.transport.mirrors_headers:
+            tools = [tool for tool in tools if self._valid_header_tool(tool)]
+        self._known_tools = {tool.name: tool for tool in tools}
+        return tools
+
+    def _valid_header_tool(self, tool: types.Tool) -> bool:
+        from ._headers import invalid_header_annotation
+
+        reason = invalid_header_annotation(tool.input_schema)
+        if reason is not None:
+            log.warning("dropping tool %r of %s: %s", tool.name, self.name, reason)
+        return reason is None
+
+    def _cacheable(self, kind: str) -> bool:
+        """May ``kind``'s list be cached? Only while a list_changed notification would
+        tell us it is stale: the server promises them (session era) or an active
+        subscription carries them (stateless era)."""
+        if self._era == "stateless":
+            return any(sub.covers(f"{kind}ListChanged") for sub in self._subscriptions)
+        return self._has_capability(kind, "listChanged")
 
     def _tool(self, name: str) -> Optional[types.Tool]:
-        with self._cache_lock:
-            tools = self._cache.get("tools/list")
-        for tool in tools or ():
-            if tool.name == name:
-                found: types.Tool = tool
-                return found
-        return None
+        tool: Optional[types.Tool] = self._known_tools.get(name)
+        return tool
+
+    def _tool_headers(self, name: str, arguments: Mapping[str, Any]) -> Optional[Dict[str, str]]:
+        """The Mcp-Param-* headers of a stateless-era HTTP call (from x-mcp-header)."""
+        if self._era != "stateless" or not self.transport.mirrors_headers:
+            return None
+        from ._headers import param_headers
+
+        tool = self._tool(name)
+        if tool is None and self._has_capability("tools"):
+            self.list_tools()
+            tool = self._tool(name)
+        if tool is None:
+            return None
+        try:
+            return param_headers(tool.input_schema, arguments) or None
+        except ValueError as exc:
+            raise ValueError(f"cannot call {name!r}: {exc}") from None
 
     def _call_tool_params(
         self, name: str, arguments: Optional[Mapping[str, Any]], meta: Optional[Mapping[str, Any]]
@@ -520,10 +873,19 @@ class Client:
             ServerError: the server answered with a JSON-RPC error (an unknown tool, say).
             ProtocolError: the result is malformed or does not match the tool's outputSchema.
         """
-        data = self.request(
-            "tools/call", self._call_tool_params(name, arguments, meta),
-            timeout=timeout, on_progress=on_progress,
-        )
+        params = self._call_tool_params(name, arguments, meta)
+        headers = self._tool_headers(name, params["arguments"])
+        try:
+            data = self._with_input("tools/call", params, timeout=timeout,
+                                    on_progress=on_progress, headers=headers)
+        except ServerError as exc:
+            if exc.code != HEADER_MISMATCH or not self.transport.mirrors_headers:
+                raise
+            # The tool's x-mcp-header annotations changed: refresh them and retry once.
+            self.list_tools()
+            headers = self._tool_headers(name, params["arguments"])
+            data = self._with_input("tools/call", params, timeout=timeout,
+                                    on_progress=on_progress, headers=headers)
         return self._tool_result(name, data)
 
     def call_tool_future(
@@ -539,19 +901,24 @@ class Client:
 
         ``future.cancel()`` cancels the call on the wire.
         """
-        future = self.submit(
-            "tools/call", self._call_tool_params(name, arguments, meta),
-            timeout=timeout, on_progress=on_progress,
-        )
-        return _converted(future, lambda data: self._tool_result(name, data))
+        params = self._call_tool_params(name, arguments, meta)
+        session = self._live_session()
+        headers = self._tool_headers(name, params["arguments"])
+
+        def send(round_params: Dict[str, Any]) -> RequestFuture:
+            return session.submit("tools/call", round_params, timeout=self._timeout(timeout),
+                                  on_progress=on_progress, headers=headers)
+
+        return _RoundsFuture(self, session, send, params,
+                             lambda data: self._tool_result(name, data)).start()
 
     def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
         """Every resource the server lists (all pages)."""
         from . import types
 
         self._require_capability("resources", "resources")
-        cache = self._has_capability("resources", "listChanged")
-        return self._paginate("resources/list", "resources", types.Resource, timeout, cache)
+        return self._paginate("resources/list", "resources", types.Resource, timeout,
+                              self._cacheable("resources"))
 
     def list_resource_templates(
         self, *, timeout: Timeout = DEFAULT
@@ -560,41 +927,114 @@ class Client:
         from . import types
 
         self._require_capability("resources", "resources")
-        cache = self._has_capability("resources", "listChanged")
         return self._paginate(
-            "resources/templates/list", "resourceTemplates", types.ResourceTemplate, timeout, cache
+            "resources/templates/list", "resourceTemplates", types.ResourceTemplate, timeout,
+            self._cacheable("resources"),
         )
 
     def read_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> types.ReadResourceResult:
         """Read a resource by URI."""
         from . import types
 
-        return self.request(  # type: ignore[no-any-return]
-            "resources/read", {"uri": str(uri)}, timeout=timeout,
-            result_type=types.ReadResourceResult,
-        )
+        data = self._with_input("resources/read", {"uri": str(uri)}, timeout=timeout)
+        return _parse(types.ReadResourceResult, data, "resources/read result")  # type: ignore[no-any-return]
 
     def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
         """Ask for ``notifications/resources/updated`` when the resource changes.
+
+        In the stateless era this (re)opens the client's resource subscription stream
+        (``subscriptions/listen``) with the URI added.
 
         Raises:
             CapabilityError: the server did not declare ``resources.subscribe``.
         """
         self._require_capability("resource subscriptions", "resources", "subscribe")
-        self.request("resources/subscribe", {"uri": str(uri)}, timeout=timeout)
+        if self._era == "stateless":
+            self._resubscribe_resources(add=str(uri), timeout=timeout)
+        else:
+            self._subscribe_session_era(str(uri), timeout)
 
     def unsubscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
         """Stop updates for a resource subscribed with :meth:`subscribe_resource`."""
         self._require_capability("resource subscriptions", "resources", "subscribe")
-        self.request("resources/unsubscribe", {"uri": str(uri)}, timeout=timeout)
+        if self._era == "stateless":
+            self._resubscribe_resources(remove=str(uri), timeout=timeout)
+        else:
+            self._unsubscribe_session_era(str(uri), timeout)
+
+    def _subscribe_session_era(self, uri: str, timeout: Timeout = DEFAULT) -> None:
+        self.request("resources/subscribe", {"uri": uri}, timeout=timeout)
+
+    def _unsubscribe_session_era(self, uri: str, timeout: Timeout = DEFAULT) -> None:
+        self.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
+
+    def _resubscribe_resources(self, *, add: Optional[str] = None, remove: Optional[str] = None,
+                               timeout: Timeout = DEFAULT) -> None:
+        with self._lock:
+            old = self._resource_subscription
+            uris = list(old.notifications["resourceSubscriptions"]) if old else []
+            if add is not None and add not in uris:
+                uris.append(add)
+            if remove is not None and remove in uris:
+                uris.remove(remove)
+            self._resource_subscription = (
+                self.subscribe(resource_uris=uris, timeout=timeout) if uris else None
+            )
+        if old is not None:
+            old.close()
+
+    def subscribe(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        timeout: Timeout = DEFAULT,
+    ) -> Subscription:
+        """Subscribe to change notifications; returns a :class:`Subscription` to close.
+
+        ``tools``/``prompts``/``resources`` ask for ``notifications/*/list_changed``;
+        ``resource_uris`` for ``notifications/resources/updated`` of those resources.
+        They arrive at ``notification_handler`` and keep the list caches fresh. In the
+        stateless era this opens a ``subscriptions/listen`` stream, waits for the server's
+        acknowledgement (within ``timeout``) and re-opens the stream if it drops; in the
+        session era list changes need no request and resources use
+        ``resources/subscribe``.
+
+        Raises:
+            ValueError: nothing was asked for.
+            RequestTimeout: the server did not acknowledge in time.
+        """
+        from .subscriptions import Subscription
+
+        notifications: Dict[str, Any] = {}
+        if tools:
+            notifications["toolsListChanged"] = True
+        if prompts:
+            notifications["promptsListChanged"] = True
+        if resources:
+            notifications["resourcesListChanged"] = True
+        if resource_uris:
+            notifications["resourceSubscriptions"] = [str(uri) for uri in resource_uris]
+        if not notifications:
+            raise ValueError("subscribe() needs at least one kind of notification")
+        self._live_session()
+        subscription = Subscription(self, notifications, ack_timeout=self._timeout(timeout))
+        self._subscriptions.append(subscription)
+        try:
+            return subscription.start()
+        except BaseException:
+            subscription.close()
+            raise
 
     def list_prompts(self, *, timeout: Timeout = DEFAULT) -> List[types.Prompt]:
         """Every prompt the server offers (all pages)."""
         from . import types
 
         self._require_capability("prompts", "prompts")
-        cache = self._has_capability("prompts", "listChanged")
-        return self._paginate("prompts/list", "prompts", types.Prompt, timeout, cache)
+        return self._paginate("prompts/list", "prompts", types.Prompt, timeout,
+                              self._cacheable("prompts"))
 
     def get_prompt(
         self,
@@ -609,9 +1049,8 @@ class Client:
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {key: str(value) for key, value in arguments.items()}
-        return self.request(  # type: ignore[no-any-return]
-            "prompts/get", params, timeout=timeout, result_type=types.GetPromptResult
-        )
+        data = self._with_input("prompts/get", params, timeout=timeout)
+        return _parse(types.GetPromptResult, data, "prompts/get result")  # type: ignore[no-any-return]
 
     def complete(
         self,
@@ -638,14 +1077,29 @@ class Client:
         )
 
     def set_logging_level(self, level: str, *, timeout: Timeout = DEFAULT) -> None:
-        """Ask the server to send log messages at ``level`` and above."""
+        """Ask the server to send log messages at ``level`` and above.
+
+        In the stateless era there is no ``logging/setLevel``: the level travels in every
+        later request's ``_meta`` (``io.modelcontextprotocol/logLevel``).
+        """
         if level not in _LOG_LEVELS:
             raise ValueError(f"unknown logging level {level!r}; use one of {list(_LOG_LEVELS)}")
         self._require_capability("logging", "logging")
+        if self._era == "stateless":
+            self.log_level = level
+            session = self._live_session()
+            session.request_meta = self._envelope(str(self.protocol_version))
+            return
         self.request("logging/setLevel", {"level": level}, timeout=timeout)
 
     def send_roots_list_changed(self) -> None:
-        """Tell the server the roots changed (it will ask for them again)."""
+        """Tell the server the roots changed (it will ask for them again).
+
+        Does nothing in the stateless era, where the server asks for roots with each
+        request that needs them.
+        """
+        if self._era == "stateless":
+            return
         self.notify("notifications/roots/list_changed")
 
     # -- the server calling back ---------------------------------------------------------
@@ -679,7 +1133,13 @@ class Client:
         return _dump(self.elicitation_handler(parsed))
 
     def _on_notification(self, method: str, params: Optional[Dict[str, Any]]) -> None:
-        if method == "notifications/message":
+        if method == "notifications/subscriptions/acknowledged":
+            meta = (params or {}).get("_meta") or {}
+            subscription_id = meta.get(META_SUBSCRIPTION_ID)
+            for subscription in list(self._subscriptions):
+                if subscription.request_id == subscription_id:
+                    subscription.acknowledge(params or {})
+        elif method == "notifications/message":
             self._on_log_message(params or {})
         elif method.endswith("/list_changed"):
             listed = {
@@ -759,3 +1219,91 @@ def _validate_schema(instance: Any, schema: Mapping[str, Any], tool: str) -> Non
         ) from exc
     except jsonschema.SchemaError as exc:
         log.warning("outputSchema of tool %r is not a valid JSON schema: %s", tool, exc.message)
+
+
+def _input_required(result: Any) -> bool:
+    return isinstance(result, dict) and result.get("resultType") == "input_required"
+
+
+class _RoundsFuture(RequestFuture):
+    """The future of a call that may take several ``input_required`` rounds.
+
+    Each round is an ordinary request future; when one comes back ``input_required``, the
+    next round is prepared on the session's handler pool (never on the dispatch thread,
+    since it runs user handlers). ``cancel()`` cancels the round in flight on the wire.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        session: Session,
+        send: Callable[[Dict[str, Any]], RequestFuture],
+        params: Dict[str, Any],
+        convert: Callable[[Any], Any],
+    ) -> None:
+        super().__init__()
+        self._client = client
+        self._rounds_session = session
+        self._send = send
+        self._params = params
+        self._convert = convert
+        self._rounds = 0
+        self._current: Optional[RequestFuture] = None
+
+    def start(self) -> _RoundsFuture:
+        self._launch(self._params)
+        return self
+
+    def _launch(self, params: Dict[str, Any]) -> None:
+        try:
+            current = self._send(params)
+        except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
+            if not self.done():
+                self.set_exception(exc)
+            return
+        self._current = current
+        self.request_id, self.method = current.request_id, current.method
+        if self.cancelled():
+            current.cancel()
+            return
+        current.add_done_callback(self._round_done)
+
+    def _round_done(self, current: Future[Any]) -> None:
+        if self.done() or current.cancelled():
+            return
+        error = current.exception()
+        if error is not None:
+            self.set_exception(error)
+            return
+        result = current.result()
+        if not _input_required(result):
+            try:
+                self.set_result(self._convert(result))
+            except Exception as exc:  # noqa: BLE001 - e.g. ProtocolError from validation
+                self.set_exception(exc)
+            return
+        self._rounds += 1
+        if self._rounds > self._client.max_input_rounds:
+            self.set_exception(ProtocolError(
+                f"tools/call to {self._client.name} still required input after "
+                f"{self._client.max_input_rounds} rounds"))
+            return
+        self._rounds_session._pool.submit(self._continue, result)
+
+    def _continue(self, result: Dict[str, Any]) -> None:
+        try:
+            params = self._client._next_round(self._params, result)
+        except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
+            if not self.done():
+                self.set_exception(exc)
+            return
+        if not self.done():
+            self._launch(params)
+
+    def cancel(self) -> bool:
+        if not Future.cancel(self):
+            return False
+        current = self._current
+        if current is not None:
+            current.cancel()
+        return True

@@ -152,6 +152,10 @@ class Session:
         max_total_timeout: progress never pushes a deadline past this many seconds.
         close_timeout: bound for joining each thread in :meth:`close`.
         handler_threads: size of the server-request handler pool.
+        on_close: called once, as ``on_close(error)`` on the callback thread (after every
+            notification that arrived before it), when the transport closed without
+            :meth:`close` having been called: the server exited or the link broke. Never
+            called for :meth:`close`. (The client's ``on_connection_lost`` hook.)
     """
 
     def __init__(
@@ -166,11 +170,13 @@ class Session:
         max_total_timeout: Optional[float] = 600.0,
         close_timeout: float = 2.0,
         handler_threads: int = 4,
+        on_close: Optional[Callable[[ConnectionClosed], None]] = None,
     ) -> None:
         self.transport = transport
         self.name = name or transport.name
         self.request_handlers: Dict[str, RequestHandler] = dict(request_handlers or {})
         self.on_notification = on_notification
+        self.on_close = on_close
         self.default_timeout = default_timeout
         self.reset_timeout_on_progress = reset_timeout_on_progress
         self.max_total_timeout = max_total_timeout
@@ -187,7 +193,12 @@ class Session:
         self._closed_event = threading.Event()
         self._close_lock = threading.Lock()
         self._stopped = False
+        # True when the transport closed before close() was called (guarded by _close_lock).
+        self._lost = False
         self._pid = os.getpid()
+        #: Merged into every request's ``params._meta`` (the 2026-07-28 per-request
+        #: envelope: protocol version, client info and capabilities); None in the session era.
+        self.request_meta: Optional[Dict[str, Any]] = None
         # When the dispatch thread will next look at deadlines (monotonic seconds). Read
         # without a lock: a stale value at worst costs one extra wake-up.
         self._wake_at = 0.0
@@ -257,6 +268,7 @@ class Session:
             if self._closed_error is not None:
                 return
             self._closed_error = error
+            self._lost = not self._stopped
         self._closed_event.set()
         # Queued behind every message the reader delivered before it saw the close, so
         # responses that did arrive are still delivered before the rest fail.
@@ -292,18 +304,32 @@ class Session:
         on_progress: Optional[ProgressCallback] = None,
         reset_timeout_on_progress: Optional[bool] = None,
         max_total_timeout: Any = ...,
+        cancellable: bool = True,
+        headers: Optional[Mapping[str, str]] = None,
     ) -> RequestFuture:
         """Send a request and return at once with a future for its result (a dict).
 
         The deadline is enforced by the dispatch thread: the future fails with
-        :class:`RequestTimeout` (and the server is sent ``notifications/cancelled``).
-        ``future.cancel()`` cancels on the wire.
+        :class:`RequestTimeout` once the server has been told (``notifications/cancelled``,
+        or the transport's own cancellation). ``future.cancel()`` cancels on the wire.
+        ``cancellable=False`` (``initialize``, the era probe) never cancels on the wire.
+        ``headers`` are extra transport headers (HTTP only).
 
         Raises:
             ConnectionClosed: the transport is closed.
             TransportError: the request could not be sent.
+
+        A ``ConnectionClosed`` raised here (not through the future) means the request was
+        never written: its ``request_sent`` is False, so a caller may safely retry it on
+        a new connection. A transport that may have delivered the message before failing
+        marks its error ``request_sent = True`` (or leaves another TransportError's at
+        ``None``, unknown).
         """
-        self._check_usable()
+        try:
+            self._check_usable()
+        except ConnectionClosed as exc:
+            exc.request_sent = False
+            raise
         if timeout is ...:
             timeout = self.default_timeout
         if max_total_timeout is ...:
@@ -314,29 +340,43 @@ class Session:
         entry = self.table.open(
             method, future, now=time.monotonic(), timeout=timeout,
             max_total_timeout=max_total_timeout, on_progress=on_progress,
-            reset_on_progress=reset_timeout_on_progress,
+            reset_on_progress=reset_timeout_on_progress, cancellable=cancellable,
         )
-        future._session, future.request_id, future.method = self, entry.id, method
+        future.request_id, future.method = entry.id, method
+        if cancellable:
+            future._session = self
         if entry.deadline is not None and entry.deadline < self._wake_at:
             self._inbox.put(_WAKE)
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": entry.id, "method": method}
-        if params is not None:
-            message["params"] = params
+        meta: Optional[Dict[str, Any]] = None
+        if self.request_meta is not None:
+            meta = dict(self.request_meta)
         if on_progress is not None or (
             reset_timeout_on_progress and method in _LONG_RUNNING and timeout is not None
         ):
             # The request id doubles as progress token: progress then finds its request
             # without a second table.
-            meta = dict(params.get("_meta") or {}) if params else {}
-            meta.setdefault("progressToken", entry.id)
-            message["params"] = {**(params or {}), "_meta": meta}
+            meta = meta if meta is not None else {}
+            meta["progressToken"] = entry.id
+        if meta is not None:
+            params = dict(params) if params else {}
+            params["_meta"] = {**meta, **(params.get("_meta") or {})}
+        if params is not None:
+            message["params"] = params
         # Closed while we registered: fail now rather than lose the request.
         if self._closed_error is not None and self.table.pop(entry.id) is not None:
-            raise self._make_closed_error()
+            closed = self._make_closed_error()
+            closed.request_sent = False
+            raise closed
         try:
-            self.transport.send(message)
-        except MCPError:
+            if headers:
+                self.transport.send(message, headers=headers)
+            else:
+                self.transport.send(message)
+        except MCPError as exc:
             self.table.pop(entry.id)
+            if isinstance(exc, ConnectionClosed) and exc.request_sent is None:
+                exc.request_sent = False  # the transport was closed: nothing went out
             raise
         if self._closed_error is not None and self.table.pop(entry.id) is not None:
             settle(future, error=self._make_closed_error())
@@ -353,6 +393,7 @@ class Session:
         reset_timeout_on_progress: Optional[bool] = None,
         max_total_timeout: Any = ...,
         cancellable: bool = True,
+        headers: Optional[Mapping[str, str]] = None,
     ) -> Any:
         """Send a request and block until its result arrives; returns the result dict.
 
@@ -367,10 +408,8 @@ class Session:
         future = self.submit(
             method, params, timeout=timeout, on_progress=on_progress,
             reset_timeout_on_progress=reset_timeout_on_progress,
-            max_total_timeout=max_total_timeout,
+            max_total_timeout=max_total_timeout, cancellable=cancellable, headers=headers,
         )
-        if not cancellable:
-            future._session = None  # e.g. initialize: the spec forbids cancelling it
         # The dispatch thread enforces the deadline; this wait is a safety bound on top.
         bound = future_wait_bound(timeout if timeout is not ... else self.default_timeout,
                                   max_total_timeout if max_total_timeout is not ...
@@ -380,6 +419,8 @@ class Session:
         except KeyboardInterrupt:
             if cancellable:
                 self._cancel(future.request_id, "interrupted by the user (KeyboardInterrupt)")
+            else:
+                self.table.pop(future.request_id)
             raise
         except TimeoutError as exc:
             if isinstance(exc, RequestTimeout):
@@ -411,7 +452,8 @@ class Session:
 
     def _expire(self, entry: Pending) -> None:
         """Tell the server a request timed out, then fail its future (in that order)."""
-        self._send_cancel(entry.id, "timed out")
+        if entry.cancellable:
+            self._send_cancel(entry.id, "timed out")
         settle(entry.future, error=RequestTable.timeout_error(entry))
 
     def _send_cancel(self, request_id: Any, reason: str) -> None:
@@ -446,6 +488,9 @@ class Session:
                 message = None
             elif message is _CLOSED:
                 table.fail_all(self._make_closed_error)
+                if self._lost and self.on_close is not None:
+                    # On the callback thread, behind the notifications queued before it.
+                    self._callbacks.put((self.on_close, (self._make_closed_error(),)))
             elif message is not None:
                 try:
                     self._route(message)

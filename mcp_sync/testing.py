@@ -35,8 +35,14 @@ import sys
 import threading
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence
 
-__all__ = ["FakeServer", "ServerConnection", "ToolContext", "ToolError"]
+__all__ = ["FakeServer", "RpcError", "ServerConnection", "ToolContext", "ToolError"]
 
+_KNOWN_METHODS = frozenset({
+    "initialize", "ping", "tools/list", "tools/call", "resources/list",
+    "resources/templates/list", "resources/read", "resources/subscribe",
+    "resources/unsubscribe", "prompts/list", "prompts/get", "completion/complete",
+    "logging/setLevel",
+})
 SESSION_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -45,7 +51,9 @@ class ToolError(Exception):
     """Raised by a tool to return a result with ``isError: true``."""
 
 
-class _RemoteError(Exception):
+class RpcError(Exception):
+    """Raised by a custom method handler (or seen by ``ctx.request``): a JSON-RPC error."""
+
     def __init__(self, error: Dict[str, Any]) -> None:
         self.error = error
         super().__init__(error.get("message", "error"))
@@ -143,6 +151,7 @@ class FakeServer:
         instructions: Optional[str] = None,
         page_size: Optional[int] = None,
         protocol_versions: Sequence[str] = SESSION_VERSIONS,
+        ignore_unknown: bool = False,
     ) -> None:
         self.name = name
         self.version = version
@@ -154,6 +163,10 @@ class FakeServer:
         self.prompts: Dict[str, Any] = {}
         self.completions: Dict[str, Callable[[str, str], List[str]]] = {}
         self.connections: List[ServerConnection] = []
+        #: Handlers for extra request methods: ``fn(params) -> result`` (raise RpcError).
+        self.methods: Dict[str, Callable[[Dict[str, Any]], Any]] = {}
+        #: Never answer unknown methods (like some servers do), instead of -32601.
+        self.ignore_unknown = ignore_unknown
         self._lock = threading.Lock()
 
     # -- definitions ---------------------------------------------------------------------
@@ -203,6 +216,15 @@ class FakeServer:
             if arguments:
                 definition["arguments"] = list(arguments)
             self.prompts[definition["name"]] = (fn, definition)
+            return fn
+
+        return register
+
+    def method(self, name: str) -> Callable[[Callable[[Dict[str, Any]], Any]], Any]:
+        """Handle requests of method ``name`` (decorator): ``fn(params) -> result``."""
+
+        def register(fn: Callable[[Dict[str, Any]], Any]) -> Callable[[Dict[str, Any]], Any]:
+            self.methods[name] = fn
             return fn
 
         return register
@@ -330,7 +352,7 @@ class ServerConnection:
         if reply is None:
             raise ConnectionError("connection closed")
         if "error" in reply:
-            raise _RemoteError(reply["error"])
+            raise RpcError(reply["error"])
         return reply.get("result")
 
     def wait_for(
@@ -388,9 +410,13 @@ class ServerConnection:
         if method == "tools/call":
             self._start_tool(message)
             return
+        if self.server.ignore_unknown and method not in self.server.methods and (
+            method not in _KNOWN_METHODS
+        ):
+            return
         try:
             result = self._handle(method, message.get("params") or {})
-        except _RemoteError as exc:
+        except RpcError as exc:
             self.send({"jsonrpc": "2.0", "id": message["id"], "error": exc.error})
             return
         self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
@@ -409,7 +435,7 @@ class ServerConnection:
         try:
             start = int(params.get("cursor") or 0)
         except ValueError:
-            raise _RemoteError({"code": -32602, "message": "Invalid cursor"}) from None
+            raise RpcError({"code": -32602, "message": "Invalid cursor"}) from None
         result: Dict[str, Any] = {key: items[start:start + size]}
         if start + size < len(items):
             result["nextCursor"] = str(start + size)
@@ -417,6 +443,8 @@ class ServerConnection:
 
     def _handle(self, method: str, params: Dict[str, Any]) -> Any:
         server = self.server
+        if method in server.methods:
+            return server.methods[method](params)
         if method == "initialize":
             offered = params.get("protocolVersion")
             self.protocol_version = (
@@ -444,7 +472,7 @@ class ServerConnection:
         if method == "resources/read":
             resource = server.resources.get(params.get("uri", ""))
             if resource is None:
-                raise _RemoteError({"code": -32002, "message": "Resource not found",
+                raise RpcError({"code": -32002, "message": "Resource not found",
                                     "data": {"uri": params.get("uri")}})
             contents = {k: v for k, v in resource.items()
                         if k in ("uri", "mimeType", "text", "blob") and v is not None}
@@ -460,7 +488,7 @@ class ServerConnection:
             return self._page([d for _, d in server.prompts.values()], "prompts", params)
         if method == "prompts/get":
             if params.get("name") not in server.prompts:
-                raise _RemoteError(
+                raise RpcError(
                     {"code": -32602, "message": f"Unknown prompt: {params.get('name')}"}
                 )
             fn, _ = server.prompts[params["name"]]
@@ -479,10 +507,10 @@ class ServerConnection:
                                    "hasMore": len(values) > 100}}
         if method == "logging/setLevel":
             if params.get("level") not in _LEVELS:
-                raise _RemoteError({"code": -32602, "message": "Invalid level"})
+                raise RpcError({"code": -32602, "message": "Invalid level"})
             self.log_level = params["level"]
             return {}
-        raise _RemoteError({"code": -32601, "message": f"Method not found: {method}"})
+        raise RpcError({"code": -32601, "message": f"Method not found: {method}"})
 
     def _start_tool(self, message: Dict[str, Any]) -> None:
         ctx = ToolContext(self, message)
@@ -499,7 +527,7 @@ class ServerConnection:
         tool = self.server.tools.get(params.get("name", ""))
         try:
             if tool is None:
-                raise _RemoteError(
+                raise RpcError(
                     {"code": -32602, "message": f"Unknown tool: {params.get('name')}"}
                 )
             arguments = dict(params.get("arguments") or {})
@@ -507,12 +535,12 @@ class ServerConnection:
                 arguments["ctx"] = ctx
             try:
                 response: Dict[str, Any] = {"result": _content(tool.fn(**arguments))}
-            except _RemoteError:
+            except RpcError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failing tool is an isError result
                 response = {"result": {"content": [{"type": "text", "text": str(exc)}],
                                        "isError": True}}
-        except _RemoteError as exc:
+        except RpcError as exc:
             response = {"error": exc.error}
         finally:
             with self._changed:

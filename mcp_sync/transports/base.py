@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 import logging
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Mapping, Optional
 
 from ..exceptions import ConnectionClosed
 
@@ -42,14 +42,21 @@ class Transport(abc.ABC):
 
     #: A short label for thread names and log messages (``mcp-sync-reader-<name>``).
     name: str = "server"
+    #: True for transports that mirror request fields into HTTP headers (2026-07-28), so
+    #: that the client must drop tools with invalid ``x-mcp-header`` annotations.
+    mirrors_headers: bool = False
 
     @abc.abstractmethod
     def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:
         """Open the link and start reading."""
 
     @abc.abstractmethod
-    def send(self, message: Dict[str, Any]) -> None:
-        """Send one JSON-RPC message. Thread-safe."""
+    def send(self, message: Dict[str, Any], headers: Optional[Mapping[str, str]] = None) -> None:
+        """Send one JSON-RPC message. Thread-safe.
+
+        ``headers`` are extra per-message headers for transports that have them (HTTP:
+        the 2026-07-28 ``Mcp-Param-*`` headers); others ignore them.
+        """
 
     @abc.abstractmethod
     def close(self) -> None:
@@ -70,6 +77,11 @@ class Transport(abc.ABC):
     def target(self) -> str:
         """What this transport talks to, for error messages."""
         return self.name
+
+    @property
+    def era_key(self) -> Any:
+        """Identifies the server for the per-process cache of its protocol era."""
+        return (type(self).__name__, self.target)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.target}>"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Mapping, Optional
 
 from ..exceptions import ConnectionClosed
 from .base import CloseCallback, MessageCallback, Transport
@@ -57,7 +57,7 @@ class MemoryTransport(Transport):
         if on_message is not None:
             on_message(json.loads(json.dumps(message)))
 
-    def send(self, message: Dict[str, Any]) -> None:
+    def send(self, message: Dict[str, Any], headers: Optional[Mapping[str, str]] = None) -> None:
         connection = self.connection
         if connection is None or self._on_message is None:
             raise ConnectionClosed(f"in-process connection to {self.name} is closed")

@@ -323,7 +323,7 @@ class StdioTransport(Transport):
 
     # -- writing -------------------------------------------------------------------------
 
-    def send(self, message: Dict[str, Any]) -> None:
+    def send(self, message: Dict[str, Any], headers: Optional[Mapping[str, str]] = None) -> None:
         """Write one message as a line of JSON. Thread-safe.
 
         Raises:

@@ -7,6 +7,7 @@ Options:
   --no-resources         declare no resources (so no resources.subscribe)
   --banner               print a non-JSON banner line on stdout before serving
   --exit-at-start N      exit with status N before reading anything
+  --ignore-unknown       never answer unknown methods (some servers ignore server/discover)
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ parser.add_argument("--protocol-version")
 parser.add_argument("--no-resources", action="store_true")
 parser.add_argument("--banner", action="store_true")
 parser.add_argument("--exit-at-start", type=int)
+parser.add_argument("--ignore-unknown", action="store_true",
+                    help="never answer unknown methods (e.g. server/discover)")
 options = parser.parse_args()
 
 if options.exit_at_start is not None:
@@ -39,7 +42,7 @@ if options.exit_at_start is not None:
 versions = (options.protocol_version,) if options.protocol_version else (
     "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 server = FakeServer("fake", "1.2.3", instructions="Test server.", page_size=options.page_size,
-                    protocol_versions=versions)
+                    protocol_versions=versions, ignore_unknown=options.ignore_unknown)
 
 
 def raw_write(ctx: ToolContext, data: bytes) -> None:

@@ -1,0 +1,204 @@
+"""Change notifications: ``Client.subscribe()`` in both protocol eras.
+
+In the stateless era (2026-07-28) a subscription is a long-lived ``subscriptions/listen``
+request whose response stream carries the notifications the client opted in to. One
+named thread per subscription (``mcp-sync-subscription-<name>``, a daemon like every
+mcp_sync thread; ``close()`` joins it with a bound) opens the request, waits for the
+server's acknowledgement, and re-opens the stream with backoff if it ends while the
+client is connected. In the session era the server sends list changes unasked, and
+resource updates follow ``resources/subscribe``; the same object covers both.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+
+from .exceptions import ConnectionClosed, MCPError, RequestTimeout
+
+if TYPE_CHECKING:
+    from .client import Client
+    from .session import RequestFuture
+
+__all__ = ["Subscription"]
+
+log = logging.getLogger(__name__)
+
+#: Seconds between attempts to re-open a dropped stream: 0.5, 1, 2, 4, then every 4.
+BACKOFF = (0.5, 1.0, 2.0, 4.0)
+
+
+class Subscription:
+    """An open subscription to change notifications. Close it (or the client) to end it.
+
+    Notifications reach the client's usual callbacks (``notification_handler``, the
+    list caches) whichever era the server speaks. ``acknowledged`` holds the filter the
+    server agreed to (stateless era), e.g. ``{"toolsListChanged": True}``.
+    """
+
+    def __init__(self, client: Client, notifications: Dict[str, Any], *,
+                 ack_timeout: Optional[float], backoff: Sequence[float] = BACKOFF) -> None:
+        self.client = client
+        self.notifications = notifications
+        self.acknowledged: Optional[Dict[str, Any]] = None
+        self.ack_timeout = ack_timeout
+        self.backoff = tuple(backoff)
+        self._stop = threading.Event()
+        self._acked = threading.Event()
+        self._ended = threading.Event()  # the current stream ended (response or error)
+        # Guards _future and _request_id, read by the client's notification routing.
+        self._lock = threading.Lock()
+        self._future: Optional[RequestFuture] = None
+        self._request_id: Any = None
+        self._failure: Optional[BaseException] = None
+        self._thread: Optional[threading.Thread] = None
+        self._subscribed_uris: List[str] = []
+
+    def covers(self, key: str) -> bool:
+        """Did the server acknowledge notifications of this kind (``toolsListChanged``...)?"""
+        acked = self.acknowledged
+        return bool(acked and acked.get(key)) and not self._stop.is_set()
+
+    @property
+    def request_id(self) -> Any:
+        return self._request_id
+
+    # -- stateless era ---------------------------------------------------------------------
+
+    def start(self) -> Subscription:
+        """Open the stream and wait for the acknowledgement.
+
+        Raises:
+            RequestTimeout: no acknowledgement within ``ack_timeout``.
+            ServerError, ConnectionClosed: the server refused or the link died.
+        """
+        if self.client.era != "stateless":
+            self._start_session_era()
+            return self
+        self._open()
+        if not self._wait_ack(self.ack_timeout):
+            self.close()
+            if self._failure is not None:
+                raise self._failure
+            raise RequestTimeout("subscriptions/listen", self._request_id, self.ack_timeout)
+        self._thread = threading.Thread(
+            target=self._keep_open, name=f"mcp-sync-subscription-{self.client.name}", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def _open(self) -> None:
+        session = self.client._live_session()
+        self._acked.clear()
+        self._ended.clear()
+        future = session.submit(
+            "subscriptions/listen", {"notifications": self.notifications},
+            timeout=None, reset_timeout_on_progress=False,
+        )
+        with self._lock:
+            self._future, self._request_id = future, future.request_id
+        future.add_done_callback(self._stream_ended)
+
+    def _stream_ended(self, future: Future[Any]) -> None:
+        if not future.cancelled() and future.exception() is not None:
+            self._failure = future.exception()
+        self._ended.set()
+        self._acked.set()  # wake a start() still waiting for the acknowledgement
+
+    def _wait_ack(self, timeout: Optional[float]) -> bool:
+        return self._acked.wait(timeout) and self.acknowledged is not None
+
+    def acknowledge(self, params: Dict[str, Any]) -> None:
+        """Called by the client for ``notifications/subscriptions/acknowledged``."""
+        agreed = params.get("notifications")
+        self.acknowledged = agreed if isinstance(agreed, dict) else {}
+        missing = [key for key, wanted in self.notifications.items()
+                   if wanted and not self.acknowledged.get(key)]
+        if missing:
+            log.info("%s will not send %s on subscription %s", self.client.name,
+                     ", ".join(missing), self._request_id)
+        self._acked.set()
+
+    def _keep_open(self) -> None:
+        attempt = 0
+        while not self._stop.is_set():
+            # Bounded waits: wake now and then even if nothing ends the stream.
+            if not self._ended.wait(5.0):
+                continue
+            if self._stop.is_set():
+                return
+            failure = self._failure
+            if isinstance(failure, ConnectionClosed):
+                log.debug("subscription %s of %s ends with the connection", self._request_id,
+                          self.client.name)
+                return
+            delay = self.backoff[min(attempt, len(self.backoff) - 1)]
+            log.info("subscription stream of %s ended (%r); re-opening in %.1f s",
+                     self.client.name, failure, delay)
+            if self._stop.wait(delay):
+                return
+            attempt += 1
+            self._failure = None
+            try:
+                self._open()
+            except MCPError as exc:
+                self._failure = exc
+                self._ended.set()
+                if isinstance(exc, ConnectionClosed):
+                    return
+                continue
+            if self._wait_ack(self.ack_timeout if self.ack_timeout is not None else 30.0):
+                attempt = 0
+
+    # -- session era -----------------------------------------------------------------------
+
+    def _start_session_era(self) -> None:
+        uris = list(self.notifications.get("resourceSubscriptions") or ())
+        for uri in uris:
+            self.client._subscribe_session_era(uri)
+            self._subscribed_uris.append(uri)
+        # The server sends list changes unasked; acknowledge what it declared.
+        agreed: Dict[str, Any] = {}
+        for kind in ("tools", "prompts", "resources"):
+            key = f"{kind}ListChanged"
+            if self.notifications.get(key) and self.client._has_capability(kind, "listChanged"):
+                agreed[key] = True
+        if uris:
+            agreed["resourceSubscriptions"] = uris
+        self.acknowledged = agreed
+
+    # -- closing ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End the subscription: cancel the stream (HTTP closes it; stdio sends
+        ``notifications/cancelled``), or unsubscribe the resources (session era).
+        Idempotent; joins the thread with a bound."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        with self._lock:
+            future = self._future
+        if future is not None and not future.done():
+            future.cancel()
+        self._ended.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(self.client.close_timeout)
+        for uri in self._subscribed_uris:
+            try:
+                self.client._unsubscribe_session_era(uri)
+            except MCPError as exc:
+                log.debug("unsubscribing %s from %s failed: %r", uri, self.client.name, exc)
+        self._subscribed_uris.clear()
+        if self in self.client._subscriptions:
+            self.client._subscriptions.remove(self)
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+
