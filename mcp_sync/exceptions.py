@@ -14,7 +14,11 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── RequestTimeout                  no answer before the deadline (also a TimeoutError)
     ├── RequestCancelled                the request was cancelled by the caller
     ├── ServerError                     the server answered with a JSON-RPC error
-    │   └── MethodNotFound              ... with code -32601
+    │   ├── MethodNotFound              ... -32601
+    │   ├── HeaderMismatch              ... -32020: HTTP headers disagree with the body
+    │   ├── MissingClientCapability     ... -32021: the call needs a capability not declared
+    │   └── ProtocolVersionRejected     ... -32022: unsupported version (also an
+    │                                       UnsupportedProtocolVersion)
     ├── ProtocolError                   a malformed or schema-invalid reply, a bad handshake
     │   └── UnsupportedProtocolVersion  the server speaks no protocol version we do
     ├── CapabilityError                 the server did not declare the capability a call needs
@@ -37,9 +41,12 @@ __all__ = [
     "ConnectionClosed",
     "ForkedClientError",
     "HTTPError",
+    "HeaderMismatch",
     "MCPError",
     "MethodNotFound",
+    "MissingClientCapability",
     "ProtocolError",
+    "ProtocolVersionRejected",
     "RequestCancelled",
     "RequestTimeout",
     "ServerError",
@@ -65,7 +72,17 @@ class MCPError(Exception):
 
 
 class TransportError(MCPError):
-    """The link to the server failed (process, pipe, socket or HTTP)."""
+    """The link to the server failed (process, pipe, socket or HTTP).
+
+    ``request_sent`` says whether the request that failed reached the transport's wire:
+    ``False`` when it certainly did not (the session raises ``ConnectionClosed`` with
+    ``request_sent=False`` from ``submit()`` when the link was closed before the request
+    was written), ``True`` when it was written, ``None`` when unknown. Only a ``False``
+    makes a retry on a new connection safe for any request.
+    """
+
+    #: See the class docstring; set by the session or the transport, None when unknown.
+    request_sent: Optional[bool] = None
 
 
 class ConnectionClosed(TransportError):
@@ -202,9 +219,57 @@ class AuthError(MCPError):
     """Authorization with the server failed."""
 
 
+class HeaderMismatch(ServerError):
+    """The server found the HTTP headers disagreeing with the body (-32020, 2026-07-28)."""
+
+
+class MissingClientCapability(ServerError):
+    """The call needs a client capability that was not declared (-32021, 2026-07-28).
+
+    ``required_capabilities`` lists them, e.g. ``{"sampling": {}}``: pass the matching
+    handler (``sampling_handler=``...) to the client to declare it.
+    """
+
+    @property
+    def required_capabilities(self) -> Any:
+        return self.data.get("requiredCapabilities") if isinstance(self.data, dict) else None
+
+    def __str__(self) -> str:
+        required = self.required_capabilities
+        if isinstance(required, dict) and required:
+            return (f"{super().__str__()} (needs client capabilities: "
+                    f"{', '.join(excerpt(name, 40) for name in required)})")
+        return super().__str__()
+
+
+class ProtocolVersionRejected(ServerError, UnsupportedProtocolVersion):
+    """The server does not support the requested protocol version (-32022, 2026-07-28).
+
+    ``supported`` lists the versions it does.
+    """
+
+    @property
+    def supported(self) -> Any:
+        return self.data.get("supported") if isinstance(self.data, dict) else None
+
+    def __str__(self) -> str:
+        if isinstance(self.supported, list):
+            versions = ", ".join(excerpt(v, 20) for v in self.supported[:10])
+            return f"{super().__str__()} (server supports: {versions})"
+        return super().__str__()
+
+
+_ERRORS_BY_CODE = {
+    -32601: MethodNotFound,
+    -32020: HeaderMismatch,
+    -32021: MissingClientCapability,
+    -32022: ProtocolVersionRejected,
+}
+
+
 def server_error(
     code: int, message: str, data: Any = None, *, method: Optional[str] = None
 ) -> ServerError:
     """The most specific :class:`ServerError` subclass for a JSON-RPC error code."""
-    cls = MethodNotFound if code == -32601 else ServerError
+    cls = _ERRORS_BY_CODE.get(code, ServerError)
     return cls(code, message, data, method=method)

@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterator, List, Optional
 import pytest
 
 import mcp_sync
-from mcp_sync import CapabilityError, MemoryTransport, RequestTimeout, ServerError
+from mcp_sync import CapabilityError, MemoryTransport, RequestTimeout
 from mcp_sync.client import forget_protocol_eras
 from mcp_sync.testing import FakeServer, RpcError
 
@@ -74,9 +74,10 @@ def test_multi_round_trip_requests_use_the_handlers() -> None:
 
 def test_a_missing_capability_is_a_clear_error() -> None:
     with connect_modern() as client:
-        with pytest.raises(ServerError) as info:
+        with pytest.raises(mcp_sync.MissingClientCapability) as info:
             client.call_tool("ask_llm")
-        assert info.value.code == -32021  # MissingRequiredClientCapability
+        assert info.value.code == -32021
+        assert "sampling" in str(info.value)
         assert client.call_tool("add", {"a": 1, "b": 1}).structured == {"result": 2}
 
 

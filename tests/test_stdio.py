@@ -545,6 +545,7 @@ def test_public_api_is_pinned() -> None:
         "DEFAULT", "AuthError", "CapabilityError", "Client", "ClientNotConnected",
         "CommandNotFound", "ConnectionClosed", "ForkedClientError", "HTTPError",
         "HttpTransport", "MCPError", "MemoryTransport", "MethodNotFound", "ProtocolError",
+        "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
         "RequestCancelled", "RequestTimeout", "ServerError", "SseTransport", "StdioTransport",
         "Transport", "TransportError", "UnsupportedProtocolVersion", "__version__",
         "connect", "types",
