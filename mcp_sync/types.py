@@ -1,4 +1,4 @@
-"""Pydantic v2 models for the Model Context Protocol, schema revision 2025-11-25.
+"""Pydantic v2 models for the Model Context Protocol, schema revisions 2025-11-25 and 2026-07-28.
 
 Conventions used throughout this module:
 
@@ -12,6 +12,38 @@ Conventions used throughout this module:
 * Content unions (:data:`ContentBlock`, :data:`SamplingMessageContentBlock`,
   :data:`AnyResourceContents`) fall back to a generic model for tags they do not know,
   instead of failing the whole message.
+
+The stateless 2026-07-28 revision
+---------------------------------
+
+Its models live beside the 2025-11-25 ones, under one rule: a 2026-07-28 definition ``X``
+is modelled by the class ``X2026`` when the 2025-11-25 ``X`` cannot carry its shape, and by
+``X`` itself otherwise.  The ``X2026`` classes are:
+
+* :class:`CreateMessageRequest2026`, :class:`ListRootsRequest2026`,
+  :class:`ElicitRequest2026` -- server requests are no longer JSON-RPC messages but the
+  values of :attr:`InputRequiredResult.input_requests` (no ``jsonrpc`` or ``id``);
+* :class:`ElicitRequestURLParams2026` -- ``elicitationId`` was dropped;
+* :class:`CallToolResult2026`, :class:`ToolResultContent2026` -- ``structuredContent`` may
+  be any JSON value, and with them :class:`SamplingMessage2026`,
+  :class:`CreateMessageRequestParams2026` and :class:`CreateMessageResult2026`.  These are
+  subclasses of their 2025-11-25 models, so ``isinstance`` checks keep working;
+* the unions :data:`ClientRequest2026`, :data:`ClientNotification2026`,
+  :data:`ClientResult2026`, :data:`ServerNotification2026`, :data:`ServerResult2026`,
+  :data:`ElicitRequestParams2026`, :data:`SamplingMessageContentBlock2026`.
+
+Definitions new in 2026-07-28 (``DiscoverRequest``, ``InputRequiredResult``, the
+``subscriptions/listen`` messages, the typed ``*ResultResponse`` envelopes, ...) keep their
+schema names.  Fields that 2026-07-28 adds to a shared definition are optional fields of the
+shared model (``resultType``, ``ttlMs``/``cacheScope``, ``inputResponses``/``requestState``,
+``extensions``), so 2025-11-25 messages parse and round-trip exactly as before.  Fields that
+2026-07-28 makes required but 2025-11-25 lacks (``_meta`` of request params, ``resultType``,
+``ttlMs``/``cacheScope`` of the list and read results) stay optional on shared models.
+
+``resultType``: :attr:`Result.result_type` is ``None`` when the wire had no ``resultType``
+(so :meth:`MCPModel.to_wire` never adds one); :attr:`Result.result_kind` applies the spec's
+rule that an absent ``resultType`` means ``"complete"``.  The ``...OrInputRequired`` unions
+and :data:`ServerResult2026` dispatch on it.
 """
 
 from typing import Annotated, Any, Callable, Dict, List, Literal, Optional, Sequence, Type, Union
@@ -23,6 +55,7 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     Tag,
+    ValidationError,
     model_serializer,
 )
 
@@ -39,8 +72,30 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
-# MCP-specific error code: the request needs a URL-mode elicitation first.
+# MCP-specific error code: the request needs a URL-mode elicitation first (2025-11-25 only).
 URL_ELICITATION_REQUIRED = -32042
+
+# 2026-07-28: the stateless revision.
+PROTOCOL_VERSION_2026_07_28 = "2026-07-28"
+# Error codes of the range -32020..-32099 that 2026-07-28 reserves for the MCP specification.
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+# Resource not found: 2025-11-25 and earlier send -32002; 2026-07-28 servers send
+# INVALID_PARAMS (-32602) instead, and clients SHOULD still accept -32002 from older servers.
+LEGACY_RESOURCE_NOT_FOUND = -32002
+RESOURCE_NOT_FOUND_CODES = (INVALID_PARAMS, LEGACY_RESOURCE_NOT_FOUND)
+
+# Reserved ``_meta`` keys (2026-07-28).  Requests carry the protocol version, client info,
+# client capabilities and log level; results the server info; notifications on a
+# ``subscriptions/listen`` stream (and that stream's final result) the subscription id.
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+META_PROGRESS_TOKEN = "progressToken"
 
 
 # ---------------------------------------------------------------------------
@@ -89,6 +144,17 @@ LoggingLevel = Literal[
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
 ]
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
+# 2026-07-28.  ``resultType``: known values "complete" and "input_required"; extensions may
+# add more, so any string parses.
+ResultType = Union[Literal["complete", "input_required"], str]
+# ``cacheScope`` of cacheable results: known values "public" and "private".
+CacheScope = Union[Literal["private", "public"], str]
+# Arbitrary JSON, kept as parsed by ``json``.
+JSONValue = Any
+JSONObject = Dict[str, Any]
+JSONArray = List[Any]
+# The contents of a ``_meta`` field; see RequestMetaObject and friends for the reserved keys.
+MetaObject = Dict[str, Any]
 
 
 def _class_tag(value: Any, classes: Sequence[Type[BaseModel]]) -> Optional[str]:
@@ -284,6 +350,17 @@ class PaginatedRequestParams(RequestParams):
     cursor: Optional[Cursor] = None
 
 
+class InputResponseRequestParams(RequestParams):
+    """Params of a request retried after an ``input_required`` result (2026-07-28).
+
+    ``input_responses`` answers the result's ``inputRequests`` key by key; ``request_state``
+    echoes its ``requestState`` unchanged.
+    """
+
+    input_responses: Optional["InputResponses"] = None
+    request_state: Optional[str] = None
+
+
 class PaginatedRequest(_RequestEnvelope):
     """A request for one page of a list."""
 
@@ -296,11 +373,34 @@ class NotificationParams(MCPModel):
 
     meta: MetaField = None
 
+    @property
+    def subscription_id(self) -> Optional[RequestId]:
+        """The ``subscriptions/listen`` stream this notification came on, if any (2026-07-28)."""
+        return _subscription_id(self.meta)
+
+
+def _subscription_id(meta: Optional[Dict[str, Any]]) -> Optional[RequestId]:
+    """``meta[META_SUBSCRIPTION_ID]`` if it is a valid request id, else ``None``."""
+    value = (meta or {}).get(META_SUBSCRIPTION_ID)
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return value
+    return None
+
 
 class Result(MCPModel):
-    """Base of every result; extra fields are kept."""
+    """Base of every result; extra fields are kept.
+
+    ``result_type`` is the wire's ``resultType`` (2026-07-28), ``None`` when absent so that
+    results from older servers round-trip unchanged; :attr:`result_kind` is what it means.
+    """
 
     meta: MetaField = None
+    result_type: Optional[ResultType] = None
+
+    @property
+    def result_kind(self) -> str:
+        """The result's type: ``resultType``, or ``"complete"`` when the wire had none."""
+        return "complete" if self.result_type is None else self.result_type
 
 
 EmptyResult = Result
@@ -310,6 +410,19 @@ class PaginatedResult(Result):
     """A result page with an optional cursor to the next page."""
 
     next_cursor: Optional[Cursor] = None
+
+
+class CacheableResult(Result):
+    """A result with client-side caching hints (2026-07-28).
+
+    ``ttl_ms`` is how long the result may be treated as fresh; ``cache_scope`` is
+    ``"public"`` (shareable across users) or ``"private"`` (one authorization context).
+    2026-07-28 servers always send both; they are optional here because the results that
+    carry them are shared with 2025-11-25, which has neither.
+    """
+
+    ttl_ms: Optional[int] = None
+    cache_scope: Optional[CacheScope] = None
 
 
 # ---------------------------------------------------------------------------
@@ -426,15 +539,15 @@ class ResourceLink(Resource):
     type: Literal["resource_link"] = "resource_link"
 
 
-def _type_tag(known: Sequence[str]) -> Callable[[Any], Optional[str]]:
-    """Build a discriminator function mapping unknown ``type`` values to ``"unknown"``."""
+def _type_tag(known: Sequence[str], field: str = "type") -> Callable[[Any], Optional[str]]:
+    """Build a discriminator function mapping unknown ``field`` values to ``"unknown"``."""
 
     def tag(value: Any) -> Optional[str]:
-        """Return the block's ``type`` if known, ``"unknown"`` otherwise."""
+        """Return the value's ``field`` if known, ``"unknown"`` otherwise."""
         if isinstance(value, dict):
-            kind = value.get("type")
+            kind = value.get(field)
         elif isinstance(value, BaseModel):
-            kind = getattr(value, "type", None)
+            kind = getattr(value, field, None)
         else:
             return None
         if not isinstance(kind, str):
@@ -656,6 +769,8 @@ class ClientCapabilities(MCPModel):
     sampling: Optional[SamplingCapability] = None
     elicitation: Optional[ElicitationCapability] = None
     tasks: Optional[ClientTasksCapability] = None
+    # 2026-07-28: optional extensions the client supports, keyed by extension id.
+    extensions: Optional[Dict[str, Dict[str, Any]]] = None
 
 
 class PromptsCapability(MCPModel):
@@ -707,6 +822,8 @@ class ServerCapabilities(MCPModel):
     resources: Optional[ResourcesCapability] = None
     tools: Optional[ToolsCapability] = None
     tasks: Optional[ServerTasksCapability] = None
+    # 2026-07-28: optional extensions the server supports, keyed by extension id.
+    extensions: Optional[Dict[str, Dict[str, Any]]] = None
 
 
 class Implementation(BaseMetadata, Icons):
@@ -812,7 +929,7 @@ class ListResourcesRequest(PaginatedRequest):
     method: Literal["resources/list"] = "resources/list"
 
 
-class ListResourcesResult(PaginatedResult):
+class ListResourcesResult(PaginatedResult, CacheableResult):
     """One page of resources."""
 
     resources: List[Resource]
@@ -824,7 +941,7 @@ class ListResourceTemplatesRequest(PaginatedRequest):
     method: Literal["resources/templates/list"] = "resources/templates/list"
 
 
-class ListResourceTemplatesResult(PaginatedResult):
+class ListResourceTemplatesResult(PaginatedResult, CacheableResult):
     """One page of resource templates."""
 
     resource_templates: List[ResourceTemplate]
@@ -836,7 +953,7 @@ class ResourceRequestParams(RequestParams):
     uri: str
 
 
-class ReadResourceRequestParams(ResourceRequestParams):
+class ReadResourceRequestParams(ResourceRequestParams, InputResponseRequestParams):
     """Params of ``resources/read``."""
 
 
@@ -847,7 +964,7 @@ class ReadResourceRequest(_RequestEnvelope):
     params: ReadResourceRequestParams
 
 
-class ReadResourceResult(Result):
+class ReadResourceResult(CacheableResult):
     """Contents of a resource (text, blob, or unknown kinds)."""
 
     contents: List[AnyResourceContents]
@@ -926,13 +1043,13 @@ class ListPromptsRequest(PaginatedRequest):
     method: Literal["prompts/list"] = "prompts/list"
 
 
-class ListPromptsResult(PaginatedResult):
+class ListPromptsResult(PaginatedResult, CacheableResult):
     """One page of prompts."""
 
     prompts: List[Prompt]
 
 
-class GetPromptRequestParams(RequestParams):
+class GetPromptRequestParams(InputResponseRequestParams):
     """Params of ``prompts/get``."""
 
     name: str
@@ -1006,13 +1123,13 @@ class ListToolsRequest(PaginatedRequest):
     method: Literal["tools/list"] = "tools/list"
 
 
-class ListToolsResult(PaginatedResult):
+class ListToolsResult(PaginatedResult, CacheableResult):
     """One page of tools."""
 
     tools: List[Tool]
 
 
-class CallToolRequestParams(TaskAugmentedRequestParams):
+class CallToolRequestParams(TaskAugmentedRequestParams, InputResponseRequestParams):
     """Params of ``tools/call``."""
 
     name: str
@@ -1524,6 +1641,522 @@ class URLElicitationRequiredError(JSONRPCErrorResponse):
 
 
 # ---------------------------------------------------------------------------
+# 2026-07-28: reserved _meta objects
+# ---------------------------------------------------------------------------
+
+
+class RequestMetaObject(MCPModel):
+    """The reserved keys of a 2026-07-28 request's ``_meta``; other keys are kept as extras.
+
+    Build a request's ``_meta`` with ``RequestMetaObject(...).to_wire()`` and read one with
+    ``RequestMetaObject.model_validate(params.meta)``.
+    """
+
+    protocol_version: str = Field(
+        validation_alias=META_PROTOCOL_VERSION, serialization_alias=META_PROTOCOL_VERSION
+    )
+    client_capabilities: ClientCapabilities = Field(
+        validation_alias=META_CLIENT_CAPABILITIES, serialization_alias=META_CLIENT_CAPABILITIES
+    )
+    client_info: Optional[Implementation] = Field(
+        default=None, validation_alias=META_CLIENT_INFO, serialization_alias=META_CLIENT_INFO
+    )
+    # Without a level the server sends no ``notifications/message`` for the request.
+    log_level: Optional[LoggingLevel] = Field(
+        default=None, validation_alias=META_LOG_LEVEL, serialization_alias=META_LOG_LEVEL
+    )
+    progress_token: Optional[ProgressToken] = None
+
+
+class ResultMetaObject(MCPModel):
+    """The reserved keys of a 2026-07-28 result's ``_meta``; other keys are kept as extras."""
+
+    server_info: Optional[Implementation] = Field(
+        default=None, validation_alias=META_SERVER_INFO, serialization_alias=META_SERVER_INFO
+    )
+
+
+class NotificationMetaObject(MCPModel):
+    """The reserved keys of a 2026-07-28 notification's ``_meta``."""
+
+    # Set on notifications delivered on a ``subscriptions/listen`` stream: that request's id.
+    subscription_id: Optional[RequestId] = Field(
+        default=None,
+        validation_alias=META_SUBSCRIPTION_ID,
+        serialization_alias=META_SUBSCRIPTION_ID,
+    )
+
+
+class SubscriptionsListenResultMetaObject(ResultMetaObject):
+    """``_meta`` of a ``subscriptions/listen`` result: the subscription it closes."""
+
+    subscription_id: RequestId = Field(
+        validation_alias=META_SUBSCRIPTION_ID, serialization_alias=META_SUBSCRIPTION_ID
+    )
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: errors
+# ---------------------------------------------------------------------------
+
+
+class ParseError(Error):
+    """Error object: the receiver could not parse the JSON text."""
+
+    code: Literal[-32700] = -32700
+
+
+class InvalidRequestError(Error):
+    """Error object: the message is not a valid JSON-RPC request."""
+
+    code: Literal[-32600] = -32600
+
+
+class MethodNotFoundError(Error):
+    """Error object: unknown method, or one behind a server capability not advertised."""
+
+    code: Literal[-32601] = -32601
+
+
+class InvalidParamsError(Error):
+    """Error object: invalid params; from 2026-07-28 also "resource not found"."""
+
+    code: Literal[-32602] = -32602
+
+
+class InternalError(Error):
+    """Error object: the receiver failed unexpectedly."""
+
+    code: Literal[-32603] = -32603
+
+
+class HeaderMismatchErrorObject(Error):
+    """Error object with code -32020: HTTP headers disagree with the body, or are missing."""
+
+    code: Literal[-32020] = -32020
+
+
+class HeaderMismatchError(JSONRPCErrorResponse):
+    """Error response: the request's HTTP headers do not match its body (HTTP 400)."""
+
+    error: HeaderMismatchErrorObject
+
+
+class MissingRequiredClientCapabilityErrorData(MCPModel):
+    """``data`` of a -32021 error: the client capabilities the request needs."""
+
+    required_capabilities: ClientCapabilities
+
+
+class MissingRequiredClientCapabilityErrorObject(Error):
+    """Error object with code -32021 listing the client capabilities required."""
+
+    code: Literal[-32021] = -32021
+    data: MissingRequiredClientCapabilityErrorData
+
+
+class MissingRequiredClientCapabilityError(JSONRPCErrorResponse):
+    """Error response: the request needs a capability the client did not declare."""
+
+    error: MissingRequiredClientCapabilityErrorObject
+
+
+class UnsupportedProtocolVersionErrorData(MCPModel):
+    """``data`` of a -32022 error: the versions the server supports and the one requested."""
+
+    supported: List[str]
+    requested: str
+
+
+class UnsupportedProtocolVersionErrorObject(Error):
+    """Error object with code -32022: retry with one of ``data.supported``."""
+
+    code: Literal[-32022] = -32022
+    data: UnsupportedProtocolVersionErrorData
+
+
+class UnsupportedProtocolVersionError(JSONRPCErrorResponse):
+    """Error response: the server does not support the request's protocol version."""
+
+    error: UnsupportedProtocolVersionErrorObject
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: structuredContent may be any JSON value
+# ---------------------------------------------------------------------------
+
+
+class ToolResultContent2026(ToolResultContent):
+    """2026-07-28 tool result (sampling only): ``structured_content`` is any JSON value."""
+
+    structured_content: Optional[JSONValue] = None
+
+
+SamplingMessageContentBlock2026 = Annotated[
+    Union[
+        Annotated[TextContent, Tag("text")],
+        Annotated[ImageContent, Tag("image")],
+        Annotated[AudioContent, Tag("audio")],
+        Annotated[ToolUseContent, Tag("tool_use")],
+        Annotated[ToolResultContent2026, Tag("tool_result")],
+        Annotated[UnknownContent, Tag("unknown")],
+    ],
+    Discriminator(_type_tag(("text", "image", "audio", "tool_use", "tool_result"))),
+]
+
+
+# The 2026 subclasses below narrow a field to the 2026 blocks (ToolResultContent2026 is a
+# ToolResultContent); mypy rejects the narrowing only because ``list`` is invariant.
+
+
+class SamplingMessage2026(SamplingMessage):
+    """2026-07-28 sampling message; its tool results may carry any structured content."""
+
+    content: Union[  # type: ignore[assignment]
+        SamplingMessageContentBlock2026, List[SamplingMessageContentBlock2026]
+    ]
+
+
+class CreateMessageRequestParams2026(CreateMessageRequestParams):
+    """2026-07-28 params of ``sampling/createMessage`` (no ``_meta`` or ``task`` there)."""
+
+    messages: List[SamplingMessage2026]  # type: ignore[assignment]
+
+
+class CreateMessageResult2026(CreateMessageResult):
+    """2026-07-28 sampled message, the client's answer to a ``sampling/createMessage``."""
+
+    content: Union[  # type: ignore[assignment]
+        SamplingMessageContentBlock2026, List[SamplingMessageContentBlock2026]
+    ]
+
+
+class CallToolResult2026(CallToolResult):
+    """2026-07-28 tool call result: ``structured_content`` is any JSON value.
+
+    ``is_error`` reads ``False`` when absent, but is only written back if it was given.
+    """
+
+    structured_content: Optional[JSONValue] = None
+
+    @property
+    def structured(self) -> Optional[JSONValue]:
+        """The structured result (``structuredContent``), if any: any JSON value."""
+        return self.structured_content
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_is_error(self, handler: SerializerFunctionWrapHandler) -> Dict[str, Any]:
+        """Leave ``isError`` out unless it was set, so results round-trip exactly."""
+        data: Dict[str, Any] = handler(self)
+        if "is_error" not in self.model_fields_set:
+            data.pop("isError", None)
+        return data
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: multi round-trip requests (MRTR)
+# ---------------------------------------------------------------------------
+
+
+class ElicitRequestURLParams2026(MCPModel):
+    """2026-07-28 params of a URL-mode elicitation (no ``elicitationId``)."""
+
+    mode: Literal["url"] = "url"
+    message: str
+    url: str
+
+
+def _elicit_mode_tag_2026(value: Any) -> Optional[str]:
+    """URL mode when ``mode == "url"``; otherwise form mode (its ``mode`` is optional)."""
+    if isinstance(value, dict):
+        return "url" if value.get("mode") == "url" else "form"
+    if isinstance(value, ElicitRequestURLParams2026):
+        return "url"
+    if isinstance(value, ElicitRequestFormParams):
+        return "form"
+    return None
+
+
+ElicitRequestParams2026 = Annotated[
+    Union[
+        Annotated[ElicitRequestFormParams, Tag("form")],
+        Annotated[ElicitRequestURLParams2026, Tag("url")],
+    ],
+    Discriminator(_elicit_mode_tag_2026),
+]
+
+
+class CreateMessageRequest2026(MCPModel):
+    """An input request (2026-07-28): the server asks the client to sample an LLM."""
+
+    method: Literal["sampling/createMessage"] = "sampling/createMessage"
+    params: CreateMessageRequestParams2026
+
+
+class ListRootsRequest2026(MCPModel):
+    """An input request (2026-07-28): the server asks for the client's roots."""
+
+    method: Literal["roots/list"] = "roots/list"
+    params: Optional[RequestParams] = None
+
+
+class ElicitRequest2026(MCPModel):
+    """An input request (2026-07-28): the server asks the client to elicit user input."""
+
+    method: Literal["elicitation/create"] = "elicitation/create"
+    params: ElicitRequestParams2026
+
+
+# A request a server embeds in an ``input_required`` result, chosen by ``method``.  An
+# unknown method (an extension's, say) parses as a generic Request instead of failing.
+InputRequest = Annotated[
+    Union[
+        Annotated[CreateMessageRequest2026, Tag("sampling/createMessage")],
+        Annotated[ListRootsRequest2026, Tag("roots/list")],
+        Annotated[ElicitRequest2026, Tag("elicitation/create")],
+        Annotated[Request, Tag("unknown")],
+    ],
+    Discriminator(
+        _type_tag(("sampling/createMessage", "roots/list", "elicitation/create"), "method")
+    ),
+]
+InputRequests = Dict[str, InputRequest]
+
+
+def _input_response_tag(value: Any) -> Optional[str]:
+    """Tell elicitation, roots and sampling results apart by their required fields."""
+    if isinstance(value, dict):
+        if "action" in value:
+            return "elicit"
+        if "roots" in value:
+            return "roots"
+        if "model" in value or "role" in value:
+            return "sampling"
+        return "other"
+    for cls, tag in (
+        (ElicitResult, "elicit"),
+        (ListRootsResult, "roots"),
+        (CreateMessageResult2026, "sampling"),
+        (Result, "other"),
+    ):
+        if isinstance(value, cls):
+            return tag
+    return None
+
+
+# The client's answer to one input request; unknown shapes parse as a generic Result.
+InputResponse = Annotated[
+    Union[
+        Annotated[CreateMessageResult2026, Tag("sampling")],
+        Annotated[ListRootsResult, Tag("roots")],
+        Annotated[ElicitResult, Tag("elicit")],
+        Annotated[Result, Tag("other")],
+    ],
+    Discriminator(_input_response_tag),
+]
+InputResponses = Dict[str, InputResponse]
+
+
+class InputRequiredResult(Result):
+    """The server needs input first: fulfil ``input_requests``, then retry the request.
+
+    Retry with a new request id, ``inputResponses`` keyed like ``input_requests``, and
+    ``requestState`` echoed unchanged.  The spec requires at least one of the two fields.
+    """
+
+    result_type: Literal["input_required"] = "input_required"
+    input_requests: Optional[InputRequests] = None
+    request_state: Optional[str] = None
+
+
+def _result_type_tag(value: Any) -> Optional[str]:
+    """A result's ``resultType``, ``"complete"`` when absent (results from older servers)."""
+    if isinstance(value, dict):
+        kind = value.get("resultType", "complete")
+        return kind if isinstance(kind, str) else None
+    if isinstance(value, Result):
+        return value.result_kind
+    return None
+
+
+# Results of the requests that may answer ``input_required``, dispatched on ``resultType``;
+# an unknown ``resultType`` is a validation error (the spec calls it invalid).
+CallToolResultOrInputRequired = Annotated[
+    Union[
+        Annotated[CallToolResult2026, Tag("complete")],
+        Annotated[InputRequiredResult, Tag("input_required")],
+    ],
+    Discriminator(_result_type_tag),
+]
+GetPromptResultOrInputRequired = Annotated[
+    Union[
+        Annotated[GetPromptResult, Tag("complete")],
+        Annotated[InputRequiredResult, Tag("input_required")],
+    ],
+    Discriminator(_result_type_tag),
+]
+ReadResourceResultOrInputRequired = Annotated[
+    Union[
+        Annotated[ReadResourceResult, Tag("complete")],
+        Annotated[InputRequiredResult, Tag("input_required")],
+    ],
+    Discriminator(_result_type_tag),
+]
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: discovery
+# ---------------------------------------------------------------------------
+
+
+class DiscoverRequest(_RequestEnvelope):
+    """``server/discover``: the server's versions, capabilities and identity."""
+
+    method: Literal["server/discover"] = "server/discover"
+    params: RequestParams
+
+
+class DiscoverResult(CacheableResult):
+    """Answer to ``server/discover``; the server's identity is in ``_meta`` (see server_info)."""
+
+    supported_versions: List[str]
+    capabilities: ServerCapabilities
+    instructions: Optional[str] = None
+    ttl_ms: int
+    cache_scope: CacheScope
+
+    @property
+    def server_info(self) -> Optional[Implementation]:
+        """``_meta["io.modelcontextprotocol/serverInfo"]``; ``None`` if absent or malformed."""
+        value = (self.meta or {}).get(META_SERVER_INFO)
+        if not isinstance(value, dict):
+            return None
+        try:
+            return Implementation.model_validate(value)
+        except ValidationError:
+            return None
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: subscriptions
+# ---------------------------------------------------------------------------
+
+
+class SubscriptionFilter(MCPModel):
+    """The notification types a ``subscriptions/listen`` stream opts in to (all opt-in)."""
+
+    tools_list_changed: Optional[bool] = None
+    prompts_list_changed: Optional[bool] = None
+    resources_list_changed: Optional[bool] = None
+    # ``notifications/resources/updated`` for these URIs (replaces ``resources/subscribe``).
+    resource_subscriptions: Optional[List[str]] = None
+
+
+class SubscriptionsListenRequestParams(RequestParams):
+    """Params of ``subscriptions/listen``."""
+
+    notifications: SubscriptionFilter
+
+
+class SubscriptionsListenRequest(_RequestEnvelope):
+    """Open a long-lived stream of the opted-in change notifications."""
+
+    method: Literal["subscriptions/listen"] = "subscriptions/listen"
+    params: SubscriptionsListenRequestParams
+
+
+class SubscriptionsListenResult(Result):
+    """Sent when the server ends a subscription gracefully; ``_meta`` names the stream."""
+
+    meta: Dict[str, Any] = Field(validation_alias="_meta", serialization_alias="_meta")
+
+    @property
+    def subscription_id(self) -> Optional[RequestId]:
+        """The id of the ``subscriptions/listen`` request whose stream this closes."""
+        return _subscription_id(self.meta)
+
+
+class SubscriptionsAcknowledgedNotificationParams(NotificationParams):
+    """Params of ``notifications/subscriptions/acknowledged``: what the server will send."""
+
+    notifications: SubscriptionFilter
+
+
+class SubscriptionsAcknowledgedNotification(_JSONRPCEnvelope):
+    """First message of a subscription: the subset of the filter the server honours."""
+
+    method: Literal["notifications/subscriptions/acknowledged"] = (
+        "notifications/subscriptions/acknowledged"
+    )
+    params: SubscriptionsAcknowledgedNotificationParams
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: typed result responses
+# ---------------------------------------------------------------------------
+
+
+class CallToolResultResponse(_RequestEnvelope):
+    """Response to ``tools/call``: a result or an ``input_required`` result."""
+
+    result: CallToolResultOrInputRequired
+
+
+class GetPromptResultResponse(_RequestEnvelope):
+    """Response to ``prompts/get``: a result or an ``input_required`` result."""
+
+    result: GetPromptResultOrInputRequired
+
+
+class ReadResourceResultResponse(_RequestEnvelope):
+    """Response to ``resources/read``: a result or an ``input_required`` result."""
+
+    result: ReadResourceResultOrInputRequired
+
+
+class CompleteResultResponse(_RequestEnvelope):
+    """Response to ``completion/complete``."""
+
+    result: CompleteResult
+
+
+class DiscoverResultResponse(_RequestEnvelope):
+    """Response to ``server/discover``."""
+
+    result: DiscoverResult
+
+
+class ListPromptsResultResponse(_RequestEnvelope):
+    """Response to ``prompts/list``."""
+
+    result: ListPromptsResult
+
+
+class ListResourcesResultResponse(_RequestEnvelope):
+    """Response to ``resources/list``."""
+
+    result: ListResourcesResult
+
+
+class ListResourceTemplatesResultResponse(_RequestEnvelope):
+    """Response to ``resources/templates/list``."""
+
+    result: ListResourceTemplatesResult
+
+
+class ListToolsResultResponse(_RequestEnvelope):
+    """Response to ``tools/list``."""
+
+    result: ListToolsResult
+
+
+class SubscriptionsListenResultResponse(_RequestEnvelope):
+    """Response to ``subscriptions/listen``: the subscription ended gracefully."""
+
+    result: SubscriptionsListenResult
+
+
+# ---------------------------------------------------------------------------
 # Per-direction unions
 # ---------------------------------------------------------------------------
 
@@ -1622,14 +2255,102 @@ ServerResult = Union[
 ]
 
 
+# 2026-07-28 per-direction unions.  There are no server requests any more (they travel
+# inside InputRequiredResult), and the client's only notification is cancellation.
+ClientRequest2026 = Annotated[
+    Union[
+        DiscoverRequest,
+        ListResourcesRequest,
+        ListResourceTemplatesRequest,
+        ReadResourceRequest,
+        SubscriptionsListenRequest,
+        ListPromptsRequest,
+        GetPromptRequest,
+        ListToolsRequest,
+        CallToolRequest,
+        CompleteRequest,
+    ],
+    Field(discriminator="method"),
+]
+
+ClientNotification2026 = CancelledNotification
+
+ClientResult2026 = Result
+
+ServerNotification2026 = Annotated[
+    Union[
+        CancelledNotification,
+        ProgressNotification,
+        ResourceListChangedNotification,
+        SubscriptionsAcknowledgedNotification,
+        ResourceUpdatedNotification,
+        PromptListChangedNotification,
+        ToolListChangedNotification,
+        LoggingMessageNotification,
+    ],
+    Field(discriminator="method"),
+]
+
+# ``input_required`` results are told apart by ``resultType``; for the others, as for
+# ServerResult, validate against the result type of the request you sent.
+ServerResult2026 = Annotated[
+    Union[
+        Annotated[InputRequiredResult, Tag("input_required")],
+        Annotated[
+            Union[
+                DiscoverResult,
+                ListResourcesResult,
+                ListResourceTemplatesResult,
+                ReadResourceResult,
+                ListPromptsResult,
+                GetPromptResult,
+                ListToolsResult,
+                CallToolResult2026,
+                CompleteResult,
+                SubscriptionsListenResult,
+                Result,
+            ],
+            Tag("complete"),
+        ],
+    ],
+    Discriminator(_result_type_tag),
+]
+
+# Models whose fields refer forward to the 2026-07-28 types above.
+for _model in (
+    InputResponseRequestParams,
+    ReadResourceRequestParams,
+    GetPromptRequestParams,
+    CallToolRequestParams,
+    ReadResourceRequest,
+    GetPromptRequest,
+    CallToolRequest,
+):
+    _model.model_rebuild()
+del _model
+
+
 __all__ = [
+    "HEADER_MISMATCH",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "JSONRPC_VERSION",
     "LATEST_PROTOCOL_VERSION",
+    "LEGACY_RESOURCE_NOT_FOUND",
+    "META_CLIENT_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_LOG_LEVEL",
+    "META_PROGRESS_TOKEN",
+    "META_PROTOCOL_VERSION",
+    "META_SERVER_INFO",
+    "META_SUBSCRIPTION_ID",
     "METHOD_NOT_FOUND",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
+    "PROTOCOL_VERSION_2026_07_28",
+    "RESOURCE_NOT_FOUND_CODES",
+    "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "Annotations",
     "AnyResourceContents",
@@ -1637,9 +2358,14 @@ __all__ = [
     "BaseMetadata",
     "BlobResourceContents",
     "BooleanSchema",
+    "CacheScope",
+    "CacheableResult",
     "CallToolRequest",
     "CallToolRequestParams",
     "CallToolResult",
+    "CallToolResult2026",
+    "CallToolResultOrInputRequired",
+    "CallToolResultResponse",
     "CancelTaskRequest",
     "CancelTaskRequestParams",
     "CancelTaskResult",
@@ -1647,8 +2373,11 @@ __all__ = [
     "CancelledNotificationParams",
     "ClientCapabilities",
     "ClientNotification",
+    "ClientNotification2026",
     "ClientRequest",
+    "ClientRequest2026",
     "ClientResult",
+    "ClientResult2026",
     "ClientTasksCapability",
     "ClientTasksElicitationCapability",
     "ClientTasksRequestsCapability",
@@ -1656,19 +2385,29 @@ __all__ = [
     "CompleteRequest",
     "CompleteRequestParams",
     "CompleteResult",
+    "CompleteResultResponse",
     "Completion",
     "CompletionArgument",
     "CompletionContext",
     "ContentBlock",
     "CreateMessageRequest",
+    "CreateMessageRequest2026",
     "CreateMessageRequestParams",
+    "CreateMessageRequestParams2026",
     "CreateMessageResult",
+    "CreateMessageResult2026",
     "CreateTaskResult",
     "Cursor",
+    "DiscoverRequest",
+    "DiscoverResult",
+    "DiscoverResultResponse",
     "ElicitRequest",
+    "ElicitRequest2026",
     "ElicitRequestFormParams",
     "ElicitRequestParams",
+    "ElicitRequestParams2026",
     "ElicitRequestURLParams",
+    "ElicitRequestURLParams2026",
     "ElicitRequestedSchema",
     "ElicitResult",
     "ElicitationCapability",
@@ -1683,12 +2422,16 @@ __all__ = [
     "GetPromptRequest",
     "GetPromptRequestParams",
     "GetPromptResult",
+    "GetPromptResultOrInputRequired",
+    "GetPromptResultResponse",
     "GetTaskPayloadRequest",
     "GetTaskPayloadRequestParams",
     "GetTaskPayloadResult",
     "GetTaskRequest",
     "GetTaskRequestParams",
     "GetTaskResult",
+    "HeaderMismatchError",
+    "HeaderMismatchErrorObject",
     "Icon",
     "Icons",
     "ImageContent",
@@ -1697,39 +2440,63 @@ __all__ = [
     "InitializeRequestParams",
     "InitializeResult",
     "InitializedNotification",
+    "InputRequest",
+    "InputRequests",
+    "InputRequiredResult",
+    "InputResponse",
+    "InputResponseRequestParams",
+    "InputResponses",
+    "InternalError",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "JSONArray",
+    "JSONObject",
     "JSONRPCErrorResponse",
     "JSONRPCMessage",
     "JSONRPCNotification",
     "JSONRPCRequest",
     "JSONRPCResponse",
     "JSONRPCResultResponse",
+    "JSONValue",
     "LegacyTitledEnumSchema",
     "ListPromptsRequest",
     "ListPromptsResult",
+    "ListPromptsResultResponse",
     "ListResourceTemplatesRequest",
     "ListResourceTemplatesResult",
+    "ListResourceTemplatesResultResponse",
     "ListResourcesRequest",
     "ListResourcesResult",
+    "ListResourcesResultResponse",
     "ListRootsRequest",
+    "ListRootsRequest2026",
     "ListRootsResult",
     "ListTasksRequest",
     "ListTasksResult",
     "ListToolsRequest",
     "ListToolsResult",
+    "ListToolsResultResponse",
     "LoggingLevel",
     "LoggingMessageNotification",
     "LoggingMessageNotificationParams",
     "MCPModel",
     "MetaField",
+    "MetaObject",
+    "MethodNotFoundError",
+    "MissingRequiredClientCapabilityError",
+    "MissingRequiredClientCapabilityErrorData",
+    "MissingRequiredClientCapabilityErrorObject",
     "ModelHint",
     "ModelPreferences",
     "MultiSelectEnumSchema",
     "Notification",
+    "NotificationMetaObject",
     "NotificationParams",
     "NumberSchema",
     "PaginatedRequest",
     "PaginatedRequestParams",
     "PaginatedResult",
+    "ParseError",
     "PingRequest",
     "PrimitiveSchemaDefinition",
     "ProgressNotification",
@@ -1744,9 +2511,12 @@ __all__ = [
     "ReadResourceRequest",
     "ReadResourceRequestParams",
     "ReadResourceResult",
+    "ReadResourceResultOrInputRequired",
+    "ReadResourceResultResponse",
     "RelatedTaskMetadata",
     "Request",
     "RequestId",
+    "RequestMetaObject",
     "RequestParams",
     "Resource",
     "ResourceContents",
@@ -1759,17 +2529,23 @@ __all__ = [
     "ResourceUpdatedNotificationParams",
     "ResourcesCapability",
     "Result",
+    "ResultMetaObject",
+    "ResultType",
     "Role",
     "Root",
     "RootsCapability",
     "RootsListChangedNotification",
     "SamplingCapability",
     "SamplingMessage",
+    "SamplingMessage2026",
     "SamplingMessageContentBlock",
+    "SamplingMessageContentBlock2026",
     "ServerCapabilities",
     "ServerNotification",
+    "ServerNotification2026",
     "ServerRequest",
     "ServerResult",
+    "ServerResult2026",
     "ServerTasksCapability",
     "ServerTasksRequestsCapability",
     "ServerTasksToolsCapability",
@@ -1779,6 +2555,14 @@ __all__ = [
     "StringSchema",
     "SubscribeRequest",
     "SubscribeRequestParams",
+    "SubscriptionFilter",
+    "SubscriptionsAcknowledgedNotification",
+    "SubscriptionsAcknowledgedNotificationParams",
+    "SubscriptionsListenRequest",
+    "SubscriptionsListenRequestParams",
+    "SubscriptionsListenResult",
+    "SubscriptionsListenResultMetaObject",
+    "SubscriptionsListenResultResponse",
     "Task",
     "TaskAugmentedRequestParams",
     "TaskMetadata",
@@ -1797,6 +2581,7 @@ __all__ = [
     "ToolExecution",
     "ToolListChangedNotification",
     "ToolResultContent",
+    "ToolResultContent2026",
     "ToolUseContent",
     "ToolsCapability",
     "URLElicitationRequiredError",
@@ -1805,6 +2590,9 @@ __all__ = [
     "UnknownContent",
     "UnsubscribeRequest",
     "UnsubscribeRequestParams",
+    "UnsupportedProtocolVersionError",
+    "UnsupportedProtocolVersionErrorData",
+    "UnsupportedProtocolVersionErrorObject",
     "UntitledEnumItems",
     "UntitledMultiSelectEnumSchema",
     "UntitledSingleSelectEnumSchema",

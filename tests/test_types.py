@@ -4,14 +4,17 @@ import copy
 import json
 import typing
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_sync import types as T
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "shared" / "spec" / "2025-11-25" / "schema.json"
+SPEC_DIR = Path(__file__).resolve().parents[2] / "shared" / "spec"
+SCHEMA_PATH = SPEC_DIR / "2025-11-25" / "schema.json"
+SCHEMA_2026_PATH = SPEC_DIR / "2026-07-28" / "schema.json"
+EXAMPLES_2026_DIR = SPEC_DIR / "2026-07-28" / "examples"
 
 # Schema definitions that are not object types: unions, scalars and the EmptyResult alias.
 # They exist in mcp_sync.types as type aliases rather than classes.
@@ -42,6 +45,16 @@ NON_OBJECT_DEFS = {
 
 # Fallback members that our tolerant unions add on top of the schema's members.
 FALLBACK_MEMBERS = {"UnknownContent"}
+
+# Optional fields that 2026-07-28 added to definitions whose models both revisions share.
+ADDED_IN_2026 = {
+    "resultType",
+    "ttlMs",
+    "cacheScope",
+    "inputResponses",
+    "requestState",
+    "extensions",
+}
 
 
 def roundtrip(model_cls: Any, wire: Dict[str, Any]) -> Any:
@@ -141,12 +154,26 @@ def _wire_names(model: type) -> Dict[str, str]:
 
 
 def _check_model_against_schema(
-    defs: Dict[str, Any], model: type, schema: Dict[str, Any], where: str
+    defs: Dict[str, Any],
+    model: type,
+    schema: Dict[str, Any],
+    where: str,
+    extra_ok: Callable[[str], bool] = lambda prop: prop in ADDED_IN_2026,
+    relaxed: Callable[[str], bool] = lambda here: False,
 ) -> None:
+    """Check ``model``'s fields against an object schema.
+
+    The model must have every schema property; it may have more only where ``extra_ok``
+    says so, and those must be optional.  ``relaxed(here)`` exempts a schema-required
+    property from having to be required in the model.
+    """
     assert issubclass(model, BaseModel)
     props, required = _object_shape(defs, schema)
     wire = _wire_names(model)
-    assert set(wire) == set(props), f"{where}: fields {sorted(wire)} != schema {sorted(props)}"
+    assert set(props) <= set(wire), f"{where}: fields {sorted(wire)} lack {sorted(props)}"
+    for extra in set(wire) - set(props):
+        assert extra_ok(extra), f"{where}: fields {sorted(wire)} != schema {sorted(props)}"
+        assert not model.model_fields[wire[extra]].is_required(), f"{where}.{extra}"
     for prop, prop_schema in props.items():
         field = model.model_fields[wire[prop]]
         here = f"{where}.{prop}"
@@ -158,13 +185,14 @@ def _check_model_against_schema(
             assert open_str or allowed == set(target["enum"]), f"{here}: {allowed}"
             assert allowed <= set(target["enum"]), f"{here}: {allowed} not in schema enum"
         if prop in required:
-            assert field.is_required() or field.default in allowed, f"{here} must be required"
+            if not relaxed(here):
+                assert field.is_required() or field.default in allowed, f"{here} must be required"
         else:
             assert not field.is_required(), f"{here} must be optional"
         nested = _nested_model(field.annotation)
         inline = prop_schema.get("items", prop_schema) if "items" in prop_schema else prop_schema
         if nested is not None and (inline.get("properties") or "allOf" in inline):
-            _check_model_against_schema(defs, nested, inline, here)
+            _check_model_against_schema(defs, nested, inline, here, extra_ok, relaxed)
 
 
 def test_every_object_definition_has_a_model(defs: Dict[str, Any]) -> None:
@@ -1131,3 +1159,657 @@ def test_result_unions_accept_their_members() -> None:
     client_result: TypeAdapter[Any] = TypeAdapter(T.ClientResult)
     assert isinstance(client_result.validate_python({"roots": []}), T.ListRootsResult)
     assert isinstance(client_result.validate_python({}), T.Result)
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: schema coverage
+# ---------------------------------------------------------------------------
+
+# Required in 2026-07-28 but optional in the models shared with 2025-11-25, which lacks them:
+# ``resultType`` (absent means "complete"), the ``_meta`` of request params, the caching
+# hints of the list and read results, and a few more.  Keyed by "Definition.property".
+RELAXED_2026 = {
+    "CallToolRequestParams._meta",
+    "CancelledNotificationParams.requestId",
+    "CompleteRequestParams._meta",
+    "GetPromptRequestParams._meta",
+    "InputResponseRequestParams._meta",
+    "PaginatedRequest.params",
+    "PaginatedRequestParams._meta",
+    "ReadResourceRequestParams._meta",
+    "RequestParams._meta",
+    "ResourceRequestParams._meta",
+    "SubscriptionsListenRequestParams._meta",
+    *(
+        f"{name}{prop}"
+        for name in ("ListPrompts", "ListResources", "ListResourceTemplates", "ListTools")
+        for prop in ("Request.params", "Result.ttlMs", "Result.cacheScope")
+    ),
+    "CacheableResult.ttlMs",
+    "CacheableResult.cacheScope",
+    "ReadResourceResult.ttlMs",
+    "ReadResourceResult.cacheScope",
+}
+
+# 2026-07-28 definitions that are unions, scalars, maps or aliases rather than classes.
+NON_OBJECT_DEFS_2026 = {
+    "ClientRequest",
+    "ClientResult",
+    "ContentBlock",
+    "Cursor",
+    "ElicitRequestParams",
+    "EmptyResult",
+    "EnumSchema",
+    "InputRequest",
+    "InputRequests",
+    "InputResponse",
+    "InputResponses",
+    "JSONArray",
+    "JSONObject",
+    "JSONRPCMessage",
+    "JSONRPCResponse",
+    "JSONValue",
+    "LoggingLevel",
+    "MetaObject",
+    "MultiSelectEnumSchema",
+    "PrimitiveSchemaDefinition",
+    "ProgressToken",
+    "RequestId",
+    "ResultType",
+    "Role",
+    "SamplingMessageContentBlock",
+    "ServerNotification",
+    "ServerResult",
+    "SingleSelectEnumSchema",
+}
+
+# Fallback members of the 2026 unions: unknown input requests and input responses.
+FALLBACK_MEMBERS_2026 = FALLBACK_MEMBERS | {"Request", "Result"}
+
+
+def model_2026(name: str) -> Any:
+    """The model (or alias) for a 2026-07-28 definition: ``<name>2026`` if any, else ``<name>``."""
+    found = getattr(T, name + "2026", None)
+    if found is None:
+        found = getattr(T, name)
+    assert (name + "2026" if hasattr(T, name + "2026") else name) in T.__all__, name
+    return found
+
+
+@pytest.fixture(scope="module")
+def defs_2026() -> Dict[str, Any]:
+    if not SCHEMA_2026_PATH.exists():
+        pytest.skip(f"MCP schema not found at {SCHEMA_2026_PATH}")
+    loaded: Dict[str, Any] = json.loads(SCHEMA_2026_PATH.read_text(encoding="utf-8"))["$defs"]
+    return loaded
+
+
+def _flat_members(alias: Any) -> Iterator[Any]:
+    """Union members of ``alias``, flattening nested (``Annotated``) unions."""
+    for member in _union_members(alias):
+        if typing.get_origin(member) is typing.Union:
+            yield from _flat_members(member)
+        else:
+            yield member
+
+
+def test_every_2026_object_definition_has_a_model(defs_2026: Dict[str, Any]) -> None:
+    object_defs = {name for name, schema in defs_2026.items() if "properties" in schema}
+    assert set(defs_2026) - object_defs == NON_OBJECT_DEFS_2026
+    for name in sorted(object_defs):
+        model = model_2026(name)
+        assert isinstance(model, type) and issubclass(model, T.MCPModel), name
+
+
+def test_every_2026_object_model_matches_its_schema(defs_2026: Dict[str, Any]) -> None:
+    for name, schema in sorted(defs_2026.items()):
+        if "properties" in schema:
+            _check_model_against_schema(
+                defs_2026,
+                model_2026(name),
+                schema,
+                name,
+                # Shared models keep the optional fields that only 2025-11-25 has.
+                extra_ok=lambda prop: True,
+                relaxed=lambda here: here in RELAXED_2026 or here.endswith(".resultType"),
+            )
+
+
+def test_2026_non_object_definitions_exist_as_aliases(defs_2026: Dict[str, Any]) -> None:
+    for name in sorted(NON_OBJECT_DEFS_2026):
+        alias = model_2026(name)
+        TypeAdapter(alias)  # must be usable for validation
+        schema = defs_2026[name]
+        if "anyOf" in schema and all("$ref" in ref for ref in schema["anyOf"]):
+            expected = {
+                model_2026(ref["$ref"].split("/")[-1]).__name__ for ref in schema["anyOf"]
+            }
+            members = {m.__name__ for m in _flat_members(alias)}
+            assert members - (FALLBACK_MEMBERS_2026 - expected) == expected, name
+        elif "enum" in schema:
+            assert set(typing.get_args(alias)) == set(schema["enum"]), name
+    assert T.ClientResult2026 is T.Result and T.EmptyResult is T.Result
+    assert T.ClientNotification2026 is T.CancelledNotification
+    assert typing.get_args(T.InputRequests)[0] is str
+    assert typing.get_args(T.InputResponses)[0] is str
+
+
+def test_2026_constants_match_the_schema(defs_2026: Dict[str, Any]) -> None:
+    def error_code(name: str) -> Any:
+        return defs_2026[name]["properties"]["error"]["allOf"][1]["properties"]["code"]["const"]
+
+    assert T.HEADER_MISMATCH == error_code("HeaderMismatchError") == -32020
+    assert (
+        T.MISSING_REQUIRED_CLIENT_CAPABILITY
+        == error_code("MissingRequiredClientCapabilityError")
+        == -32021
+    )
+    assert T.UNSUPPORTED_PROTOCOL_VERSION == error_code("UnsupportedProtocolVersionError") == -32022
+    for name, code in [
+        ("ParseError", T.PARSE_ERROR),
+        ("InvalidRequestError", T.INVALID_REQUEST),
+        ("MethodNotFoundError", T.METHOD_NOT_FOUND),
+        ("InvalidParamsError", T.INVALID_PARAMS),
+        ("InternalError", T.INTERNAL_ERROR),
+    ]:
+        assert defs_2026[name]["properties"]["code"]["const"] == code, name
+        assert getattr(T, name)(message="m").code == code, name
+    assert T.HeaderMismatchErrorObject(message="m").code == T.HEADER_MISMATCH
+    # Resource not found: -32002 up to 2025-11-25, Invalid Params from 2026-07-28 on.
+    assert T.LEGACY_RESOURCE_NOT_FOUND == -32002
+    assert set(T.RESOURCE_NOT_FOUND_CODES) == {-32602, -32002}
+
+    request_meta = defs_2026["RequestMetaObject"]["properties"]
+    assert set(request_meta) == {
+        T.META_PROTOCOL_VERSION,
+        T.META_CLIENT_INFO,
+        T.META_CLIENT_CAPABILITIES,
+        T.META_LOG_LEVEL,
+        T.META_PROGRESS_TOKEN,
+    }
+    assert set(defs_2026["RequestMetaObject"]["required"]) == {
+        T.META_PROTOCOL_VERSION,
+        T.META_CLIENT_CAPABILITIES,
+    }
+    assert set(defs_2026["ResultMetaObject"]["properties"]) == {T.META_SERVER_INFO}
+    assert set(defs_2026["NotificationMetaObject"]["properties"]) == {T.META_SUBSCRIPTION_ID}
+    assert set(defs_2026["SubscriptionsListenResultMetaObject"]["properties"]) == {
+        T.META_SERVER_INFO,
+        T.META_SUBSCRIPTION_ID,
+    }
+    assert T.META_PROTOCOL_VERSION == "io.modelcontextprotocol/protocolVersion"
+    assert T.META_CLIENT_INFO == "io.modelcontextprotocol/clientInfo"
+    assert T.META_CLIENT_CAPABILITIES == "io.modelcontextprotocol/clientCapabilities"
+    assert T.META_LOG_LEVEL == "io.modelcontextprotocol/logLevel"
+    assert T.META_SERVER_INFO == "io.modelcontextprotocol/serverInfo"
+    assert T.META_SUBSCRIPTION_ID == "io.modelcontextprotocol/subscriptionId"
+    assert T.PROTOCOL_VERSION_2026_07_28 == "2026-07-28"
+
+
+def test_all_models_are_fully_built() -> None:
+    # Forward references to the 2026 types are resolved at import, not on first use.
+    for name in T.__all__:
+        value = getattr(T, name)
+        if isinstance(value, type) and issubclass(value, BaseModel):
+            assert value.__pydantic_complete__, name
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: every example of the specification
+# ---------------------------------------------------------------------------
+
+
+def _examples_2026() -> List[Path]:
+    return sorted(EXAMPLES_2026_DIR.glob("*/*.json")) if EXAMPLES_2026_DIR.is_dir() else []
+
+
+def _roundtrip_any(target: Any, wire: Any) -> Any:
+    """Like :func:`roundtrip`, for a model class or any type (maps, unions)."""
+    if isinstance(target, type) and issubclass(target, BaseModel):
+        return roundtrip(target, wire)
+    adapter: TypeAdapter[Any] = TypeAdapter(target)
+    parsed = adapter.validate_python(copy.deepcopy(wire))
+    assert adapter.dump_python(parsed, mode="json", by_alias=True, exclude_none=True) == wire
+    return parsed
+
+
+@pytest.mark.parametrize(
+    "path", _examples_2026(), ids=lambda path: f"{path.parent.name}/{path.stem}"
+)
+def test_2026_example_parses_and_round_trips(path: Path) -> None:
+    name = path.parent.name
+    wire = json.loads(path.read_text(encoding="utf-8"))
+    target = model_2026(name)
+    parsed = _roundtrip_any(target, wire)
+    if isinstance(target, type):
+        assert type(parsed) is target
+    params = getattr(parsed, "params", None)
+    if isinstance(params, BaseModel):
+        # A request's (or notification's) params parse into the params model on their own.
+        expected = getattr(T, name + "Params2026", None) or getattr(T, name + "Params", None)
+        if isinstance(expected, type):
+            assert type(params) is expected, name
+        roundtrip(type(params), wire["params"])
+    if name.endswith("ResultResponse"):
+        # A response's result parses into the result model (or is input_required).
+        result_model = model_2026(name[: -len("Response")])
+        result = roundtrip(result_model, wire["result"])
+        assert isinstance(parsed.result, type(result))
+        assert result.result_kind == "complete"
+
+
+def test_2026_examples_cover_their_definitions() -> None:
+    if not EXAMPLES_2026_DIR.is_dir():
+        pytest.skip(f"examples not found at {EXAMPLES_2026_DIR}")
+    names = {path.parent.name for path in _examples_2026()}
+    assert len(names) > 80
+    for name in names:
+        model_2026(name)
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: resultType
+# ---------------------------------------------------------------------------
+
+
+def test_result_without_result_type_is_complete() -> None:
+    bare = roundtrip(T.Result, {})
+    assert bare.result_type is None and bare.result_kind == "complete"
+    assert T.Result().to_wire() == {}
+    # 2025-11-25 results gain no resultType, ttlMs or cacheScope on the way back out.
+    tools = roundtrip(T.ListToolsResult, TOOLS_LIST)
+    assert tools.result_kind == "complete" and tools.ttl_ms is None and tools.cache_scope is None
+    assert roundtrip(T.InitializeResult, INITIALIZE_RESULT).result_kind == "complete"
+    assert roundtrip(T.CallToolResult, CALL_RESULT).result_type is None
+    stated = roundtrip(T.CallToolResult, {**CALL_RESULT, "resultType": "complete"})
+    assert stated.result_type == "complete" == stated.result_kind
+    # Extensions may define more result types: they parse and are reported as such.
+    other = T.Result.model_validate({"resultType": "x-deferred"})
+    assert other.result_kind == "x-deferred"
+
+
+def test_result_or_input_required_dispatches_on_result_type() -> None:
+    adapter: TypeAdapter[Any] = TypeAdapter(T.CallToolResultOrInputRequired)
+    legacy = adapter.validate_python({"content": [{"type": "text", "text": "hi"}]})
+    assert isinstance(legacy, T.CallToolResult2026) and legacy.result_kind == "complete"
+    assert legacy.text == "hi"
+    assert legacy.to_wire() == {"content": [{"type": "text", "text": "hi"}]}
+    pending = adapter.validate_python({"resultType": "input_required", "requestState": "s"})
+    assert isinstance(pending, T.InputRequiredResult) and pending.request_state == "s"
+    with pytest.raises(ValidationError):
+        adapter.validate_python({"resultType": "x-unknown", "content": []})
+    prompt: TypeAdapter[Any] = TypeAdapter(T.GetPromptResultOrInputRequired)
+    assert isinstance(prompt.validate_python({"messages": []}), T.GetPromptResult)
+    read: TypeAdapter[Any] = TypeAdapter(T.ReadResourceResultOrInputRequired)
+    assert isinstance(
+        read.validate_python({"resultType": "input_required", "requestState": "s"}),
+        T.InputRequiredResult,
+    )
+    server: TypeAdapter[Any] = TypeAdapter(T.ServerResult2026)
+    assert type(server.validate_python({})) is T.Result
+    assert isinstance(server.validate_python({"tools": []}), T.ListToolsResult)
+    assert isinstance(
+        server.validate_python({"resultType": "input_required", "inputRequests": {}}),
+        T.InputRequiredResult,
+    )
+    response = T.CallToolResultResponse.model_validate(
+        {"jsonrpc": "2.0", "id": 4, "result": {"resultType": "input_required", "requestState": "s"}}
+    )
+    assert isinstance(response.result, T.InputRequiredResult)
+
+
+def test_call_tool_result_2026_structured_content_is_any_json() -> None:
+    wire = {"resultType": "complete", "content": [], "structuredContent": [1, "two", {"x": 3}]}
+    result = roundtrip(T.CallToolResult2026, wire)
+    assert result.structured == [1, "two", {"x": 3}]
+    assert isinstance(result, T.CallToolResult) and result.is_error is False
+    # isError is written back only when it was given, either way round.
+    assert roundtrip(T.CallToolResult2026, {"content": [], "isError": False}).is_error is False
+    assert T.CallToolResult2026(content=[], is_error=True).to_wire() == {
+        "content": [],
+        "isError": True,
+    }
+    with pytest.raises(ValidationError):
+        T.CallToolResult.model_validate(wire)  # 2025-11-25: structuredContent is an object
+    tool_result = {"type": "tool_result", "toolUseId": "u", "content": [], "structuredContent": 7}
+    assert roundtrip(T.ToolResultContent2026, tool_result).structured_content == 7
+    message = roundtrip(T.SamplingMessage2026, {"role": "user", "content": [tool_result]})
+    assert isinstance(message.content, list)
+    assert isinstance(message.content[0], T.ToolResultContent2026)
+
+
+def test_cacheable_results() -> None:
+    wire = {"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "private"}
+    tools = roundtrip(T.ListToolsResult, wire)
+    assert isinstance(tools, T.CacheableResult) and isinstance(tools, T.PaginatedResult)
+    assert tools.ttl_ms == 0 and tools.cache_scope == "private"
+    for model in (
+        T.ListPromptsResult,
+        T.ListResourcesResult,
+        T.ListResourceTemplatesResult,
+        T.ReadResourceResult,
+        T.DiscoverResult,
+    ):
+        assert issubclass(model, T.CacheableResult), model
+    # A new scope value does not break the listing.
+    assert T.ListToolsResult.model_validate({**wire, "cacheScope": "edge"}).cache_scope == "edge"
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: multi round-trip requests
+# ---------------------------------------------------------------------------
+
+
+SAMPLING_WITH_TOOL_RESULT = {
+    "messages": [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "toolUseId": "call_1",
+                    "content": [{"type": "text", "text": "2 users"}],
+                    "structuredContent": [{"id": "1"}, {"id": "2"}],
+                }
+            ],
+        }
+    ],
+    "maxTokens": 50,
+}
+
+INPUT_REQUIRED = {
+    "resultType": "input_required",
+    "inputRequests": {
+        "login": {
+            "method": "elicitation/create",
+            "params": {
+                "message": "GitHub user?",
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+            },
+        },
+        "key": {
+            "method": "elicitation/create",
+            "params": {"mode": "url", "message": "Set a key", "url": "https://x/key"},
+        },
+        "llm": {"method": "sampling/createMessage", "params": SAMPLING_WITH_TOOL_RESULT},
+        "roots": {"method": "roots/list"},
+        "future": {"method": "x-vendor/ask", "params": {"q": 1}},
+    },
+    "requestState": "opaque",
+    "_meta": {T.META_SERVER_INFO: {"name": "srv", "version": "1"}},
+}
+
+
+def test_input_required_result_requests_parse_by_method() -> None:
+    result = roundtrip(T.InputRequiredResult, INPUT_REQUIRED)
+    assert result.result_kind == "input_required" and result.request_state == "opaque"
+    requests = result.input_requests
+    assert requests is not None
+    login, key, llm, roots = (requests[k] for k in ("login", "key", "llm", "roots"))
+    assert isinstance(login, T.ElicitRequest2026)
+    assert isinstance(login.params, T.ElicitRequestFormParams)
+    assert login.params.requested_schema.properties["name"].type == "string"
+    assert isinstance(key, T.ElicitRequest2026)
+    assert isinstance(key.params, T.ElicitRequestURLParams2026)
+    assert key.params.url == "https://x/key"
+    assert isinstance(llm, T.CreateMessageRequest2026)
+    assert isinstance(llm.params, T.CreateMessageRequestParams2026)
+    block = llm.params.messages[0].content
+    assert isinstance(block, list) and isinstance(block[0], T.ToolResultContent2026)
+    assert block[0].structured_content == [{"id": "1"}, {"id": "2"}]
+    assert isinstance(roots, T.ListRootsRequest2026) and roots.params is None
+    future = requests["future"]
+    assert type(future) is T.Request and future.params == {"q": 1}
+    # Embedded requests are not JSON-RPC messages: no jsonrpc, no id.
+    assert "jsonrpc" not in roots.to_wire() and "id" not in roots.to_wire()
+    # An elicitationId is no longer required; the 2025-11-25 URL params still require it.
+    with pytest.raises(ValidationError):
+        T.ElicitRequestURLParams.model_validate(key.params.to_wire())
+    built = T.InputRequiredResult(request_state="s")
+    assert built.to_wire() == {"resultType": "input_required", "requestState": "s"}
+    with pytest.raises(ValidationError):
+        T.InputRequiredResult.model_validate({"resultType": "complete"})
+
+
+def test_input_responses_and_retry_params() -> None:
+    responses_wire = {
+        "login": {"action": "accept", "content": {"name": "octocat"}},
+        "llm": {
+            "role": "assistant",
+            "content": {"type": "text", "text": "Paris"},
+            "model": "m",
+            "stopReason": "endTurn",
+        },
+        "roots": {"roots": [{"uri": "file:///w", "name": "w"}]},
+        "future": {"answer": 42},
+    }
+    params_wire = {
+        "_meta": {
+            T.META_PROTOCOL_VERSION: "2026-07-28",
+            T.META_CLIENT_CAPABILITIES: {"elicitation": {}, "sampling": {}, "roots": {}},
+        },
+        "name": "deploy",
+        "arguments": {"env": "prod"},
+        "inputResponses": responses_wire,
+        "requestState": "opaque",
+    }
+    params = roundtrip(T.CallToolRequestParams, params_wire)
+    assert isinstance(params, T.InputResponseRequestParams)
+    assert params.request_state == "opaque"
+    responses = params.input_responses
+    assert responses is not None
+    assert isinstance(responses["login"], T.ElicitResult)
+    assert isinstance(responses["llm"], T.CreateMessageResult2026)
+    assert isinstance(responses["roots"], T.ListRootsResult)
+    assert type(responses["future"]) is T.Result
+    for model in (T.GetPromptRequestParams, T.ReadResourceRequestParams):
+        assert issubclass(model, T.InputResponseRequestParams), model
+    read = roundtrip(
+        T.ReadResourceRequestParams,
+        {"uri": "file:///a", "inputResponses": {"login": responses_wire["login"]}},
+    )
+    assert read.input_responses is not None and read.request_state is None
+    # Built by the client from its own results: no resultType or _meta is added.
+    built = T.CallToolRequestParams(
+        name="deploy",
+        input_responses={"login": T.ElicitResult(action="decline")},
+        request_state="opaque",
+    )
+    assert built.to_wire() == {
+        "name": "deploy",
+        "inputResponses": {"login": {"action": "decline"}},
+        "requestState": "opaque",
+    }
+
+
+# ---------------------------------------------------------------------------
+# 2026-07-28: _meta, discovery, subscriptions and errors
+# ---------------------------------------------------------------------------
+
+
+def test_request_meta_object() -> None:
+    built = T.RequestMetaObject(
+        protocol_version="2026-07-28",
+        client_capabilities=T.ClientCapabilities(extensions={"io.modelcontextprotocol/ui": {}}),
+        client_info=T.Implementation(name="c", version="1"),
+        log_level="warning",
+        progress_token=5,
+    )
+    wire = built.to_wire()
+    assert wire == {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/ui": {}}
+        },
+        "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+        "io.modelcontextprotocol/logLevel": "warning",
+        "progressToken": 5,
+    }
+    parsed = roundtrip(T.RequestMetaObject, {**wire, "traceparent": "00-ab-cd-01"})
+    assert parsed.client_info is not None and parsed.client_info.name == "c"
+    assert parsed.model_extra == {"traceparent": "00-ab-cd-01"}
+    with pytest.raises(ValidationError):
+        T.RequestMetaObject.model_validate({T.META_PROTOCOL_VERSION: "2026-07-28"})
+    server = {T.META_SERVER_INFO: {"name": "s", "version": "2"}}
+    result_meta = T.ResultMetaObject.model_validate(server)
+    assert result_meta.server_info is not None and result_meta.server_info.version == "2"
+    note_meta = T.NotificationMetaObject.model_validate({T.META_SUBSCRIPTION_ID: 3})
+    assert note_meta.subscription_id == 3
+
+
+def test_discover_request_and_result() -> None:
+    request = T.DiscoverRequest(
+        id="d",
+        params=T.RequestParams(
+            meta=T.RequestMetaObject(
+                protocol_version=T.PROTOCOL_VERSION_2026_07_28,
+                client_capabilities=T.ClientCapabilities(),
+            ).to_wire()
+        ),
+    )
+    assert request.to_wire() == {
+        "jsonrpc": "2.0",
+        "id": "d",
+        "method": "server/discover",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
+    wire = {
+        "resultType": "complete",
+        "supportedVersions": ["2026-07-28", "2025-11-25"],
+        "capabilities": {"tools": {"listChanged": True}, "extensions": {"x/y": {"on": True}}},
+        "_meta": {T.META_SERVER_INFO: {"name": "srv", "version": "1.0", "title": "Server"}},
+        "instructions": "Be nice.",
+        "ttlMs": 1000,
+        "cacheScope": "public",
+    }
+    result = roundtrip(T.DiscoverResult, wire)
+    assert result.supported_versions == ["2026-07-28", "2025-11-25"]
+    assert result.capabilities.extensions == {"x/y": {"on": True}}
+    info = result.server_info
+    assert isinstance(info, T.Implementation) and info.name == "srv" and info.title == "Server"
+    assert result.ttl_ms == 1000 and result.cache_scope == "public"
+    no_meta = {k: v for k, v in wire.items() if k != "_meta"}
+    assert T.DiscoverResult.model_validate(no_meta).server_info is None
+    bad_info = {**wire, "_meta": {T.META_SERVER_INFO: {"name": "no version"}}}
+    assert T.DiscoverResult.model_validate(bad_info).server_info is None
+    with pytest.raises(ValidationError):
+        T.DiscoverResult.model_validate({k: v for k, v in wire.items() if k != "ttlMs"})
+
+
+def test_subscriptions() -> None:
+    request = T.SubscriptionsListenRequest(
+        id=1,
+        params=T.SubscriptionsListenRequestParams(
+            notifications=T.SubscriptionFilter(
+                tools_list_changed=True, resource_subscriptions=["file:///c.json"]
+            )
+        ),
+    )
+    assert request.to_wire() == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "subscriptions/listen",
+        "params": {
+            "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["file:///c.json"]}
+        },
+    }
+    notes: TypeAdapter[Any] = TypeAdapter(T.ServerNotification2026)
+    ack = notes.validate_python(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"_meta": {T.META_SUBSCRIPTION_ID: 1}, "notifications": {}},
+        }
+    )
+    assert isinstance(ack, T.SubscriptionsAcknowledgedNotification)
+    assert ack.params.subscription_id == 1 and ack.params.notifications.tools_list_changed is None
+    changed = notes.validate_python(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/tools/list_changed",
+            "params": {"_meta": {T.META_SUBSCRIPTION_ID: "listen-1"}},
+        }
+    )
+    assert isinstance(changed, T.ToolListChangedNotification)
+    assert changed.params is not None and changed.params.subscription_id == "listen-1"
+    progress = T.ProgressNotificationParams(progress_token=1, progress=1)
+    assert progress.subscription_id is None
+    with pytest.raises(ValidationError):
+        notes.validate_python({"jsonrpc": "2.0", "method": "notifications/tasks/status"})
+    closed_wire = {"resultType": "complete", "_meta": {T.META_SUBSCRIPTION_ID: 1}}
+    closed = roundtrip(T.SubscriptionsListenResult, closed_wire)
+    assert closed.subscription_id == 1
+    with pytest.raises(ValidationError):
+        T.SubscriptionsListenResult.model_validate({"resultType": "complete"})
+
+
+def test_2026_error_responses() -> None:
+    unsupported = roundtrip(
+        T.UnsupportedProtocolVersionError,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": {
+                "code": -32022,
+                "message": "Unsupported protocol version",
+                "data": {"supported": ["2026-07-28"], "requested": "1900-01-01"},
+            },
+        },
+    )
+    assert unsupported.error.data.supported == ["2026-07-28"]
+    assert unsupported.error.data.requested == "1900-01-01"
+    assert isinstance(unsupported, T.JSONRPCErrorResponse)
+    missing = roundtrip(
+        T.MissingRequiredClientCapabilityError,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "error": {
+                "code": -32021,
+                "message": "Needs elicitation",
+                "data": {"requiredCapabilities": {"elicitation": {"url": {}}}},
+            },
+        },
+    )
+    required = missing.error.data.required_capabilities
+    assert isinstance(required, T.ClientCapabilities)
+    assert required.elicitation is not None and required.elicitation.url == {}
+    mismatch = roundtrip(
+        T.HeaderMismatchError,
+        {"jsonrpc": "2.0", "error": {"code": -32020, "message": "Mcp-Name mismatch"}},
+    )
+    assert mismatch.id is None and mismatch.error.code == T.HEADER_MISMATCH
+    with pytest.raises(ValidationError):
+        T.HeaderMismatchError.model_validate(
+            {"jsonrpc": "2.0", "id": 1, "error": {"code": -32021, "message": "x"}}
+        )
+    with pytest.raises(ValidationError):  # data is required
+        T.UnsupportedProtocolVersionError.model_validate(
+            {"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "x"}}
+        )
+
+
+def test_2026_client_request_union() -> None:
+    adapter: TypeAdapter[Any] = TypeAdapter(T.ClientRequest2026)
+    meta = {T.META_PROTOCOL_VERSION: "2026-07-28", T.META_CLIENT_CAPABILITIES: {}}
+    discover = adapter.validate_python(
+        {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}
+    )
+    assert isinstance(discover, T.DiscoverRequest)
+    call = adapter.validate_python(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"_meta": meta, "name": "t", "requestState": "s"},
+        }
+    )
+    assert isinstance(call, T.CallToolRequest) and call.params.request_state == "s"
+    for gone in ("initialize", "ping", "logging/setLevel", "resources/subscribe"):
+        with pytest.raises(ValidationError):
+            adapter.validate_python({"jsonrpc": "2.0", "id": 3, "method": gone, "params": {}})
