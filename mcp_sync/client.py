@@ -415,9 +415,22 @@ class Client:
         except _LegacyServer as exc:
             log.debug("%s is a session-era server (%s); falling back to initialize",
                       self.name, exc)
-            with _era_lock:
+            try:
+                self._handshake(session, None)
+            except ServerError as rejected:
+                # Silence was no proof: a slow starter (a stdio server importing a big
+                # SDK) answered the probe after our timeout and now serves 2026-07-28.
+                if not isinstance(exc.__cause__, RequestTimeout) or (
+                    rejected.code != UNSUPPORTED_PROTOCOL_VERSION
+                ):
+                    raise
+                chosen = _choose_version(rejected.data, self.name)
+                if chosen not in MODERN_PROTOCOL_VERSIONS:
+                    raise
+                self._discover(session, chosen, probe=False)
+                return
+            with _era_lock:  # only once the server has accepted the handshake
                 _era_cache[key] = "session"
-            self._handshake(session, None)
 
     def _envelope(self, version: str) -> Dict[str, Any]:
         meta: Dict[str, Any] = {
@@ -467,6 +480,10 @@ class Client:
         else:  # pragma: no cover - the loop always breaks, returns or raises
             raise ProtocolError(f"{self.name} kept rejecting protocol versions")
         if not isinstance(result, dict) or not isinstance(result.get("capabilities"), dict):
+            if probe:
+                # Some session-era servers answer any unknown method with an empty result
+                # (the conformance suite's mocks do): that is not a stateless server.
+                raise _LegacyServer("server/discover answered without capabilities")
             raise ProtocolError(f"server/discover result from {self.name} has no capabilities")
         supported = result.get("supportedVersions") or [version]
         if version not in supported:

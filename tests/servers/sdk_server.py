@@ -9,6 +9,7 @@ Usage::
     python tests/servers/sdk_server.py                                   # stdio
     python tests/servers/sdk_server.py --transport streamable-http --port 8123   # /mcp
     python tests/servers/sdk_server.py --transport sse --port 8124               # /sse
+    python tests/servers/sdk_server.py --startup-delay 1.5     # slow to start (any transport)
 
 HTTP transports bind 127.0.0.1 only.
 
@@ -24,8 +25,9 @@ the prompt's ``language`` and the template's ``item_id``.
 from __future__ import annotations
 
 import argparse
+import time
 import warnings
-from typing import Any, Dict, Optional
+from typing import Annotated, Any, Dict, Optional
 
 # The SDK marks logging, sampling and roots deprecated for the 2026-07-28 era; this
 # server exercises them on purpose, over the session era. Keep stderr quiet.
@@ -34,7 +36,15 @@ warnings.filterwarnings("ignore", message=".*deprecated.*")
 
 import anyio  # noqa: E402
 from mcp import types  # noqa: E402
-from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult  # noqa: E402
+from mcp.server.mcpserver import (  # noqa: E402
+    Context,
+    Elicit,
+    ListRoots,
+    MCPServer,
+    Resolve,
+    Sample,
+)
 from mcp.server.mcpserver.utilities.types import Image  # noqa: E402
 from pydantic import BaseModel, Field  # noqa: E402
 
@@ -45,6 +55,8 @@ TINY_PNG = bytes.fromhex(
 )
 BLOB = bytes(range(256))
 LANGUAGES = ["python", "perl", "php", "rust", "ruby"]
+RESOURCE_URIS = ["res://greeting", "res://blob"]
+MODERN = "2026-07-28"
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 mcp = MCPServer(
@@ -114,22 +126,27 @@ async def slow(ctx: Context, seconds: float = 1.0, interval: float = 0.1) -> str
     return f"slept {seconds} s in {steps} steps"
 
 
-@mcp.tool()
-async def sample(ctx: Context, prompt: str) -> str:
-    """Ask the client's LLM (sampling/createMessage) and return its text."""
-    result = await ctx.session.create_message(
-        messages=[
-            types.SamplingMessage(
-                role="user", content=types.TextContent(type="text", text=prompt)
-            )
-        ],
+# sample, ask_user and roots get their answers through the SDK's resolvers: over the
+# session era (<= 2025-11-25) the SDK sends a server-to-client request mid-call; over the
+# stateless era (2026-07-28) it answers input_required and resumes on the client's retry.
+
+
+def _ask_llm(prompt: str) -> Sample:
+    return Sample(
+        [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))],
         max_tokens=50,
         system_prompt="You are a test.",
-        related_request_id=ctx.request_id,
     )
-    content = result.content
+
+
+@mcp.tool()
+async def sample(
+    prompt: str, answer: Annotated[types.CreateMessageResult, Resolve(_ask_llm)]
+) -> str:
+    """Ask the client's LLM (sampling/createMessage) and return its text."""
+    content = answer.content
     text = content.text if isinstance(content, types.TextContent) else repr(content)
-    return f"model {result.model} said: {text}"
+    return f"model {answer.model} said: {text}"
 
 
 class Contact(BaseModel):
@@ -138,21 +155,30 @@ class Contact(BaseModel):
     subscribe: bool = Field(default=False, description="join the list")
 
 
+def _ask_contact(question: str = "Who are you?") -> Elicit[Contact]:
+    return Elicit(question, Contact)
+
+
 @mcp.tool()
-async def ask_user(ctx: Context, question: str = "Who are you?") -> str:
+async def ask_user(
+    answer: Annotated[ElicitationResult[Contact], Resolve(_ask_contact)],
+    question: str = "Who are you?",
+) -> str:
     """Ask the user (elicitation/create) and report the answer."""
-    answer = await ctx.elicit(question, Contact)
-    if answer.action == "accept":
+    if isinstance(answer, AcceptedElicitation):
         data = answer.data
         return f"accepted: name={data.name} age={data.age} subscribe={data.subscribe}"
     return f"action: {answer.action}"
 
 
+def _list_roots() -> ListRoots:
+    return ListRoots()
+
+
 @mcp.tool()
-async def roots(ctx: Context) -> str:
+async def roots(listed: Annotated[types.ListRootsResult, Resolve(_list_roots)]) -> str:
     """Ask the client for its roots (roots/list), one URI per line."""
-    result = await ctx.session.list_roots()
-    return "\n".join(f"{root.uri} {root.name or ''}".strip() for root in result.roots)
+    return "\n".join(f"{root.uri} {root.name or ''}".strip() for root in listed.roots)
 
 
 @mcp.tool()
@@ -168,7 +194,16 @@ async def log(ctx: Context, message: str = "hello", logger: str = "peer") -> str
 
 @mcp.tool()
 async def changes(ctx: Context) -> str:
-    """Send tools/prompts/resources list_changed and resources/updated for subscriptions."""
+    """Announce that tools, prompts and resources changed, and that every resource was
+    updated: as notifications to resources/subscribe subscribers in the session era, as
+    events on subscriptions/listen streams in the stateless (2026-07-28) era."""
+    if ctx.protocol_version == MODERN:
+        await ctx.notify_tools_changed()
+        await ctx.notify_prompts_changed()
+        await ctx.notify_resources_changed()
+        for uri in RESOURCE_URIS:
+            await ctx.notify_resource_updated(uri)
+        return "published"
     await ctx.session.send_tool_list_changed()
     await ctx.session.send_prompt_list_changed()
     await ctx.session.send_resource_list_changed()
@@ -249,7 +284,11 @@ def main() -> None:
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--startup-delay", type=float, default=0.0, metavar="SECONDS",
+                        help="sleep this long before serving (a slow-starting server)")
     args = parser.parse_args()
+    if args.startup_delay > 0:
+        time.sleep(args.startup_delay)
     if args.transport == "stdio":
         mcp.run()
     else:
