@@ -29,6 +29,7 @@ from typing import (
 from . import __version__
 from ._core import ProgressCallback
 from .exceptions import (
+    CallbackError,
     CapabilityError,
     ClientNotConnected,
     HTTPError,
@@ -287,6 +288,9 @@ class Client:
         self._server_capabilities: Any = None
         # Cached lists, dropped on the matching */list_changed notification.
         self._cache: Dict[str, List[Any]] = {}
+        # Bumped by each list_changed (under _cache_lock): a listing fetched across a
+        # change is not cached, so a stale list never outlives its notification.
+        self._cache_generation: Dict[str, int] = {}
         self._cache_lock = threading.Lock()
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -697,11 +701,22 @@ class Client:
         retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
         if requests:
             retry["inputResponses"] = {
-                key: self._fulfil(request) for key, request in requests.items()
+                key: self._fulfil_safely(request) for key, request in requests.items()
             }
         if "requestState" in result:
             retry["requestState"] = result["requestState"]
         return retry
+
+    def _fulfil_safely(self, request: Any) -> Any:
+        try:
+            return self._fulfil(request)
+        except MCPError:
+            raise
+        except Exception as exc:
+            method = request.get("method") if isinstance(request, dict) else None
+            raise CallbackError(
+                f"the handler answering {method} for {self.name} raised {exc!r}"
+            ) from exc
 
     def _fulfil(self, request: Any) -> Any:
         """Answer one input request with the user's handler (or the spec's refusal)."""
@@ -772,6 +787,8 @@ class Client:
                 cached = self._cache.get(method)
             if cached is not None:
                 return list(cached)
+        with self._cache_lock:
+            generation = self._cache_generation.get(method, 0)
         items: List[Any] = []
         cursor: Optional[str] = None
         seen_cursors = set()
@@ -793,7 +810,8 @@ class Client:
             )
         if cache:
             with self._cache_lock:
-                self._cache[method] = items
+                if self._cache_generation.get(method, 0) == generation:
+                    self._cache[method] = items
         return list(items)
 
     def list_tools(self, *, timeout: Timeout = DEFAULT) -> List[types.Tool]:
@@ -1169,6 +1187,7 @@ class Client:
             with self._cache_lock:
                 for key in listed:
                     self._cache.pop(key, None)
+                    self._cache_generation[key] = self._cache_generation.get(key, 0) + 1
         if self.notification_handler is not None:
             try:
                 self.notification_handler(method, params)

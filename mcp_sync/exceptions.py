@@ -22,6 +22,8 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── ProtocolError                   a malformed or schema-invalid reply, a bad handshake
     │   └── UnsupportedProtocolVersion  the server speaks no protocol version we do
     ├── CapabilityError                 the server did not declare the capability a call needs
+    ├── CallbackError                   a handler given to the client raised while answering
+    │                                   the server (2026-07-28 input requests)
     ├── ClientNotConnected              the client is not connected (before connect, after close)
     └── AuthError                       authorization failed
 
@@ -35,6 +37,7 @@ from typing import Any, Optional, Sequence
 
 __all__ = [
     "AuthError",
+    "CallbackError",
     "CapabilityError",
     "ClientNotConnected",
     "CommandNotFound",
@@ -209,6 +212,15 @@ class UnsupportedProtocolVersion(ProtocolError):
 
 class CapabilityError(MCPError):
     """The server did not declare the capability the call needs."""
+
+
+class CallbackError(MCPError):
+    """A handler given to the client (sampling, elicitation, roots) raised while the client
+    was answering the server's input request; the handler's exception is ``__cause__``.
+
+    In the session era such an error is sent to the server as -32603 instead; the
+    stateless era has no error answer for input requests, so the call fails here.
+    """
 
 
 class ClientNotConnected(MCPError):

@@ -236,3 +236,22 @@ def test_input_rounds_are_bounded_and_missing_sampling_handler_is_clear() -> Non
         assert len({c["id"] for c in calls}) == 4  # a new id every round
         with pytest.raises(CapabilityError, match="sampling"):
             client.call_tool("wants_llm")
+
+
+def test_a_handler_that_raises_fails_the_call_with_callback_error() -> None:
+    server = modern_fake()
+
+    @server.tool()
+    def wants_llm() -> Dict[str, Any]:
+        return {"resultType": "input_required", "content": [], "inputRequests": {
+            "q": {"method": "sampling/createMessage",
+                  "params": {"messages": [], "maxTokens": 5}}}}
+
+    def broken(params: Any) -> Any:
+        raise RuntimeError("no model available")
+
+    with mcp_sync.Client(MemoryTransport(server), timeout=5, sampling_handler=broken) as client:
+        with pytest.raises(mcp_sync.CallbackError, match="no model available") as info:
+            client.call_tool("wants_llm")
+        assert isinstance(info.value.__cause__, RuntimeError)
+        assert client.call_tool("echo", {"text": "still fine"}).text == "still fine"
