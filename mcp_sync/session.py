@@ -215,6 +215,7 @@ class Session:
         )
         self._dispatcher.start()
         self._callback_thread.start()
+        self.transport.on_request_failed = self._request_failed
         try:
             self.transport.start(self._inbox.put, self._transport_closed)
         except BaseException:
@@ -273,6 +274,20 @@ class Session:
         # Queued behind every message the reader delivered before it saw the close, so
         # responses that did arrive are still delivered before the rest fail.
         self._inbox.put(_CLOSED)
+
+    def _request_failed(self, request_id: Any, error: BaseException) -> None:
+        """The transport's ``on_request_failed`` hook: fail one request it cannot answer.
+
+        Called from a transport thread (an HTTP POST that failed, or an event stream that
+        ended for good before the response). Pops the request, so a late response or the
+        deadline finds nothing; an id that is gone already is ignored.
+        """
+        entry = self.table.pop(request_id)
+        if entry is None:
+            log.debug("transport failed id=%r of %s, which is no longer pending: %r",
+                      request_id, self.name, error)
+            return
+        settle(entry.future, error=error)
 
     def _make_closed_error(self) -> ConnectionClosed:
         base = self._closed_error

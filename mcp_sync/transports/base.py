@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Mapping, Optional
 
 from ..exceptions import ConnectionClosed
 
-__all__ = ["CloseCallback", "MessageCallback", "Transport"]
+__all__ = ["CloseCallback", "MessageCallback", "RequestFailedCallback", "Transport"]
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 MessageCallback = Callable[[Any], None]
 #: Called exactly once when the link is gone, with the error pending requests fail with.
 CloseCallback = Callable[[ConnectionClosed], None]
+#: Called as ``hook(request_id, error)`` when one request can no longer be answered.
+RequestFailedCallback = Callable[[Any, BaseException], None]
 
 
 class Transport(abc.ABC):
@@ -38,6 +40,12 @@ class Transport(abc.ABC):
     * ``send(message)`` writes one message; it can be called from many threads at once.
       It raises :class:`~mcp_sync.TransportError` (``ConnectionClosed`` once closed).
     * ``close()`` is idempotent, bounded, and joins every thread the transport started.
+    * ``on_request_failed``, set by the session before ``start()``, is how a transport
+      that sends a request in the background (HTTP: the POST runs on a stream thread)
+      fails that one request later: an HTTP error, an unreachable server, or a stream
+      that ended for good before the response. The session pops the request and fails
+      its future with ``error``; an unknown or already settled id is ignored. Transports
+      that write synchronously raise from ``send()`` instead and never call it.
     """
 
     #: A short label for thread names and log messages (``mcp-sync-reader-<name>``).
@@ -45,6 +53,8 @@ class Transport(abc.ABC):
     #: True for transports that mirror request fields into HTTP headers (2026-07-28), so
     #: that the client must drop tools with invalid ``x-mcp-header`` annotations.
     mirrors_headers: bool = False
+    #: See the class docstring; ``None`` until a session sets it.
+    on_request_failed: Optional[RequestFailedCallback] = None
 
     @abc.abstractmethod
     def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:

@@ -1,0 +1,1381 @@
+"""The Streamable HTTP transport (MCP 2025-03-26 and later) over ``requests``.
+
+Every message to the server is one POST. The server answers a request either with one
+JSON body or with a server-sent event stream that carries the response, possibly after
+notifications and (before 2026-07-28) server-to-client requests; a notification or a
+response to the server is simply accepted (202).
+
+Session era (2025-03-26 ... 2025-11-25): the reply to ``initialize`` assigns a session id
+(``Mcp-Session-Id``) that every later request carries, with the negotiated
+``MCP-Protocol-Version``; an optional GET stream carries what the server sends on its own;
+a broken event stream is resumed with ``Last-Event-ID``; a 404 means the server lost the
+session (a new one is started and the request retried once); ``close()`` ends the
+session with a DELETE. Stateless era (2026-07-28): every request also mirrors its
+``method`` and name into ``Mcp-Method`` and ``Mcp-Name`` (and the client's
+``Mcp-Param-*`` headers come with the message); there is no session, no GET stream, no
+resumption, and closing a request's stream is its cancellation.
+
+How one request flows::
+
+    caller thread                    stream thread (pool)               dispatch thread
+    -------------                    --------------------               ---------------
+    session.submit() -> send(msg)
+      queue the exchange  -------->  POST, read the status and headers
+    future.result(deadline)          JSON body: parse, on_message -->   resolve the future
+                                     SSE body: each event as it lands
+                                       on_message(...)  ------------>   notifications,
+                                     ...keeps draining the stream        server requests,
+                                     until it ends                       the response
+
+``send()`` never blocks on the server for a request: the POST runs on a stream thread, so
+the session's deadline holds even against a server that sits on its response headers
+(a JSON reply to a long tool call), and ``submit()`` really returns at once. An error
+from that POST (a non-2xx status, an unreachable server, an unparsable body) reaches the
+caller through the hook :attr:`~mcp_sync.transports.base.Transport.on_request_failed`,
+which the session sets. (Without the hook, ``send()`` does the POST itself and raises.)
+Notifications and responses to the server are POSTed on the sending thread: the server
+accepts them at once.
+
+Threads (all daemons, so that a client nobody closed never keeps the interpreter alive;
+``close()`` interrupts and joins each of them with a bound):
+
+* ``mcp-sync-stream-<name>-<n>``: a small pool, one thread per request in flight. Each
+  POSTs its request, reads the reply, resumes a broken event stream, and ends its exchange
+  when the stream ends. Idle threads wait for the next request and retire after a while.
+* ``mcp-sync-listener-<name>``: the optional GET stream, opened between ``initialize``
+  and ``notifications/initialized`` and re-opened with backoff when it ends.
+
+Blocked reads end when ``cancel()`` or ``close()`` shuts the socket down. On a
+``requests.Session`` the transport created itself, that includes a request still waiting
+for its response headers; on a session passed in, such a request can only be abandoned,
+and ends when the server answers (or ``read_timeout`` passes).
+
+The hot path does what ``requests.Session.post`` does minus what need not be redone per
+call: proxies from the environment, the CA bundle, ``.netrc`` and the merged headers are
+worked out once in :meth:`HttpTransport.start`; each message then costs one prepared
+request, one ``Session.send`` and big reads of its body.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import queue
+import re
+import socket
+import threading
+import time
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from urllib.parse import urlsplit
+
+import requests
+import requests.adapters
+import urllib3
+import urllib3.connection
+import urllib3.exceptions
+import urllib3.poolmanager
+from requests.auth import HTTPBasicAuth
+from requests.models import PreparedRequest
+from requests.structures import CaseInsensitiveDict
+from requests.utils import get_auth_from_url, get_netrc_auth
+
+from .._headers import encode_header_value
+from ..exceptions import (
+    ConnectionClosed,
+    HTTPError,
+    MCPError,
+    ProtocolError,
+    TransportError,
+    excerpt,
+    server_error,
+)
+from ._sse import SSEDecoder, read1_of
+from .base import CloseCallback, MessageCallback, Transport, log_malformed
+
+__all__ = ["HttpTransport"]
+
+log = logging.getLogger(__name__)
+
+_JSON = "application/json"
+_EVENT_STREAM = "text/event-stream"
+#: Versions of the session era; the later (stateless) ones have no session, no GET stream
+#: and no resumption, and cancel a request by closing its response stream.
+_SESSION_ERA = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
+_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+# Requests whose name (or URI) the stateless era mirrors into ``Mcp-Name``.
+_NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_READ_SIZE = 1 << 16
+# How much of an error body is kept for the exception message.
+_ERROR_BODY_LIMIT = 64 * 1024
+# Connections kept per host by the requests.Session the transport creates.
+_POOL_SIZE = 64
+# A stream thread that has had no request for this long retires.
+_WORKER_IDLE = 30.0
+# The GET stream gives up after this many openings in a row that brought nothing.
+_LISTENER_MAX_FAILURES = 8
+# Statuses worth retrying a GET for; any other 4xx means "not here, not now".
+_TRANSIENT = frozenset({408, 409, 425, 429})
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_SESSION_ID = re.compile(r"^[\x21-\x7e]+$")
+# Errors a read of a response body raises when the connection breaks or is shut down.
+_READ_ERRORS = (
+    urllib3.exceptions.HTTPError,
+    requests.RequestException,
+    http.client.HTTPException,
+    OSError,
+    ValueError,  # a read on a response closed by another thread
+    AttributeError,  # ...on urllib3 versions that drop the file object on close
+)
+
+Timeout = Union[None, float, Tuple[Optional[float], Optional[float]]]
+
+
+def _server_name(url: str) -> str:
+    netloc = urlsplit(url).netloc.rsplit("@", 1)[-1]
+    return _UNSAFE_NAME.sub("_", netloc)[:40] or "server"
+
+
+def _media_type(response: requests.Response) -> str:
+    return response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
+
+
+def _socket_of(response: requests.Response) -> Optional[socket.socket]:
+    """The socket under a streamed response, if it can be found (private attributes)."""
+    raw = response.raw
+    connection = getattr(raw, "_connection", None)
+    sock = getattr(connection, "sock", None)
+    if sock is None:
+        fp = getattr(getattr(raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _shutdown_socket(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # closed already: nothing is blocked on it
+
+
+def _shutdown_response(response: requests.Response) -> None:
+    """Make a read blocked on ``response`` (in another thread) return at once.
+
+    Closing a socket does not wake a thread blocked on it; shutting it down does. A
+    connection already handed back to the pool is left alone (it may serve another
+    request by now).
+    """
+    raw = response.raw
+    shutdown = getattr(raw, "shutdown", None)
+    if shutdown is not None:  # urllib3 >= 2.3 checks that the connection is still ours
+        try:
+            shutdown()
+        except (ValueError, RuntimeError, OSError):
+            pass  # closed or released already
+        return
+    if getattr(raw, "_connection", None) is None:
+        return
+    sock = _socket_of(response)
+    if sock is not None:
+        _shutdown_socket(sock)
+
+
+def _set_read_timeout(response: requests.Response, timeout: Optional[float]) -> None:
+    """Change the socket timeout of a streamed response once its headers are in."""
+    sock = _socket_of(response)
+    if sock is None:
+        log.debug("cannot find the socket of a response from %s to set its timeout",
+                  response.url)
+        return
+    try:
+        sock.settimeout(timeout)
+    except OSError as exc:
+        log.debug("cannot set the read timeout of a stream: %r", exc)
+
+
+def _read_body(response: requests.Response, limit: Optional[int] = None) -> bytes:
+    """Read a streamed response's body (at most ``limit`` bytes) and release it.
+
+    A body read to its end hands its connection back to the pool for the next request;
+    one cut short is closed.
+    """
+    raw = response.raw
+    try:
+        if limit is None:
+            data: bytes = raw.read(decode_content=True)
+        else:
+            data = raw.read(limit, decode_content=True)
+    finally:
+        response.close()
+    return data or b""
+
+
+def _discard(response: requests.Response) -> None:
+    try:
+        _read_body(response, _ERROR_BODY_LIMIT)
+    except _READ_ERRORS as exc:
+        log.debug("discarding a response body failed: %r", exc)
+
+
+def _connect_failed(exc: BaseException) -> bool:
+    """True if ``exc`` (a requests error) failed before anything was sent."""
+    seen = 0
+    current: Optional[BaseException] = exc
+    while current is not None and seen < 8:
+        if isinstance(current, (urllib3.exceptions.NewConnectionError,
+                                urllib3.exceptions.ConnectTimeoutError,
+                                requests.ConnectTimeout)):
+            return True
+        reason = getattr(current, "reason", None)
+        if isinstance(reason, BaseException):
+            current = reason
+        elif current.args and isinstance(current.args[0], BaseException):
+            current = current.args[0]
+        else:
+            current = current.__cause__ or current.__context__
+        seen += 1
+    return False
+
+
+# -- interrupting a request that waits for its response headers --------------------------
+
+# The exchange the current thread is sending, so that the connection classes below can
+# hand it their socket before they block on the response headers.
+_current = threading.local()
+
+
+def _note_socket(sock: Any) -> None:
+    exchange = getattr(_current, "exchange", None)
+    if exchange is not None and isinstance(sock, socket.socket):
+        exchange.attach_socket(sock)
+
+
+class _TrackedHTTPConnection(urllib3.connection.HTTPConnection):
+    def getresponse(self) -> Any:
+        _note_socket(self.sock)
+        return super().getresponse()
+
+
+class _TrackedHTTPSConnection(urllib3.connection.HTTPSConnection):
+    def getresponse(self) -> Any:
+        _note_socket(self.sock)
+        return super().getresponse()
+
+
+class _TrackedHTTPConnectionPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _TrackedHTTPConnection
+
+
+class _TrackedHTTPSConnectionPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _TrackedHTTPSConnection
+
+
+_TRACKED_POOLS: Dict[str, Any] = {
+    "http": _TrackedHTTPConnectionPool,
+    "https": _TrackedHTTPSConnectionPool,
+}
+
+
+class _InterruptibleAdapter(requests.adapters.HTTPAdapter):
+    """An ``HTTPAdapter`` whose requests can be interrupted while awaiting headers.
+
+    Its connections tell the exchange being sent on the current thread which socket they
+    use; ``cancel()`` and ``close()`` shut that socket down. Mounted on the
+    ``requests.Session`` the transport creates; a session passed in is left as it is.
+    """
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _TRACKED_POOLS
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        # SOCKS managers bring their own pool classes: those stay.
+        if manager.pool_classes_by_scheme is urllib3.poolmanager.pool_classes_by_scheme:
+            manager.pool_classes_by_scheme = _TRACKED_POOLS
+        return manager
+
+
+class _Exchange:
+    """One HTTP exchange in flight (a request's POST and its resumptions, or the GET
+    stream) and the means to stop it from another thread.
+
+    ``lock`` guards ``sock`` and ``response`` against ``abort()`` racing the sender.
+    ``answered`` is set by whichever thread delivers the response: a plain flag that only
+    ever goes from False to True (a reader that misses the change resumes once too often,
+    and the session ignores what it then reports).
+    """
+
+    __slots__ = ("aborted", "answered", "body", "headers", "lock", "method", "request_id",
+                 "response", "sock", "stateless")
+
+    def __init__(
+        self, request_id: Any, method: str, body: Optional[bytes],
+        headers: Optional[Dict[str, str]] = None, stateless: bool = False,
+    ) -> None:
+        self.request_id = request_id
+        self.method = method
+        self.body = body
+        #: Headers of this message only (the 2026-07-28 mirrored fields, Mcp-Param-*).
+        self.headers = headers
+        self.stateless = stateless
+        self.answered = False
+        self.aborted = threading.Event()
+        self.lock = threading.Lock()
+        self.sock: Optional[socket.socket] = None
+        self.response: Optional[requests.Response] = None
+
+    def attach_socket(self, sock: socket.socket) -> None:
+        """Called on the sending thread just before it blocks on the response headers."""
+        with self.lock:
+            self.sock = sock
+            aborted = self.aborted.is_set()
+        if aborted:
+            _shutdown_socket(sock)
+
+    def attach_response(self, response: requests.Response) -> None:
+        with self.lock:
+            self.sock = None
+            self.response = response
+            aborted = self.aborted.is_set()
+        if aborted:
+            _shutdown_response(response)
+
+    def abort(self) -> None:
+        """Stop this exchange: wake its thread from whatever read or wait it is in."""
+        with self.lock:
+            self.aborted.set()
+            sock, response = self.sock, self.response
+        if response is not None:
+            _shutdown_response(response)
+        elif sock is not None:
+            _shutdown_socket(sock)
+
+
+class _StreamThreads:
+    """Named daemon threads that run exchanges; started on demand, reused, retired idle.
+
+    ``_lock`` guards ``_threads``, ``_idle``, ``_count`` and ``_stopped``; a job is queued
+    under it too, so that a thread deciding to retire never strands one.
+    """
+
+    def __init__(self, name: str, idle_timeout: float = _WORKER_IDLE) -> None:
+        self._name = name
+        self._idle_timeout = idle_timeout
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads: List[threading.Thread] = []
+        self._idle = 0
+        self._count = 0
+        self._stopped = False
+
+    def submit(self, fn: Callable[..., None], *args: Any) -> None:
+        """Run ``fn(*args)`` on a stream thread.
+
+        Raises:
+            ConnectionClosed: the transport is closing.
+        """
+        with self._lock:
+            if self._stopped:
+                closed = ConnectionClosed(f"connection to {self._name} closed by the client")
+                closed.request_sent = False
+                raise closed
+            if self._idle == 0:
+                self._count += 1
+                # A daemon, so that a client nobody closed never keeps the interpreter
+                # alive; close() aborts its exchange and joins it all the same.
+                thread = threading.Thread(
+                    target=self._work, name=f"mcp-sync-stream-{self._name}-{self._count}",
+                    daemon=True,
+                )
+                self._threads.append(thread)
+                self._idle += 1
+                thread.start()
+            self._idle -= 1
+            self._queue.put((fn, args))
+
+    def _work(self) -> None:
+        me = threading.current_thread()
+        while True:
+            try:
+                item = self._queue.get(timeout=self._idle_timeout)
+            except queue.Empty:
+                with self._lock:
+                    if self._queue.empty():  # nothing was handed to us meanwhile: retire
+                        self._idle -= 1
+                        self._threads.remove(me)
+                        return
+                continue
+            if item is None:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except Exception:
+                log.exception("%s: unexpected error in %r", me.name, fn)
+            with self._lock:
+                self._idle += 1
+
+    def stop(self, timeout: float) -> None:
+        """Refuse new jobs, wake every thread and join them all within ``timeout``."""
+        with self._lock:
+            self._stopped = True
+            threads = list(self._threads)
+            for _ in threads:
+                self._queue.put(None)
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
+                if thread.is_alive():
+                    log.warning("%s did not stop within %.1f s", thread.name, timeout)
+
+
+class HttpTransport(Transport):
+    """Talks to an MCP server over Streamable HTTP (MCP 2025-03-26 and later).
+
+    Args:
+        url: the MCP endpoint, e.g. ``"https://example.com/mcp"``.
+        headers: extra headers for every request (``Authorization``, say).
+        auth: any ``requests`` auth (a ``requests.auth.AuthBase``, or a ``(user,
+            password)`` tuple); called for every request, so a token can refresh itself.
+        session: a ``requests.Session`` to use (its adapters, proxies, ``verify``,
+            ``cert``, headers, cookies and auth apply); by default the transport creates
+            one, and closes it in :meth:`close`. Its settings and the environment's
+            (proxies, ``REQUESTS_CA_BUNDLE``, ``.netrc``) are read once, in :meth:`start`.
+        name: a label for thread names and logs; by default the URL's host and port.
+        timeout: seconds allowed for exchanges no request deadline covers: POSTing a
+            notification or a response until its status arrives, starting a new session
+            after the server lost one, re-opening the GET stream; the DELETE in
+            ``close()`` is further capped by ``close_timeout``, and the GET stream's first
+            opening by ``min(1, timeout / 4)``. ``None``: no limit.
+        connect_timeout: seconds allowed to open a TCP (and TLS) connection.
+        read_timeout: the longest a request's reply may go without a byte (waiting for its
+            headers included) before it fails. ``None`` (the default): no limit of its own;
+            the request's deadline, which the session enforces by cancelling the request
+            and so closing its stream, bounds it.
+        close_timeout: the bound for each step of :meth:`close`.
+        listen: open the optional GET stream (session era) for messages the server sends
+            on its own.
+        max_resume_attempts: how many times in a row a broken event stream is resumed
+            (GET with ``Last-Event-ID``) without bringing anything new before its request
+            fails.
+        retry_delay: seconds to wait before resuming when the server sent no ``retry:``.
+        max_retry_delay: the longest wait before a resumption or a re-opening, whatever
+            ``retry:`` says and however far the backoff grows.
+
+    Can be shared between threads: every method may be called from any thread.
+    """
+
+    #: Request fields are mirrored into headers in the stateless era (``Mcp-Name``, ...).
+    mirrors_headers = True
+
+    def __init__(
+        self,
+        url: str,
+        headers: Optional[Mapping[str, str]] = None,
+        auth: Any = None,
+        session: Optional[requests.Session] = None,
+        *,
+        name: Optional[str] = None,
+        timeout: Optional[float] = 30.0,
+        connect_timeout: Optional[float] = 10.0,
+        read_timeout: Optional[float] = None,
+        close_timeout: float = 2.0,
+        listen: bool = True,
+        max_resume_attempts: int = 3,
+        retry_delay: float = 1.0,
+        max_retry_delay: float = 30.0,
+    ) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"HttpTransport needs an http:// or https:// URL, got {url!r}")
+        self.url = url
+        self.headers: Dict[str, str] = dict(headers or {})
+        self.auth = auth
+        self.session = session
+        self.name = name or _server_name(url)
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.close_timeout = close_timeout
+        self.listen = listen
+        self.max_resume_attempts = max_resume_attempts
+        self.retry_delay = retry_delay
+        self.max_retry_delay = max_retry_delay
+        #: Called as ``hook(request_id, error)`` when a request can no longer be answered;
+        #: the session sets it (see :class:`~mcp_sync.transports.base.Transport`).
+        self.on_request_failed: Optional[Callable[[Any, BaseException], None]] = None
+        # Guards the lifecycle flags, the exchange table and the GET stream's thread.
+        self._state_lock = threading.Lock()
+        # Held while a lost session is replaced, so that only one thread replaces it.
+        self._renew_lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._started = False
+        self._closing = False
+        self._reported = False
+        self._on_message: Optional[MessageCallback] = None
+        self._on_close: Optional[CloseCallback] = None
+        self._http: Optional[requests.Session] = None
+        self._owns_http = False
+        self._workers = _StreamThreads(self.name)
+        self._exchanges: Dict[Any, _Exchange] = {}
+        self._session_id: Optional[str] = None
+        self._protocol_version: Optional[str] = None
+        self._stateless = False
+        self._init_params: Any = None
+        self._renewals = 0
+        self._listener: Optional[threading.Thread] = None
+        self._listener_exchange: Optional[_Exchange] = None
+        self._listener_disabled = False
+        self._base_headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
+        self._headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
+        self._send_kwargs: Dict[str, Any] = {}
+        self._request_auth: Any = None
+        self._url = self.url
+
+    @property
+    def target(self) -> str:
+        return self.url
+
+    @property
+    def session_id(self) -> Optional[str]:
+        """The ``Mcp-Session-Id`` the server assigned in reply to ``initialize``, if any."""
+        return self._session_id
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:
+        """Work out the HTTP settings once; nothing is sent until the first message.
+
+        Raises:
+            TransportError: the transport is running already.
+        """
+        with self._state_lock:
+            if self._started and not self._closing:
+                raise TransportError(f"{self!r} is running already")
+            if self._started or self._closing:
+                self._reset()  # closed before: start afresh (a reconnect)
+            self._started = True
+            self._on_message, self._on_close = on_message, on_close
+        http = self.session
+        if http is None:
+            http = requests.Session()
+            # Room for a busy client: every request in flight holds a connection until its
+            # reply is read, and the GET stream holds one more.
+            adapter = _InterruptibleAdapter(pool_maxsize=_POOL_SIZE)
+            http.mount("http://", adapter)
+            http.mount("https://", adapter)
+            self._owns_http = True
+        self._http = http
+        # What requests works out on every call (proxies from the environment, the CA
+        # bundle), worked out once: the hot path then only sends.
+        settings = http.merge_environment_settings(self.url, {}, True, None, None)
+        self._send_kwargs = {
+            "stream": True, "verify": settings["verify"], "cert": settings["cert"],
+            "proxies": settings["proxies"],
+        }
+        prepared = PreparedRequest()
+        prepared.prepare_url(self.url, None)
+        self._url = str(prepared.url)
+        # The auth requests would pick: ours, the session's, .netrc's, the URL's.
+        auth = self.auth if self.auth is not None else http.auth
+        if auth is None and http.trust_env:
+            auth = get_netrc_auth(self.url)
+        if auth is None:
+            from_url = get_auth_from_url(self._url)
+            auth = from_url if any(from_url) else None
+        if isinstance(auth, tuple) and len(auth) == 2:
+            auth = HTTPBasicAuth(*auth)
+        self._request_auth = auth
+        base: CaseInsensitiveDict[str] = CaseInsensitiveDict()
+        for key, value in http.headers.items():
+            base[key] = value if isinstance(value, str) else value.decode("latin-1")
+        base.update(self.headers)
+        base["Accept"] = f"{_JSON}, {_EVENT_STREAM}"
+        base["Content-Type"] = _JSON
+        self._base_headers = base
+        self._rebuild_headers()
+
+    def set_protocol_version(self, version: str) -> None:
+        """Send ``MCP-Protocol-Version: <version>`` from now on; open the GET stream.
+
+        Called by the client between ``initialize`` and ``notifications/initialized``, so
+        the GET stream is open before the server is told the client is ready. Waits at
+        most ``min(1, timeout / 4)`` seconds for it. In the stateless era there is none.
+        """
+        self._protocol_version = version
+        self._stateless = version not in _SESSION_ERA
+        self._rebuild_headers()
+        if self.listen and not self._stateless:
+            self._start_listener(wait=True)
+
+    def close(self) -> None:
+        """End the session (DELETE), stop every stream and thread, each step bounded.
+
+        Idempotent. Pending requests fail with :class:`~mcp_sync.ConnectionClosed` through
+        the close report, which comes exactly once.
+        """
+        with self._state_lock:
+            if self._closing:
+                return
+            self._closing = True
+            started = self._started
+            exchanges = list(self._exchanges.values())
+            listener, listener_exchange = self._listener, self._listener_exchange
+        if not started:
+            return
+        # 1. Wake every thread blocked on the server: their reads end at once.
+        for exchange in exchanges:
+            exchange.abort()
+        if listener_exchange is not None:
+            listener_exchange.abort()
+        # 2. Tell the server the session is over.
+        self._delete_session()
+        # 3. Join the threads.
+        self._workers.stop(self.close_timeout)
+        if listener is not None and listener is not threading.current_thread():
+            listener.join(self.close_timeout)
+            if listener.is_alive():
+                log.warning("%s did not stop within %.1f s", listener.name, self.close_timeout)
+        # 4. Release the connections.
+        if self._owns_http and self._http is not None:
+            self._http.close()
+        self._report_close()
+
+    def _delete_session(self) -> None:
+        session_id = self._session_id
+        if session_id is None or self._http is None:
+            return
+        bound = self.close_timeout if self.timeout is None else min(self.close_timeout,
+                                                                    self.timeout)
+        try:
+            response = self._send_http("DELETE", None, self._headers.copy(),
+                                       timeout=(bound, bound), what="(end of session)")
+            _discard(response)
+            log.debug("DELETE of session %s at %s: HTTP %s", session_id, self.url,
+                      response.status_code)
+        except (MCPError, *_READ_ERRORS) as exc:
+            log.debug("DELETE of session %s at %s failed: %r", session_id, self.url, exc)
+
+    def _report_close(self) -> None:
+        with self._state_lock:
+            if self._reported:
+                return
+            self._reported = True
+            on_close = self._on_close
+        if on_close is not None:
+            on_close(ConnectionClosed(f"connection to {self.name} closed by the client"))
+
+    # -- sending -------------------------------------------------------------------------
+
+    def send(self, message: Dict[str, Any], headers: Optional[Mapping[str, str]] = None) -> None:
+        """POST one message. Thread-safe.
+
+        A request's POST runs on a stream thread and ``send()`` returns at once; its
+        failure reaches the caller through ``on_request_failed``. A notification or a
+        response is POSTed here; a status other than 2xx is logged (nobody waits for it).
+        ``headers`` are extra headers for this message (the client's ``Mcp-Param-*``).
+
+        Raises:
+            ConnectionClosed: the transport is not started or is closed.
+            TransportError: the server could not be reached (a notification or response).
+            HTTPError: the server refused a request (only without ``on_request_failed``).
+        """
+        if not self._started or self._closing:
+            closed = ConnectionClosed(f"connection to {self.name} is closed" if self._started
+                                      else f"{self!r} is not started")
+            closed.request_sent = False
+            raise closed
+        body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        method = message.get("method")
+        if method is None or "id" not in message:
+            self._post_message(message, body, headers)
+            return
+        request_id = message["id"]
+        method = str(method)
+        if method == "initialize":
+            self._init_params = message.get("params")  # to start afresh if the session is lost
+        wire_headers, stateless = self._wire_headers(message, method, headers)
+        exchange = _Exchange(request_id, method, body, wire_headers, stateless)
+        with self._state_lock:
+            if self._closing:
+                closed = ConnectionClosed(f"connection to {self.name} closed by the client")
+                closed.request_sent = False
+                raise closed
+            self._exchanges[request_id] = exchange
+        try:
+            if self.on_request_failed is not None:
+                self._workers.submit(self._run_exchange, exchange)
+                return
+            response = self._open(exchange)
+            if response is not None:
+                self._workers.submit(self._finish_exchange, exchange, response)
+            else:
+                self._forget(exchange)
+        except BaseException:
+            self._forget(exchange)
+            raise
+
+    def cancel(self, request_id: Any) -> bool:
+        """Stop reading the request's reply: its stream is closed, its thread moves on.
+
+        Returns False in the session era (the session then sends
+        ``notifications/cancelled``); True in the stateless era, where closing the
+        stream is the cancellation.
+        """
+        exchange = self._exchanges.get(request_id)
+        if exchange is not None:
+            exchange.abort()
+            return exchange.stateless
+        return self._stateless
+
+    def _wire_headers(
+        self, message: Dict[str, Any], method: str, extra: Optional[Mapping[str, str]],
+    ) -> Tuple[Optional[Dict[str, str]], bool]:
+        """This request's own headers; True if it goes out in the stateless era.
+
+        A request that carries the 2026-07-28 envelope (``_meta`` with a protocol version,
+        the era probe included) mirrors that version into ``MCP-Protocol-Version``, its
+        method into ``Mcp-Method`` and its name or URI into ``Mcp-Name``.
+        """
+        params = message.get("params")
+        version: Any = None
+        if isinstance(params, dict):
+            meta = params.get("_meta")
+            if isinstance(meta, dict):
+                version = meta.get(_META_VERSION)
+        if not isinstance(version, str):
+            version = self._protocol_version if self._stateless else None
+        if version is None or version in _SESSION_ERA:
+            return (dict(extra) if extra else None), False
+        headers = dict(extra or {})
+        headers["MCP-Protocol-Version"] = version
+        headers["Mcp-Method"] = method
+        field = _NAMED_BY.get(method)
+        name = params.get(field) if field is not None and isinstance(params, dict) else None
+        if isinstance(name, str):
+            headers["Mcp-Name"] = encode_header_value(name)
+        return headers, True
+
+    def _rebuild_headers(self) -> None:
+        headers = self._base_headers.copy()
+        if self._session_id is not None:
+            headers["Mcp-Session-Id"] = self._session_id
+        if self._protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self._protocol_version
+        # Replaced whole, never mutated: a thread that copied the old one is unaffected.
+        self._headers = headers
+
+    def _send_http(
+        self,
+        method: str,
+        body: Optional[bytes],
+        headers: CaseInsensitiveDict[str],
+        *,
+        timeout: Timeout,
+        exchange: Optional[_Exchange] = None,
+        what: str = "",
+    ) -> requests.Response:
+        """Send one HTTP request on the hot path (``headers`` is used up).
+
+        Raises:
+            TransportError: the server could not be reached or did not answer in time.
+        """
+        http = self._http
+        if http is None:
+            raise ConnectionClosed(f"{self!r} is not started")
+        prepared = PreparedRequest()
+        prepared.method = method
+        prepared.url = self._url
+        prepared.headers = headers
+        prepared.body = body
+        prepared.hooks = http.hooks
+        if body is not None:
+            headers["Content-Length"] = str(len(body))
+        elif method != "GET":
+            headers["Content-Length"] = "0"
+        cookies = http.cookies
+        if len(cookies):
+            prepared.prepare_cookies(cookies)
+        else:
+            setattr(prepared, "_cookies", cookies)  # what redirects copy  # noqa: B010
+        if self._request_auth is not None:
+            prepared.prepare_auth(self._request_auth)
+        if exchange is not None:
+            _current.exchange = exchange
+        try:
+            response = http.send(prepared, timeout=timeout, **self._send_kwargs)
+        except requests.RequestException as exc:
+            raise self._unreachable(exc, method, what) from exc
+        finally:
+            if exchange is not None:
+                _current.exchange = None
+        if exchange is not None:
+            exchange.attach_response(response)
+        return response
+
+    def _unreachable(self, exc: requests.RequestException, method: str,
+                     what: str) -> TransportError:
+        doing = f"{method} {what} to {self.url}" if what else f"{method} {self.url}"
+        if isinstance(exc, requests.ConnectTimeout):
+            error = TransportError(f"{doing}: timed out connecting")
+        elif isinstance(exc, requests.ReadTimeout):
+            error = TransportError(f"{doing}: no response in time ({exc})")
+        elif isinstance(exc, requests.ConnectionError):
+            error = TransportError(f"{doing}: cannot reach the server ({exc})")
+        else:
+            error = TransportError(f"{doing} failed: {exc}")
+        if _connect_failed(exc):
+            error.request_sent = False
+        return error
+
+    def _http_error(self, response: requests.Response, what: Optional[str],
+                    body: Optional[bytes] = None) -> HTTPError:
+        if body is None:
+            try:
+                body = _read_body(response, _ERROR_BODY_LIMIT)
+            except _READ_ERRORS as exc:
+                body = f"(body unreadable: {exc!r})".encode()
+        error = HTTPError(
+            response.status_code, url=self.url, body=body.decode("utf-8", "replace"),
+            www_authenticate=response.headers.get("WWW-Authenticate"),
+            auth_server=response.headers.get("Mcp-Auth-Server"), method=what,
+        )
+        error.request_sent = True
+        return error
+
+    def _post_message(self, message: Dict[str, Any], body: bytes,
+                      extra: Optional[Mapping[str, str]] = None) -> None:
+        """POST a notification or a response on the calling thread; 202 is the answer."""
+        what = message.get("method") or f"response to id={message.get('id')!r}"
+        headers = self._headers.copy()
+        if extra:
+            headers.update(extra)
+        response = self._send_http("POST", body, headers,
+                                   timeout=(self.connect_timeout, self.timeout), what=what)
+        status = response.status_code
+        if not 200 <= status < 300:
+            error = self._http_error(response, what)
+            log.warning("mcp-sync %s: the server did not accept %s: %s", self.name, what, error)
+            return
+        media = _media_type(response)
+        if media == _EVENT_STREAM:  # not what the spec says, but deliver what it carries
+            # Registered under a key no request has, so that close() aborts it too.
+            exchange = _Exchange(object(), what, None)
+            exchange.attach_response(response)
+            with self._state_lock:
+                closing = self._closing
+                if not closing:
+                    self._exchanges[exchange.request_id] = exchange
+            if closing:
+                response.close()
+                return
+            try:
+                self._workers.submit(self._drain, exchange, response)
+            except ConnectionClosed:
+                self._forget(exchange)
+                response.close()
+            return
+        try:
+            data = _read_body(response)
+        except _READ_ERRORS as exc:
+            log.debug("reading the reply to %s failed: %r", what, exc)
+            return
+        if media == _JSON and data.strip():
+            self._deliver_json(data, None, what)
+
+    # -- one request ---------------------------------------------------------------------
+
+    def _run_exchange(self, exchange: _Exchange) -> None:
+        """A stream thread's whole job for one request: POST, read, resume, report."""
+        try:
+            if exchange.aborted.is_set():
+                return
+            try:
+                response = self._open(exchange)
+            except MCPError as exc:
+                self._fail(exchange, exc)
+                return
+            if response is not None:
+                self._consume(exchange, response)
+        except Exception as exc:  # never leave the caller waiting on a bug
+            log.exception("exchange for %s id=%r failed", exchange.method, exchange.request_id)
+            error = TransportError(f"{exchange.method} (id={exchange.request_id!r}) to "
+                                   f"{self.url} failed: {exc!r}")
+            error.__cause__ = exc
+            self._fail(exchange, error)
+        finally:
+            self._forget(exchange)
+
+    def _finish_exchange(self, exchange: _Exchange, response: requests.Response) -> None:
+        try:
+            self._consume(exchange, response)
+        except Exception:  # nobody to report to without the hook
+            log.exception("reading the reply to %s id=%r failed", exchange.method,
+                          exchange.request_id)
+        finally:
+            self._forget(exchange)
+
+    def _forget(self, exchange: _Exchange) -> None:
+        with self._state_lock:
+            if self._exchanges.get(exchange.request_id) is exchange:
+                del self._exchanges[exchange.request_id]
+
+    def _fail(self, exchange: _Exchange, error: BaseException) -> None:
+        """Report that a request will get no response (unless cancelled or answered)."""
+        if exchange.aborted.is_set() or exchange.answered:
+            log.debug("%s id=%r ended: %r", exchange.method, exchange.request_id, error)
+            return
+        hook = self.on_request_failed
+        if hook is None:
+            log.warning("mcp-sync %s: %s id=%r failed: %s", self.name, exchange.method,
+                        exchange.request_id, error)
+            return
+        hook(exchange.request_id, error)
+
+    def _open(self, exchange: _Exchange) -> Optional[requests.Response]:
+        """POST the request and return its 2xx response, headers read, body not.
+
+        Returns None when the reply was an error already delivered as a JSON-RPC error
+        (the stateless era answers a bad request with 4xx and a JSON-RPC error body). A
+        404 on a request that carried a session id means the server lost the session: a
+        new one is started (see :meth:`_renew_session`) and the request sent once more.
+
+        Raises:
+            HTTPError: a status other than 2xx.
+            TransportError: the server could not be reached.
+        """
+        for attempt in (1, 2):
+            session_id = self._session_id
+            headers = self._headers.copy()
+            if exchange.headers:
+                headers.update(exchange.headers)
+            response = self._send_http(
+                "POST", exchange.body, headers,
+                timeout=(self.connect_timeout, self.read_timeout), exchange=exchange,
+                what=exchange.method,
+            )
+            status = response.status_code
+            if 200 <= status < 300:
+                if exchange.method == "initialize":
+                    self._note_session_id(response)
+                return response
+            if (status == 404 and session_id is not None and attempt == 1
+                    and exchange.method != "initialize" and not exchange.stateless):
+                _discard(response)
+                self._renew_session(session_id, exchange)
+                continue
+            if exchange.stateless and status not in (401, 403):
+                return self._deliver_error_body(exchange, response)
+            raise self._http_error(response, exchange.method)
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def _deliver_error_body(self, exchange: _Exchange,
+                            response: requests.Response) -> Optional[requests.Response]:
+        """A stateless-era 4xx/5xx whose body is a JSON-RPC error: deliver that error.
+
+        Raises:
+            HTTPError: the body is not a JSON-RPC error.
+        """
+        try:
+            body = _read_body(response, _ERROR_BODY_LIMIT)
+        except _READ_ERRORS as exc:
+            body = f"(body unreadable: {exc!r})".encode()
+        try:
+            message = json.loads(body) if _media_type(response) == _JSON else None
+        except ValueError:
+            message = None
+        error = message.get("error") if isinstance(message, dict) else None
+        reply_id = message.get("id") if isinstance(message, dict) else None
+        if (isinstance(error, dict) and isinstance(error.get("code"), int)
+                and (reply_id is None or reply_id == exchange.request_id)):
+            self._deliver({"jsonrpc": "2.0", "id": exchange.request_id, "error": error})
+            return None
+        raise self._http_error(response, exchange.method, body)
+
+    def _note_session_id(self, response: requests.Response) -> None:
+        session_id = response.headers.get("Mcp-Session-Id")
+        if session_id is None:
+            return
+        if not _SESSION_ID.match(session_id):
+            raise ProtocolError(f"{self.url} sent an invalid Mcp-Session-Id: "
+                                f"{excerpt(session_id, 80)!r}")
+        self._session_id = session_id
+        self._rebuild_headers()
+        log.debug("%s assigned session id %s", self.url, session_id)
+
+    def _consume(self, exchange: _Exchange, response: requests.Response) -> None:
+        """Read a request's reply: one JSON body, or an event stream."""
+        media = _media_type(response)
+        if media == _EVENT_STREAM:
+            self._read_request_stream(exchange, response)
+            return
+        try:
+            data = _read_body(response)
+        except _READ_ERRORS as exc:
+            self._fail(exchange, TransportError(
+                f"reading the reply to {exchange.method} from {self.url} failed: {exc!r}"))
+            return
+        if media == _JSON or (media.endswith("+json") and data.strip()):
+            self._deliver_json(data, exchange, exchange.method)
+            if not exchange.answered:
+                self._fail(exchange, ProtocolError(
+                    f"the JSON reply to {exchange.method} (id={exchange.request_id!r}) from "
+                    f"{self.url} holds no response to it: {excerpt(data, 200)}"))
+            return
+        if not data.strip() and self._listener_is_open():
+            # Accepted: the answer will come on the GET stream (older servers do this).
+            log.debug("%s id=%r accepted with HTTP %s; awaiting its response on the GET "
+                      "stream", exchange.method, exchange.request_id, response.status_code)
+            return
+        self._fail(exchange, ProtocolError(
+            f"{self.url} answered {exchange.method} with HTTP {response.status_code} and "
+            f"Content-Type {response.headers.get('Content-Type')!r}, not JSON or an event "
+            f"stream: {excerpt(data, 200)}"))
+
+    def _deliver_json(self, data: bytes, exchange: Optional[_Exchange], what: str) -> None:
+        try:
+            message = json.loads(data)
+        except ValueError as exc:
+            if exchange is None:
+                log_malformed(self.name, f"reply to {what} is not JSON: {exc}", data)
+                return
+            self._fail(exchange, ProtocolError(
+                f"the reply to {what} (id={exchange.request_id!r}) from {self.url} is not "
+                f"valid JSON ({exc}): {excerpt(data, 200)}"))
+            return
+        self._deliver(message)
+
+    def _deliver(self, message: Any) -> None:
+        """Hand one decoded message (or a batch) to the session, noting answered requests."""
+        if isinstance(message, list):  # a JSON-RPC batch (2025-03-26)
+            for item in message:
+                self._deliver(item)
+            return
+        if isinstance(message, dict) and "method" not in message and (
+            "result" in message or "error" in message
+        ):
+            response_id = message.get("id")
+            if isinstance(response_id, (int, str)) and not isinstance(response_id, bool):
+                exchange = self._exchanges.get(response_id)
+                if exchange is not None:
+                    exchange.answered = True
+        on_message = self._on_message
+        if on_message is not None and not self._reported:
+            on_message(message)
+
+    def _pump(self, exchange: _Exchange, response: requests.Response,
+              decoder: SSEDecoder) -> int:
+        """Deliver the events of one stream until it ends; returns how many carried data.
+
+        Big reads (whatever the socket holds, up to 64 KiB) and the decoder's linear
+        parsing keep a multi-megabyte event cheap; each event is delivered the moment its
+        blank line arrives.
+        """
+        read = read1_of(response)
+        events = 0
+        try:
+            while True:
+                chunk = read(_READ_SIZE)
+                if not chunk:
+                    break
+                for event in decoder.feed(chunk):
+                    events += 1
+                    self._deliver_event(event.data, event.event)
+        except _READ_ERRORS as exc:
+            if not exchange.aborted.is_set():
+                log.debug("stream for %s from %s broke: %r", exchange.method, self.url, exc)
+        finally:
+            decoder.end()
+            response.close()
+        return events
+
+    def _deliver_event(self, data: str, event_type: str) -> None:
+        if event_type != "message":
+            log.debug("ignoring an SSE event of type %r from %s", event_type, self.url)
+            return
+        try:
+            message = json.loads(data)
+        except ValueError as exc:
+            log_malformed(self.name, f"SSE data is not JSON: {exc}", data)
+            return
+        self._deliver(message)
+
+    def _drain(self, exchange: _Exchange, response: requests.Response) -> None:
+        try:
+            self._pump(exchange, response, SSEDecoder())
+        finally:
+            self._forget(exchange)
+
+    def _read_request_stream(self, exchange: _Exchange, response: requests.Response) -> None:
+        """Read a request's event stream; if it ends before the response, resume it.
+
+        Resuming (session era) is a GET with ``Last-Event-ID`` after the server's
+        ``retry:`` interval (else ``retry_delay``), doubling on each attempt that brings
+        nothing new, at most ``max_resume_attempts`` in a row; then the request fails
+        through ``on_request_failed``.
+        """
+        decoder = SSEDecoder()
+        attempts = 0
+        current: Optional[requests.Response] = response
+        last_error: Optional[BaseException] = None
+        while True:
+            if current is not None:
+                if self._pump(exchange, current, decoder):
+                    attempts = 0
+                current = None
+            if exchange.answered or exchange.aborted.is_set() or self._closing:
+                return
+            if exchange.stateless or not decoder.last_event_id:
+                reason = ("its stream cannot be resumed in this protocol version"
+                          if exchange.stateless else "it sent no event ID to resume from")
+                self._fail(exchange, TransportError(
+                    f"No response received for request {exchange.request_id!r} "
+                    f"({exchange.method}): {self.url} ended the event stream first, and "
+                    f"{reason}"))
+                return
+            if attempts >= self.max_resume_attempts:
+                error = TransportError(
+                    f"No response received for request {exchange.request_id!r} "
+                    f"({exchange.method}) from {self.url} after {attempts} attempts to "
+                    f"resume its event stream")
+                error.__cause__ = last_error
+                self._fail(exchange, error)
+                return
+            delay = self._retry_delay(decoder.retry, attempts)
+            attempts += 1
+            log.debug("stream for %s id=%r ended before its response; resuming after event "
+                      "%s in %.2f s", exchange.method, exchange.request_id,
+                      decoder.last_event_id, delay)
+            if exchange.aborted.wait(delay):
+                return
+            try:
+                current = self._resume(exchange, decoder.last_event_id)
+            except HTTPError as exc:
+                if exc.status < 500 and exc.status not in _TRANSIENT:
+                    error = TransportError(
+                        f"No response received for request {exchange.request_id!r} "
+                        f"({exchange.method}): {self.url} would not resume its event stream "
+                        f"({exc})")
+                    error.__cause__ = exc
+                    self._fail(exchange, error)
+                    return
+                last_error = exc
+            except MCPError as exc:
+                last_error = exc
+
+    def _resume(self, exchange: _Exchange, last_event_id: str) -> requests.Response:
+        """GET the rest of a broken stream.
+
+        Raises:
+            HTTPError, TransportError, ProtocolError: the server would not resume it.
+        """
+        headers = self._headers.copy()
+        headers["Accept"] = _EVENT_STREAM
+        headers["Last-Event-ID"] = last_event_id
+        del headers["Content-Type"]
+        response = self._send_http("GET", None, headers,
+                                   timeout=(self.connect_timeout, self.read_timeout),
+                                   exchange=exchange, what=f"(resuming {exchange.method})")
+        if not 200 <= response.status_code < 300:
+            raise self._http_error(response, f"resumption of {exchange.method}")
+        if _media_type(response) != _EVENT_STREAM:
+            _discard(response)
+            raise ProtocolError(f"{self.url} answered a resumption GET with "
+                                f"{response.headers.get('Content-Type')!r}")
+        return response
+
+    def _retry_delay(self, retry_ms: Optional[int], attempt: int) -> float:
+        base = self.retry_delay if retry_ms is None else retry_ms / 1000.0
+        return float(min(base * (2 ** attempt), self.max_retry_delay))
+
+    # -- a lost session ------------------------------------------------------------------
+
+    def _renew_session(self, stale_id: str, exchange: _Exchange) -> None:
+        """Start a new session after the server forgot ``stale_id`` (HTTP 404).
+
+        The transport re-sends the client's ``initialize`` (its params) with an id of its
+        own (``"mcp-sync-reinit-<n>"``, never one of the session's), consumes the reply
+        itself, sends ``notifications/initialized``, re-opens the GET stream, and lets
+        the caller retry its request once. The client is not told: its server info and
+        capabilities stay those of the first handshake. Only one thread renews; others
+        that hit the same 404 wait for it, then retry.
+
+        Raises:
+            HTTPError, TransportError, ProtocolError, ServerError: no new session.
+        """
+        with self._renew_lock:
+            if self._session_id != stale_id:
+                return  # renewed by another thread meanwhile
+            if self._init_params is None or self._closing:
+                raise HTTPError(404, url=self.url, method=exchange.method,
+                                body=f"session {stale_id} is unknown to the server")
+            self._renewals += 1
+            reinit_id = f"mcp-sync-reinit-{self._renewals}"
+            log.info("mcp-sync %s: session %s expired (HTTP 404 on %s); starting a new one",
+                     self.name, stale_id, exchange.method)
+            body = json.dumps({"jsonrpc": "2.0", "id": reinit_id, "method": "initialize",
+                               "params": self._init_params}).encode("utf-8")
+            headers = self._base_headers.copy()
+            response = self._send_http("POST", body, headers,
+                                       timeout=(self.connect_timeout, self.timeout),
+                                       what="initialize (new session)")
+            if not 200 <= response.status_code < 300:
+                raise self._http_error(response, "initialize (new session)")
+            new_id = response.headers.get("Mcp-Session-Id")
+            reply = self._await_reply(response, reinit_id)
+            if "error" in reply:
+                error = reply["error"] if isinstance(reply["error"], dict) else {}
+                raise server_error(int(error.get("code", -32603)),
+                                   str(error.get("message", "")), error.get("data"),
+                                   method="initialize (new session)")
+            result = reply.get("result")
+            version = result.get("protocolVersion") if isinstance(result, dict) else None
+            if version != self._protocol_version:
+                log.warning("mcp-sync %s: the new session speaks protocol %r, not %r",
+                            self.name, version, self._protocol_version)
+            if new_id is not None:
+                self._note_session_id(response)
+            else:
+                self._session_id = None
+                self._rebuild_headers()
+            notice = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+            self._post_message({"method": "notifications/initialized"}, notice)
+        if self.listen and not self._stateless:
+            self._start_listener(wait=False)
+
+    def _await_reply(self, response: requests.Response, reply_id: str) -> Dict[str, Any]:
+        """Read the reply to the transport's own request; other messages go to the session.
+
+        Raises:
+            ProtocolError: the reply holds no response to ``reply_id``.
+        """
+        found: List[Dict[str, Any]] = []
+
+        def take(message: Any) -> None:
+            if (isinstance(message, dict) and message.get("id") == reply_id
+                    and "method" not in message):
+                found.append(message)
+            else:
+                self._deliver(message)
+
+        try:
+            if _media_type(response) == _EVENT_STREAM:
+                decoder = SSEDecoder()
+                read = read1_of(response)
+                while not found:
+                    chunk = read(_READ_SIZE)
+                    if not chunk:
+                        break
+                    for event in decoder.feed(chunk):
+                        if event.event == "message":
+                            take(json.loads(event.data))
+            else:
+                message = json.loads(_read_body(response))
+                for item in message if isinstance(message, list) else [message]:
+                    take(item)
+        except _READ_ERRORS as exc:  # json's errors are ValueErrors too
+            raise ProtocolError(f"reading the reply to a new initialize from {self.url} "
+                                f"failed: {exc!r}") from exc
+        finally:
+            response.close()
+        if not found:
+            raise ProtocolError(f"{self.url} sent no response to a new initialize")
+        return found[0]
+
+    # -- the GET stream ------------------------------------------------------------------
+
+    def _listener_is_open(self) -> bool:
+        listener = self._listener
+        return listener is not None and listener.is_alive() and not self._listener_disabled
+
+    def _start_listener(self, *, wait: bool) -> None:
+        started = threading.Event()
+        with self._state_lock:
+            if self._closing or self._listener_disabled:
+                return
+            if self._listener is not None and self._listener.is_alive():
+                return
+            exchange = _Exchange(None, "GET stream", None)
+            # A daemon like the stream threads; close() aborts its stream and joins it.
+            thread = threading.Thread(
+                target=self._listen, args=(exchange, started),
+                name=f"mcp-sync-listener-{self.name}", daemon=True,
+            )
+            self._listener, self._listener_exchange = thread, exchange
+            thread.start()
+        if wait:
+            started.wait(self._listener_start_wait())
+
+    def _listener_start_wait(self) -> float:
+        return 1.0 if self.timeout is None else min(1.0, self.timeout / 4)
+
+    def _listen(self, exchange: _Exchange, started: threading.Event) -> None:
+        """Keep the GET stream open while the transport is: re-open it when it ends.
+
+        The first opening must succeed at once: a 404, 405, any other non-2xx, a reply that
+        is not an event stream, or no headers within the start wait disable it quietly
+        (the server simply offers none). Later, a 404 means the session is gone (a new
+        session re-opens it) and a 405 that it is off; other failures are retried with
+        backoff, ``_LISTENER_MAX_FAILURES`` times in a row at most.
+        """
+        first = True
+        failures = 0
+        decoder = SSEDecoder()  # one for every opening: its last_event_id resumes the next
+        try:
+            while not exchange.aborted.is_set():
+                wait = self._listener_start_wait()
+                timeout: Timeout = (wait, wait) if first else (self.connect_timeout,
+                                                               self.timeout)
+                headers = self._headers.copy()
+                headers["Accept"] = _EVENT_STREAM
+                del headers["Content-Type"]
+                if decoder.last_event_id:
+                    headers["Last-Event-ID"] = decoder.last_event_id
+                response: Optional[requests.Response] = None
+                try:
+                    response = self._send_http("GET", None, headers, timeout=timeout,
+                                               exchange=exchange, what="(GET stream)")
+                except TransportError as exc:
+                    if exchange.aborted.is_set():
+                        return
+                    if first:
+                        log.debug("no GET stream from %s: %s", self.url, exc)
+                        self._listener_disabled = True
+                        return
+                    log.debug("re-opening the GET stream of %s failed: %s", self.url, exc)
+                if response is not None:
+                    status = response.status_code
+                    media = _media_type(response)
+                    if not 200 <= status < 300 or media != _EVENT_STREAM:
+                        _discard(response)
+                        if first or status == 405:
+                            log.debug("%s offers no GET stream (HTTP %s, %r)", self.url,
+                                      status, media)
+                            self._listener_disabled = True
+                            return
+                        if 400 <= status < 500 and status not in _TRANSIENT:
+                            log.debug("the GET stream of %s is gone (HTTP %s)", self.url,
+                                      status)
+                            return
+                    else:
+                        if first:
+                            first = False
+                            started.set()
+                        # It may idle for hours: only close() ends a read on it.
+                        _set_read_timeout(response, None)
+                        if self._pump(exchange, response, decoder) > 0:
+                            failures = 0
+                if exchange.aborted.is_set():
+                    return
+                failures += 1
+                if failures > _LISTENER_MAX_FAILURES:
+                    log.info("mcp-sync %s: giving up on the GET stream after %d attempts",
+                             self.name, failures - 1)
+                    return
+                if exchange.aborted.wait(self._retry_delay(decoder.retry, failures - 1)):
+                    return
+        finally:
+            started.set()

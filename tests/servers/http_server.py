@@ -1,0 +1,563 @@
+"""A Streamable HTTP (session era) MCP server for tests, on the standard library.
+
+``POST /mcp`` takes one JSON-RPC message. ``initialize`` opens an MCP session (a new
+``Mcp-Session-Id``, one :class:`mcp_sync.testing.FakeServer` connection); every later
+message must carry that id (else 400, or 404 for an id the server does not know).
+Requests are answered with an SSE stream (``reply="sse"``: a priming event with an id,
+then every message the request causes, the response last) or one JSON body
+(``reply="json"``). Notifications and responses get ``202``. ``GET /mcp`` opens the
+session's stream for messages not tied to a request, or resumes a request's stream with
+``Last-Event-ID``. ``DELETE /mcp`` ends the session.
+
+Knobs, set before the client sends what they apply to:
+
+* ``reply``: ``"sse"`` or ``"json"``.
+* ``get_status``: answer every plain GET with this status (405: "no GET stream here").
+* ``get_gate``: an Event; GETs get no answer until it is set.
+* ``retry_ms``: the ``retry:`` field of every priming event.
+* ``break_streams``: end this many request streams right after their priming event; what
+  the request then produces waits for a GET with ``Last-Event-ID``.
+* ``hold_open``: an Event; request streams stay open after their response until it is set.
+* ``keepalive``: seconds between ``: keep-alive`` comments on an idle request stream.
+* ``post_hook(handler, message)``: takes over a POST when it returns True (it writes the
+  whole reply with the handler's ``send_status``/``start_events``/``write_event``/...).
+
+Records: ``requests`` (every request, :class:`Recorded`), ``wait_for(predicate)``.
+Controls: ``expire_sessions()`` (the server forgets them: later requests get 404),
+``drop_get_streams()``, ``push(method, params)`` (a notification on the GET streams),
+``stream_end(request_id)`` (an Event set when that request's reply is over).
+
+Binds 127.0.0.1 on a free port; ``stop()`` (or the context manager) ends every stream,
+closes the FakeServer connections and joins the serving thread. Its threads are named
+``http-test-*``, outside the ``mcp-sync`` names the leak check watches.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from mcp_sync.testing import FakeServer, ServerConnection
+
+__all__ = ["McpHttpServer", "Recorded"]
+
+# How often a stream's writer wakes to check for the server stopping (seconds).
+_POLL = 0.05
+# The longest a JSON reply waits for the FakeServer's answer.
+_JSON_WAIT = 30.0
+
+
+class Recorded:
+    """One request the server received."""
+
+    def __init__(self, method: str, path: str, headers: Dict[str, str], body: bytes) -> None:
+        self.time = time.monotonic()
+        self.method = method
+        self.path = path
+        self.headers = headers  # keys lower-cased
+        self.body = body
+        try:
+            self.json: Any = json.loads(body) if body else None
+        except ValueError:
+            self.json = None
+
+    @property
+    def rpc_method(self) -> Optional[str]:
+        return self.json.get("method") if isinstance(self.json, dict) else None
+
+    def header(self, name: str) -> Optional[str]:
+        return self.headers.get(name.lower())
+
+    def __repr__(self) -> str:
+        return f"<{self.method} {self.rpc_method or ''} {self.headers.get('mcp-session-id')}>"
+
+
+class _Stream:
+    """The events of one SSE stream (or one JSON reply), kept for replay.
+
+    ``cond`` guards ``events``, ``done`` and ``closed``.
+    """
+
+    def __init__(self, stream_id: str, request_id: Any = None) -> None:
+        self.stream_id = stream_id
+        self.request_id = request_id
+        self.events: List[Tuple[str, Dict[str, Any]]] = []  # (event id, message)
+        self.done = False  # the response was added
+        self.closed = False  # no writer should go on with it
+        self.cond = threading.Condition()
+
+    def add(self, message: Dict[str, Any]) -> None:
+        with self.cond:
+            self.events.append((f"{self.stream_id}-{len(self.events) + 1}", message))
+            if self.request_id is not None and message.get("id") == self.request_id and (
+                "method" not in message
+            ):
+                self.done = True
+            self.cond.notify_all()
+
+    def close(self) -> None:
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
+
+    def wait(self, have: int, timeout: float) -> Tuple[List[Tuple[str, Dict[str, Any]]], bool]:
+        """Events after the first ``have`` (waiting up to ``timeout`` for one), and closed."""
+        with self.cond:
+            if len(self.events) <= have and not self.closed:
+                self.cond.wait(timeout)
+            return self.events[have:], self.closed
+
+
+class _Session:
+    """One MCP session: its FakeServer connection and its streams.
+
+    ``lock`` guards ``streams``, ``open_requests``, ``get_stream`` and ``backlog``.
+    """
+
+    def __init__(self, server: McpHttpServer, session_id: str) -> None:
+        self.server = server
+        self.session_id = session_id
+        self.lock = threading.Lock()
+        self.streams: Dict[str, _Stream] = {}
+        self.open_requests: Dict[Any, _Stream] = {}
+        self.get_stream: Optional[_Stream] = None
+        self.backlog: List[Dict[str, Any]] = []  # for the GET stream, before one is open
+        self._ids = itertools.count(1)
+        self.connection: ServerConnection = server.fake.open_connection(self.route)
+
+    def new_stream(self, prefix: str, request_id: Any = None) -> _Stream:
+        stream = _Stream(f"{prefix}{next(self._ids)}", request_id)
+        with self.lock:
+            self.streams[stream.stream_id] = stream
+            if request_id is not None:
+                self.open_requests[request_id] = stream
+        return stream
+
+    def cancel(self, request_id: Any) -> None:
+        """The client cancelled the request: its stream ends without a response."""
+        with self.lock:
+            stream = self.open_requests.get(request_id)
+        if stream is not None:
+            stream.close()
+
+    def finish(self, stream: _Stream) -> None:
+        with self.lock:
+            if self.open_requests.get(stream.request_id) is stream:
+                del self.open_requests[stream.request_id]
+
+    def route(self, message: Dict[str, Any]) -> None:
+        """Where a message from the FakeServer goes: its request's stream, else GET's."""
+        with self.lock:
+            target = None
+            if "method" not in message:
+                target = self.open_requests.get(message.get("id"))
+            if target is None:
+                target = getattr(self.server.local, "stream", None)
+            if target is None and message.get("method") == "notifications/progress":
+                target = self.open_requests.get((message.get("params") or {}).get(
+                    "progressToken"))
+            if target is None and self.open_requests:
+                target = list(self.open_requests.values())[-1]
+            if target is not None and target.request_id is None:
+                target = None  # a JSON reply cannot carry it
+            if target is None:
+                if self.get_stream is not None and not self.get_stream.closed:
+                    target = self.get_stream
+                else:
+                    self.backlog.append(message)
+                    return
+        target.add(message)
+
+    def open_get_stream(self) -> _Stream:
+        stream = self.new_stream("g")
+        with self.lock:
+            self.get_stream = stream
+            backlog, self.backlog = self.backlog, []
+        for message in backlog:
+            stream.add(message)
+        return stream
+
+    def close(self) -> None:
+        with self.lock:
+            streams = list(self.streams.values())
+        for stream in streams:
+            stream.close()
+        self.connection.close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HttpServer
+    protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        # Small SSE chunks go out at once, as from any real server (no Nagle delay).
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # tests stay quiet
+
+    @property
+    def mcp(self) -> McpHttpServer:
+        return self.server.mcp
+
+    # -- writing helpers (for post hooks too) ----------------------------------------------
+
+    def send_status(self, status: int, body: bytes = b"",
+                    headers: Optional[Dict[str, str]] = None,
+                    content_type: str = "application/json") -> None:
+        """A whole reply with a body of known length."""
+        self.send_response(status)
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        if body:
+            self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if body:
+            self.wfile.write(body)
+
+    def send_json(self, message: Any, status: int = 200,
+                  headers: Optional[Dict[str, str]] = None) -> None:
+        self.send_status(status, json.dumps(message).encode(), headers)
+
+    def start_events(self, headers: Optional[Dict[str, str]] = None) -> None:
+        """Begin an SSE reply (chunked, so the connection stays usable afterwards)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+
+    def write_raw(self, data: bytes) -> None:
+        """One HTTP chunk, sent at once."""
+        if data:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def write_event(self, data: Any = None, *, event_id: Optional[str] = None,
+                    retry: Optional[int] = None, event: Optional[str] = None) -> None:
+        lines = []
+        if event is not None:
+            lines.append(f"event: {event}")
+        if event_id is not None:
+            lines.append(f"id: {event_id}")
+        if retry is not None:
+            lines.append(f"retry: {retry}")
+        if data is None:
+            lines.append("data: ")
+        else:
+            text = data if isinstance(data, str) else json.dumps(data)
+            lines.extend(f"data: {line}" for line in text.split("\n"))
+        self.write_raw(("\n".join(lines) + "\n\n").encode())
+
+    def end_events(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+
+    # -- requests ------------------------------------------------------------------------
+
+    def _record(self, body: bytes) -> Recorded:
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        recorded = Recorded(self.command, self.path, headers, body)
+        self.mcp.record(recorded)
+        return recorded
+
+    def _session(self) -> Tuple[Optional[_Session], Optional[int]]:
+        session_id = self.headers.get("Mcp-Session-Id")
+        if session_id is None:
+            return None, 400
+        session = self.mcp.sessions.get(session_id)
+        return session, (None if session is not None else 404)
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        recorded = self._record(body)
+        message = recorded.json
+        hook = self.mcp.post_hook
+        if hook is not None and hook(self, message):
+            return
+        if not isinstance(message, dict):
+            self.send_json({"jsonrpc": "2.0", "id": None,
+                            "error": {"code": -32700, "message": "Parse error"}}, 400)
+            return
+        if message.get("method") == "initialize":
+            session = self.mcp.new_session()
+        else:
+            found, status = self._session()
+            if found is None:
+                text = "No valid session ID provided" if status == 400 else "Session not found"
+                self.send_json({"jsonrpc": "2.0", "id": None,
+                                "error": {"code": -32000, "message": f"Bad Request: {text}"}},
+                               status or 400)
+                return
+            session = found
+        if "id" not in message or "method" not in message:  # notification or response
+            session.connection.receive(message)
+            if message.get("method") == "notifications/cancelled":
+                session.cancel((message.get("params") or {}).get("requestId"))
+            self.send_status(202)
+            return
+        headers = {"Mcp-Session-Id": session.session_id}
+        stream = session.new_stream("s", message["id"])
+        self.mcp.local.stream = stream
+        try:
+            session.connection.receive(message)
+        finally:
+            self.mcp.local.stream = None
+        try:
+            if self.mcp.reply == "json":
+                self._reply_json(stream, headers)
+            else:
+                self._reply_events(stream, headers)
+        except OSError:
+            pass  # the client went away (a cancellation, or close())
+        finally:
+            session.finish(stream)
+            self.mcp.stream_end(message["id"]).set()
+
+    def _reply_json(self, stream: _Stream, headers: Dict[str, str]) -> None:
+        with stream.cond:
+            stream.cond.wait_for(lambda: stream.done or stream.closed, _JSON_WAIT)
+            responses = [m for _, m in stream.events if "method" not in m]
+        if responses:
+            self.send_json(responses[-1], headers=headers)
+        else:
+            self.send_status(500, b"no response", content_type="text/plain")
+
+    def _reply_events(self, stream: _Stream, headers: Dict[str, str]) -> None:
+        self.start_events(headers)
+        self.write_event(None, event_id=f"{stream.stream_id}-0", retry=self.mcp.retry_ms)
+        if self.mcp.take_break():
+            self.end_events()  # gone before the response: the client must resume
+            return
+        self._write_stream(stream, 0, until_done=True)
+
+    def _write_stream(self, stream: _Stream, have: int, *, until_done: bool) -> None:
+        """Write the stream's events after the first ``have`` as they come."""
+        idle = 0.0
+        try:
+            while not self.mcp.stopping.is_set():
+                events, closed = stream.wait(have, _POLL)
+                for event_id, message in events:
+                    self.write_event(message, event_id=event_id)
+                have += len(events)
+                if closed or (until_done and stream.done and have == len(stream.events)):
+                    break
+                idle = 0.0 if events else idle + _POLL
+                if self.mcp.keepalive is not None and idle >= self.mcp.keepalive:
+                    self.write_raw(b": keep-alive\n\n")
+                    idle = 0.0
+            hold = self.mcp.hold_open
+            if until_done and hold is not None:
+                while not hold.wait(_POLL) and not self.mcp.stopping.is_set():
+                    pass
+            self.end_events()
+        except OSError:
+            pass  # the client went away (a cancellation, or close())
+
+    def do_GET(self) -> None:
+        self._record(b"")
+        gate = self.mcp.get_gate
+        if gate is not None:
+            gate.wait(_JSON_WAIT)
+        session, status = self._session()
+        if self.mcp.get_status is not None:
+            self.send_status(self.mcp.get_status, b"no GET stream", content_type="text/plain")
+            return
+        if session is None:
+            self.send_status(status or 400, b"unknown session", content_type="text/plain")
+            return
+        last_event_id = self.headers.get("Last-Event-ID")
+        resumed: Optional[_Stream] = None
+        index = "0"
+        if last_event_id:
+            stream_id, _, index = last_event_id.rpartition("-")
+            with session.lock:
+                resumed = session.streams.get(stream_id)
+            if resumed is None or not index.isdigit():
+                self.send_status(400, b"unknown event id", content_type="text/plain")
+                return
+        if resumed is not None and resumed.request_id is not None:
+            # The rest of a request's stream, up to its response.
+            self.start_events({"Mcp-Session-Id": session.session_id})
+            self._write_stream(resumed, int(index), until_done=True)
+            return
+        stream = session.open_get_stream()
+        self.start_events({"Mcp-Session-Id": session.session_id})
+        if resumed is not None:  # an earlier GET stream: what it had not delivered first
+            with resumed.cond:
+                missed = resumed.events[int(index):]
+            for event_id, message in missed:
+                self.write_event(message, event_id=event_id)
+        self.write_event(None, event_id=f"{stream.stream_id}-0", retry=self.mcp.retry_ms)
+        self._write_stream(stream, 0, until_done=False)
+
+    def do_DELETE(self) -> None:
+        self._record(b"")
+        session, status = self._session()
+        if session is None:
+            self.send_status(status or 400)
+            return
+        self.mcp.end_session(session.session_id)
+        self.send_status(200)
+
+
+class _HttpServer(ThreadingHTTPServer):
+    daemon_threads = True  # a handler may wait on a client that never closes; stop() ends streams
+    mcp: McpHttpServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):
+            return  # the client hung up (a cancelled stream, a closed pool): expected
+        super().handle_error(request, client_address)
+
+
+class McpHttpServer:
+    """The scriptable server; see the module docstring."""
+
+    def __init__(self, fake: Optional[FakeServer] = None, *, reply: str = "sse",
+                 path: str = "/mcp") -> None:
+        self.fake = fake or FakeServer("http-test")
+        self.reply = reply
+        self.path = path
+        self.get_status: Optional[int] = None
+        self.get_gate: Optional[threading.Event] = None
+        self.retry_ms: Optional[int] = None
+        self.break_streams = 0
+        self.hold_open: Optional[threading.Event] = None
+        self.keepalive: Optional[float] = None
+        self.post_hook: Optional[Callable[[_Handler, Any], bool]] = None
+        self.sessions: Dict[str, _Session] = {}
+        self.requests: List[Recorded] = []
+        self._stream_ends: Dict[Any, threading.Event] = {}
+        self.stopping = threading.Event()
+        self.local = threading.local()
+        # Guards requests, sessions and break_streams; signals new requests.
+        self._changed = threading.Condition()
+        self._httpd = _HttpServer(("127.0.0.1", 0), _Handler)
+        self._httpd.mcp = self
+        self._thread: Optional[threading.Thread] = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.path}"
+
+    def start(self) -> McpHttpServer:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
+                                        name=f"http-test-server-{self.port}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.stopping.set()
+        for gate in (self.hold_open, self.get_gate):
+            if gate is not None:
+                gate.set()
+        self._httpd.shutdown()
+        with self._changed:
+            sessions = list(self.sessions.values())
+            self.sessions.clear()
+        for session in sessions:
+            session.close()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(5.0)
+
+    def __enter__(self) -> McpHttpServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.stop()
+
+    # -- state ---------------------------------------------------------------------------
+
+    def record(self, recorded: Recorded) -> None:
+        with self._changed:
+            self.requests.append(recorded)
+            self._changed.notify_all()
+
+    def new_session(self) -> _Session:
+        session = _Session(self, uuid.uuid4().hex)
+        with self._changed:
+            self.sessions[session.session_id] = session
+        return session
+
+    def end_session(self, session_id: str) -> None:
+        with self._changed:
+            session = self.sessions.pop(session_id, None)
+        if session is not None:
+            session.close()
+
+    def expire_sessions(self) -> None:
+        """Forget every session, as a restarted server would: their ids now get 404."""
+        with self._changed:
+            sessions = list(self.sessions.values())
+            self.sessions.clear()
+        for session in sessions:
+            session.close()
+
+    def stream_end(self, request_id: Any) -> threading.Event:
+        """Set when the reply to request ``request_id`` (its stream or JSON body) is over."""
+        with self._changed:
+            return self._stream_ends.setdefault(request_id, threading.Event())
+
+    def take_break(self) -> bool:
+        with self._changed:
+            if self.break_streams > 0:
+                self.break_streams -= 1
+                return True
+            return False
+
+    def drop_get_streams(self) -> None:
+        """End every open GET stream (the client should open a new one)."""
+        with self._changed:
+            sessions = list(self.sessions.values())
+        for session in sessions:
+            with session.lock:
+                stream = session.get_stream
+                session.get_stream = None
+            if stream is not None:
+                stream.close()
+
+    def push(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+        """Send a notification from every session, outside any request."""
+        with self._changed:
+            sessions = list(self.sessions.values())
+        for session in sessions:
+            session.connection.notify(method, params)
+
+    def wait_for(self, predicate: Callable[[Recorded], bool], timeout: float = 10.0,
+                 count: int = 1) -> Recorded:
+        """Block until ``count`` received requests match; return the last of them.
+
+        Raises:
+            TimeoutError: not within ``timeout`` seconds.
+        """
+        found: List[Recorded] = []
+
+        def matched() -> bool:
+            found[:] = [r for r in self.requests if predicate(r)]
+            return len(found) >= count
+
+        with self._changed:
+            if not self._changed.wait_for(matched, timeout):
+                raise TimeoutError(f"the server saw {len(found)} matching requests, "
+                                   f"not {count}: {self.requests}")
+        return found[count - 1]
+
+    def matching(self, predicate: Callable[[Recorded], bool]) -> List[Recorded]:
+        with self._changed:
+            return [r for r in self.requests if predicate(r)]

@@ -1,0 +1,633 @@
+"""The Streamable HTTP transport against a real threaded HTTP server on 127.0.0.1.
+
+The server (``tests/servers/http_server.py``) hosts a FakeServer and is scripted per test:
+JSON or SSE replies, streams held open or broken before the response, a GET stream that
+drops, expired sessions, and raw replies written by hand (``post_hook``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from typing import Any, Dict, Iterator, List, Tuple
+
+import pytest
+import requests
+
+import mcp_sync
+from mcp_sync import (
+    ConnectionClosed,
+    HTTPError,
+    HttpTransport,
+    ProtocolError,
+    RequestTimeout,
+    TransportError,
+)
+from mcp_sync.testing import FakeServer, ToolContext
+from mcp_sync.transports._sse import ServerSentEvent, SSEDecoder, iter_events
+
+from .servers.http_server import McpHttpServer
+
+WAIT = 10.0  # the bound for anything a test waits on; nothing should come near it
+ACCEPT = "application/json, text/event-stream"
+
+
+def make_fake() -> Tuple[FakeServer, Dict[str, threading.Event]]:
+    fake = FakeServer("http-test")
+    gates = {"release": threading.Event(), "blocked": threading.Event()}
+
+    @fake.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @fake.tool()
+    def gated(ctx: ToolContext) -> str:
+        """Answers once the test opens the gate (or gives up when cancelled)."""
+        gates["blocked"].set()
+        deadline = time.monotonic() + WAIT
+        while not gates["release"].wait(0.02):
+            if ctx.cancelled.is_set() or time.monotonic() > deadline:
+                return "cancelled"
+        return "released"
+
+    @fake.tool()
+    def block(ctx: ToolContext) -> str:
+        """Runs until the client cancels it."""
+        gates["blocked"].set()
+        ctx.cancelled.wait(WAIT)
+        return "not cancelled"
+
+    @fake.tool()
+    def chatty(ctx: ToolContext) -> str:
+        ctx.log("info", "step 1")
+        roots = ctx.request("roots/list")
+        ctx.progress(1, 2, "half way")
+        return ",".join(root["uri"] for root in roots["roots"])
+
+    return fake, gates
+
+
+@pytest.fixture
+def fake() -> Tuple[FakeServer, Dict[str, threading.Event]]:
+    return make_fake()
+
+
+@pytest.fixture
+def server(fake: Tuple[FakeServer, Dict[str, threading.Event]]) -> Iterator[McpHttpServer]:
+    with McpHttpServer(fake[0]) as running:
+        yield running
+    fake[1]["release"].set()
+
+
+@pytest.fixture
+def gates(fake: Tuple[FakeServer, Dict[str, threading.Event]]) -> Dict[str, threading.Event]:
+    return fake[1]
+
+
+def is_rpc(method: str) -> Any:
+    return lambda r: r.method == "POST" and r.rpc_method == method
+
+
+def posted_ids(server: McpHttpServer, method: str) -> List[Any]:
+    return [r.json.get("id") for r in server.matching(is_rpc(method))]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def stream_threads() -> List[str]:
+    return [t.name for t in threading.enumerate()
+            if t.name.startswith(("mcp-sync-stream-", "mcp-sync-listener-"))]
+
+
+# -- replies -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reply", ["json", "sse"])
+def test_round_trip_and_wire_headers(server: McpHttpServer, reply: str) -> None:
+    server.reply = reply
+    with mcp_sync.connect(server.url) as client:
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+        assert [tool.name for tool in client.list_tools()] == ["echo", "gated", "block",
+                                                                "chatty"]
+        session_id = client.transport.session_id  # type: ignore[attr-defined]
+        assert session_id and server.sessions.keys() == {session_id}
+        names = stream_threads()
+        assert any(n.startswith("mcp-sync-stream-127.0.0.1_") for n in names), names
+        assert f"mcp-sync-listener-127.0.0.1_{server.port}" in names
+    posts = server.matching(lambda r: r.method == "POST")
+    for r in posts:
+        assert r.header("Accept") == ACCEPT and r.header("Content-Type") == "application/json"
+    probes = [r for r in posts if r.rpc_method == "server/discover"]  # the era probe
+    for probe in probes:  # a 2026-07-28 request: its fields are mirrored into headers
+        assert probe.header("Mcp-Method") == "server/discover"
+        assert probe.header("MCP-Protocol-Version") == "2026-07-28"
+    posts = posts[len(probes):]
+    assert [r.rpc_method for r in posts] == [
+        "initialize", "notifications/initialized", "tools/call", "tools/list"]
+    init = posts[0]
+    assert init.header("Mcp-Session-Id") is None and init.header("MCP-Protocol-Version") is None
+    for r in server.requests[server.requests.index(init) + 1:]:  # everything after it
+        assert r.header("Mcp-Session-Id") == session_id, r
+        assert r.header("MCP-Protocol-Version") == "2025-11-25", r
+    assert server.requests[-1].method == "DELETE"
+
+
+def test_the_call_returns_before_its_stream_ends(
+        server: McpHttpServer, gates: Dict[str, threading.Event]) -> None:
+    server.hold_open = threading.Event()
+    with mcp_sync.connect(server.url) as client:
+        future = client.call_tool_future("gated")
+        assert gates["blocked"].wait(WAIT)  # the POST's headers and priming event are out
+        assert not future.done()
+        gates["release"].set()  # the response comes now, long after the headers...
+        assert future.result(WAIT).text == "released"
+        stream_end = server.stream_end(posted_ids(server, "tools/call")[0])
+        assert not stream_end.is_set()  # ...while the stream is still held open
+        server.hold_open.set()
+        assert stream_end.wait(WAIT)
+
+
+def test_notifications_and_a_server_request_on_the_stream(server: McpHttpServer) -> None:
+    seen: List[Tuple[str, Any]] = []
+    both = threading.Event()
+
+    def on_notification(method: str, params: Any) -> None:
+        seen.append((method, params))
+        if len(seen) == 2:
+            both.set()
+
+    with mcp_sync.connect(server.url, roots=[{"uri": "file:///work", "name": "work"}],
+                          notification_handler=on_notification) as client:
+        result = client.call_tool("chatty")
+        assert result.text == "file:///work"  # the tool got the client's answer
+        assert both.wait(WAIT)
+    assert [method for method, _ in seen] == ["notifications/message", "notifications/progress"]
+    assert seen[0][1]["data"] == "step 1" and seen[1][1]["message"] == "half way"
+    # The answer to roots/list was POSTed back to the server, in the same session.
+    answers = server.matching(lambda r: isinstance(r.json, dict) and "result" in r.json)
+    assert [a.json["result"]["roots"][0]["uri"] for a in answers] == ["file:///work"]
+    assert answers[0].header("Mcp-Session-Id") is not None
+
+
+def test_json_reply_unparsable_is_a_protocol_error(server: McpHttpServer) -> None:
+    def hook(handler: Any, message: Any) -> bool:
+        if message.get("method") != "tools/call":
+            return False
+        handler.send_status(200, b'{"jsonrpc": "2.0", "id": ', content_type="application/json")
+        return True
+
+    server.reply = "json"
+    server.post_hook = hook
+    with mcp_sync.connect(server.url) as client:
+        with pytest.raises(ProtocolError, match="not valid JSON"):
+            client.call_tool("echo", {"text": "x"})
+        assert client.list_tools()  # the connection lives on
+
+
+def test_malformed_sse_data_is_skipped_with_a_warning(
+        server: McpHttpServer, caplog: pytest.LogCaptureFixture) -> None:
+    def hook(handler: Any, message: Any) -> bool:
+        if message.get("method") != "tools/call":
+            return False
+        handler.start_events()
+        handler.write_event("{this is not json", event_id="x-1")
+        handler.write_event({"jsonrpc": "2.0", "id": message["id"],
+                             "result": {"content": [{"type": "text", "text": "fine"}]}},
+                            event_id="x-2")
+        handler.end_events()
+        return True
+
+    server.post_hook = hook
+    with mcp_sync.connect(server.url) as client, caplog.at_level(logging.WARNING):
+        assert client.call_tool("echo", {"text": "x"}).text == "fine"
+    assert any("skipping malformed message" in r.getMessage() and "{this is not json"
+               in r.getMessage() for r in caplog.records)
+
+
+def test_a_10_mib_event_in_small_chunks(server: McpHttpServer) -> None:
+    text = "0123456789abcdef" * (10 * 1024 * 1024 // 16)
+
+    def hook(handler: Any, message: Any) -> bool:
+        if message.get("method") != "tools/call":
+            return False
+        handler.start_events()
+        body = json.dumps({"jsonrpc": "2.0", "id": message["id"],
+                           "result": {"content": [{"type": "text", "text": text}]}})
+        event = f"id: big-1\ndata: {body}\n\n".encode()
+        for start in range(0, len(event), 4096):  # 2,560 HTTP chunks
+            handler.write_raw(event[start:start + 4096])
+        handler.end_events()
+        return True
+
+    server.post_hook = hook
+    with mcp_sync.connect(server.url) as client:
+        result = client.call_tool("echo", {"text": "x"}, timeout=60)
+    assert result.text == text
+
+
+def test_sse_parsing_is_linear_in_the_event_size() -> None:
+    """A quadratic parser (sseclient-py's: about 230x here) would take 100x for 10x."""
+
+    def parse_seconds(size: int) -> float:
+        event = b"id: 1\ndata: " + b"x" * size + b"\n\n"
+        chunks = [event[i:i + 1024] for i in range(0, len(event), 1024)]
+        best = float("inf")
+        for _ in range(5):
+            decoder = SSEDecoder()
+            start = time.thread_time()  # CPU time of this thread: a busy VM does not count
+            events = [e for chunk in chunks for e in decoder.feed(chunk)]
+            best = min(best, time.thread_time() - start)
+            assert len(events) == 1 and len(events[0].data) == size
+        return max(best, 1e-6)
+
+    small, large = parse_seconds(1 << 20), parse_seconds(10 << 20)
+    assert large / small < 40, (small, large)
+
+
+def test_sse_decoder_follows_the_event_stream_rules() -> None:
+    stream = (b"\xef\xbb\xbfid: 7\r\nretry: 250\r\ndata:\r\n\r\n: keep-alive\n\n"
+              b"event: message\ndata: {\"a\":\ndata: 1}\r\rdata: no id change\n"
+              b"id\n\nevent: other\ndata: x\n\ndata: unterminated")
+    events: List[ServerSentEvent] = []
+    decoder = SSEDecoder()
+    for i in range(len(stream)):  # one byte at a time: every split point
+        events.extend(decoder.feed(stream[i:i + 1]))
+    decoder.end()
+    assert [(e.event, e.data, e.id) for e in events] == [
+        ("message", '{"a":\n1}', "7"), ("message", "no id change", ""), ("other", "x", "")]
+    assert decoder.retry == 250 and decoder.comments == 1 and decoder.last_event_id == ""
+    primed = SSEDecoder(include_empty=True).feed(b"id: 1\nretry: 5\ndata:\n\n")
+    assert primed == [ServerSentEvent("", "message", "1", 5)]
+
+
+def test_iter_events_reads_a_live_stream(server: McpHttpServer) -> None:
+    def hook(handler: Any, message: Any) -> bool:
+        handler.start_events()
+        handler.write_event({"n": 1}, event_id="a")
+        handler.write_raw(b": ping\n\n")
+        handler.write_event("two", event="custom")
+        handler.end_events()
+        return True
+
+    server.post_hook = hook
+    seen: List[bytes] = []
+    with requests.post(server.url, data=b"{}", stream=True, timeout=WAIT) as response:
+        events = list(iter_events(response, on_bytes=seen.append))
+    assert [(e.event, e.data, e.id) for e in events] == [
+        ("message", '{"n": 1}', "a"), ("custom", "two", "a")]
+    assert b": ping\n\n" in b"".join(seen)
+
+
+# -- the session ---------------------------------------------------------------------------
+
+
+def test_a_lost_session_is_renewed_and_the_request_retried_once(server: McpHttpServer) -> None:
+    with mcp_sync.connect(server.url) as client:
+        first = client.transport.session_id  # type: ignore[attr-defined]
+        assert client.call_tool("echo", {"text": "one"}).text == "one"
+        server.expire_sessions()  # the server restarted: the session id is now unknown
+        assert client.call_tool("echo", {"text": "two"}).text == "two"
+        second = client.transport.session_id  # type: ignore[attr-defined]
+        assert second and second != first
+    assert posted_ids(server, "initialize") == [2, "mcp-sync-reinit-1"]
+    calls = server.matching(is_rpc("tools/call"))
+    assert [(c.json["id"], c.header("Mcp-Session-Id")) for c in calls] == [
+        (3, first), (4, first), (4, second)]
+    renewed = server.matching(is_rpc("notifications/initialized"))[-1]
+    assert renewed.header("Mcp-Session-Id") == second
+
+
+def test_a_second_404_after_renewing_fails_the_request(server: McpHttpServer) -> None:
+    def hook(handler: Any, message: Any) -> bool:
+        if message.get("method") != "tools/call":
+            return False
+        handler.send_status(404, b"no such session", content_type="text/plain")
+        return True
+
+    with mcp_sync.connect(server.url) as client:
+        server.post_hook = hook
+        with pytest.raises(HTTPError) as caught:
+            client.call_tool("echo", {"text": "x"})
+        assert caught.value.status == 404 and "no such session" in str(caught.value)
+    assert len(server.matching(is_rpc("tools/call"))) == 2  # the request, one retry
+    assert posted_ids(server, "initialize") == [2, "mcp-sync-reinit-1"]
+
+
+def test_close_deletes_the_session(server: McpHttpServer) -> None:
+    client = mcp_sync.connect(server.url)
+    session_id = client.transport.session_id  # type: ignore[attr-defined]
+    client.close()
+    client.close()  # idempotent
+    deletes = server.matching(lambda r: r.method == "DELETE")
+    assert [d.header("Mcp-Session-Id") for d in deletes] == [session_id]
+    assert session_id not in server.sessions
+    assert not stream_threads()
+
+
+def test_a_closed_client_reconnects_with_a_new_session(server: McpHttpServer) -> None:
+    client = mcp_sync.Client(HttpTransport(server.url))
+    session_ids = []
+    for text in ("first", "second"):
+        client.connect()
+        assert client.call_tool("echo", {"text": text}).text == text
+        session_ids.append(client.transport.session_id)  # type: ignore[attr-defined]
+        client.close()
+    assert session_ids[0] != session_ids[1]
+    deletes = server.matching(lambda r: r.method == "DELETE")
+    assert [d.header("Mcp-Session-Id") for d in deletes] == session_ids
+
+
+def test_the_transport_reports_its_close_once() -> None:
+    transport = HttpTransport(f"http://127.0.0.1:{free_port()}/mcp")
+    closes: List[ConnectionClosed] = []
+    transport.start(lambda message: None, closes.append)
+    transport.close()
+    transport.close()
+    assert len(closes) == 1 and isinstance(closes[0], ConnectionClosed)
+    with pytest.raises(ConnectionClosed) as caught:
+        transport.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert caught.value.request_sent is False
+
+
+# -- the GET stream ------------------------------------------------------------------------
+
+
+def test_no_get_stream_405_is_quietly_accepted(server: McpHttpServer) -> None:
+    server.get_status = 405
+    with mcp_sync.connect(server.url) as client:
+        assert client.call_tool("echo", {"text": "still fine"}).text == "still fine"
+        assert not any(n.startswith("mcp-sync-listener-") for n in stream_threads())
+    assert len(server.matching(lambda r: r.method == "GET")) == 1  # tried once, no retries
+
+
+def test_a_get_stream_that_does_not_answer_is_given_up_quickly(server: McpHttpServer) -> None:
+    server.get_gate = threading.Event()  # the server sits on the GET's headers
+    transport = HttpTransport(server.url, timeout=0.4)  # the GET may take 0.1 s to start
+    start = time.monotonic()
+    with mcp_sync.Client(transport) as client:
+        assert time.monotonic() - start < 2.0
+        assert client.call_tool("echo", {"text": "ok"}).text == "ok"
+        assert not any(n.startswith("mcp-sync-listener-") for n in stream_threads())
+    server.get_gate.set()
+    assert len(server.matching(lambda r: r.method == "GET")) == 1
+
+
+def test_a_dropped_get_stream_is_reopened(server: McpHttpServer) -> None:
+    server.retry_ms = 20  # the GET stream's priming event says: come back after 20 ms
+    pushed = threading.Event()
+    seen: List[Any] = []
+
+    def on_notification(method: str, params: Any) -> None:
+        if method == "notifications/resources/list_changed":
+            seen.append(params)
+            pushed.set()
+
+    with mcp_sync.connect(server.url, notification_handler=on_notification):
+        first = server.wait_for(lambda r: r.method == "GET", WAIT)
+        server.drop_get_streams()
+        second = server.wait_for(lambda r: r.method == "GET", WAIT, count=2)
+        # The second GET resumes the first one's stream from its last event.
+        assert first.header("Last-Event-ID") is None
+        last_event_id = second.header("Last-Event-ID") or ""
+        assert last_event_id.startswith("g") and last_event_id.endswith("-0")
+        assert second.header("Mcp-Session-Id") == first.header("Mcp-Session-Id")
+        server.push("notifications/resources/list_changed")
+        assert pushed.wait(WAIT)
+    assert seen == [None]
+
+
+# -- resumption ----------------------------------------------------------------------------
+
+
+def test_a_broken_stream_is_resumed_with_last_event_id(server: McpHttpServer) -> None:
+    server.retry_ms = 150
+    with mcp_sync.connect(server.url) as client:
+        server.break_streams = 1  # the next request's stream ends after its priming event
+        assert client.call_tool("echo", {"text": "resumed"}).text == "resumed"
+    call = server.matching(is_rpc("tools/call"))[0]
+    resumes = server.matching(lambda r: r.method == "GET" and r.header("Last-Event-ID"))
+    assert len(resumes) == 1
+    resume = resumes[0]
+    assert resume.header("Last-Event-ID").endswith("-0")  # the priming event's id
+    assert resume.header("Accept") == "text/event-stream"
+    assert resume.header("Mcp-Session-Id") == call.header("Mcp-Session-Id")
+    assert resume.time - call.time >= 0.14  # the server's retry interval was honoured
+
+
+def test_a_stream_that_cannot_be_resumed_fails_its_request(server: McpHttpServer) -> None:
+    server.retry_ms = 10
+    server.get_status = 405  # no GET at all: neither a listener nor a resumption
+    with mcp_sync.connect(server.url) as client:
+        server.break_streams = 1
+        with pytest.raises(TransportError, match="No response received for request") as caught:
+            client.call_tool("echo", {"text": "lost"})
+        assert isinstance(caught.value.__cause__, HTTPError)
+        assert client.call_tool("echo", {"text": "next"}).text == "next"
+
+
+# -- errors --------------------------------------------------------------------------------
+
+
+def test_401_carries_the_auth_hints(server: McpHttpServer) -> None:
+    hint = 'Bearer resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource"'
+
+    def hook(handler: Any, message: Any) -> bool:
+        handler.send_status(401, b'{"error": "invalid_token"}', {"WWW-Authenticate": hint})
+        return True
+
+    server.post_hook = hook
+    with pytest.raises(HTTPError) as caught:
+        mcp_sync.connect(server.url)
+    error = caught.value
+    assert error.status == 401 and error.www_authenticate == hint
+    assert "HTTP 401" in str(error) and "resource_metadata" in str(error)
+    assert "invalid_token" in error.body and server.url in str(error)
+
+
+def test_a_server_error_status_on_a_request(server: McpHttpServer) -> None:
+    def hook(handler: Any, message: Any) -> bool:
+        if message.get("method") != "tools/call":
+            return False
+        handler.send_status(500, b"database on fire", content_type="text/plain")
+        return True
+
+    with mcp_sync.connect(server.url) as client:
+        server.post_hook = hook
+        with pytest.raises(HTTPError, match="database on fire") as caught:
+            client.call_tool("echo", {"text": "x"})
+        assert caught.value.status == 500 and caught.value.method == "tools/call"
+
+
+def test_a_rejected_notification_is_logged(
+        server: McpHttpServer, caplog: pytest.LogCaptureFixture) -> None:
+    def hook(handler: Any, message: Any) -> bool:
+        if message.get("method") != "notifications/roots/list_changed":
+            return False
+        handler.send_status(400, b"not now", content_type="text/plain")
+        return True
+
+    with mcp_sync.connect(server.url, roots=[]) as client, caplog.at_level(logging.WARNING):
+        server.post_hook = hook
+        client.send_roots_list_changed()  # nobody waits for it: no exception
+    assert any("did not accept notifications/roots/list_changed" in r.getMessage()
+               and "not now" in r.getMessage() for r in caplog.records)
+
+
+def test_without_the_session_hook_send_raises_for_a_request(server: McpHttpServer) -> None:
+    """A transport used on its own (no on_request_failed) POSTs on the caller's thread."""
+    transport = HttpTransport(server.url)
+    transport.start(lambda message: None, lambda error: None)
+    try:
+        with pytest.raises(HTTPError) as caught:  # no session id yet: the server says 400
+            transport.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert caught.value.status == 400 and "No valid session ID" in caught.value.body
+    finally:
+        transport.close()
+
+
+def test_connection_refused_names_the_url() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    with pytest.raises(TransportError) as caught:
+        mcp_sync.connect(url)
+    assert not isinstance(caught.value, HTTPError)
+    assert url in str(caught.value) and "cannot reach" in str(caught.value)
+    assert isinstance(caught.value.__cause__, requests.ConnectionError)
+    assert caught.value.request_sent is False
+
+
+# -- timeouts and cancellation -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reply", ["sse", "json"])
+def test_timeout_while_the_server_trickles_keepalives(
+        server: McpHttpServer, gates: Dict[str, threading.Event], reply: str) -> None:
+    """SSE: comments every 50 ms do not extend the deadline. JSON: the server sits on
+    its headers; the deadline holds all the same, and the blocked POST is interrupted."""
+    server.reply = reply
+    server.keepalive = 0.05
+    with mcp_sync.connect(server.url) as client:
+        start = time.monotonic()
+        with pytest.raises(RequestTimeout):
+            client.call_tool("block", timeout=0.5)
+        elapsed = time.monotonic() - start
+        assert 0.45 <= elapsed < 3.0, elapsed
+        assert gates["blocked"].is_set()
+        call_id = posted_ids(server, "tools/call")[0]
+        cancel = server.wait_for(is_rpc("notifications/cancelled"), WAIT)
+        assert cancel.json["params"]["requestId"] == call_id
+        assert server.stream_end(call_id).wait(WAIT)  # the request's reply is over
+        assert client.call_tool("echo", {"text": "after"}).text == "after"
+
+
+def test_future_cancel_closes_the_stream(
+        server: McpHttpServer, gates: Dict[str, threading.Event]) -> None:
+    with mcp_sync.connect(server.url) as client:
+        future = client.call_tool_future("block")
+        assert gates["blocked"].wait(WAIT)
+        assert future.cancel()
+        call_id = posted_ids(server, "tools/call")[0]
+        cancel = server.wait_for(is_rpc("notifications/cancelled"), WAIT)
+        assert cancel.json["params"]["requestId"] == call_id
+        assert server.stream_end(call_id).wait(WAIT)
+
+
+def test_close_interrupts_requests_in_flight(
+        server: McpHttpServer, gates: Dict[str, threading.Event]) -> None:
+    server.reply = "json"  # the POST waits for its headers until the tool returns
+    client = mcp_sync.connect(server.url)
+    future = client.call_tool_future("gated")
+    assert gates["blocked"].wait(WAIT)
+    start = time.monotonic()
+    client.close()
+    assert time.monotonic() - start < 1.5
+    with pytest.raises(ConnectionClosed):
+        future.result(WAIT)
+    assert not stream_threads()
+
+
+# -- the stateless era on the wire ---------------------------------------------------------
+
+
+def test_stateless_requests_mirror_their_fields_into_headers(server: McpHttpServer) -> None:
+    """A request with the 2026-07-28 envelope carries Mcp-Method and Mcp-Name, and a
+    4xx with a JSON-RPC error body is that error (the client reads its code)."""
+
+    def hook(handler: Any, message: Any) -> bool:
+        if message["params"]["name"] == "bad":
+            handler.send_json({"jsonrpc": "2.0", "id": None,
+                               "error": {"code": -32020, "message": "Header mismatch"}}, 400)
+        else:
+            handler.send_json({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+        return True
+
+    server.post_hook = hook
+    received: List[Any] = []
+    both = threading.Event()
+    failed: List[Any] = []
+
+    def on_message(message: Any) -> None:
+        received.append(message)
+        if len(received) == 2:
+            both.set()
+
+    transport = HttpTransport(server.url)
+    transport.on_request_failed = lambda request_id, error: failed.append(error)
+    transport.start(on_message, lambda error: None)
+    try:
+        transport.set_protocol_version("2026-07-28")
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+        for request_id, name in ((1, "h\u00e9llo"), (2, "bad")):
+            transport.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                            "params": {"name": name, "_meta": meta}},
+                           headers={"Mcp-Param-Region": "eu"})
+        assert both.wait(WAIT)
+        assert transport.cancel(3) is True  # the stateless era cancels by closing
+    finally:
+        transport.close()
+    first = next(r for r in server.matching(is_rpc("tools/call")) if r.json["id"] == 1)
+    assert first.header("Mcp-Method") == "tools/call"
+    assert first.header("Mcp-Name") == "=?base64?aMOpbGxv?="
+    assert first.header("MCP-Protocol-Version") == "2026-07-28"
+    assert first.header("Mcp-Param-Region") == "eu"
+    by_id = {message["id"]: message for message in received}
+    assert by_id[1] == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert by_id[2]["error"]["code"] == -32020 and not failed
+    assert not server.matching(lambda r: r.method == "GET")  # no GET stream in this era
+
+
+def test_settings_from_the_environment_are_resolved_once(
+        server: McpHttpServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: List[str] = []
+    original = requests.Session.merge_environment_settings
+
+    def counting(self: requests.Session, url: Any, *args: Any) -> Any:
+        calls.append(str(url))
+        return original(self, url, *args)
+
+    monkeypatch.setattr(requests.Session, "merge_environment_settings", counting)
+    with mcp_sync.connect(server.url) as client:
+        for _ in range(5):
+            client.ping()
+    assert calls == [server.url]
+
+
+def test_a_user_session_and_auth_are_used(server: McpHttpServer) -> None:
+    session = requests.Session()
+    session.headers["X-Team"] = "blue"
+    transport = HttpTransport(server.url, headers={"X-Extra": "1"}, auth=("ada", "secret"),
+                              session=session)
+    try:
+        with mcp_sync.Client(transport) as client:
+            client.ping()
+    finally:
+        session.close()
+    ping = server.matching(is_rpc("ping"))[0]
+    assert ping.header("X-Team") == "blue" and ping.header("X-Extra") == "1"
+    assert ping.header("Authorization") == "Basic YWRhOnNlY3JldA=="
