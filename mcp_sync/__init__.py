@@ -26,6 +26,7 @@ from .client import DEFAULT, Client
 from .connect import connect
 from .exceptions import (
     AuthError,
+    CallbackError,
     CapabilityError,
     ClientNotConnected,
     CommandNotFound,
@@ -44,6 +45,7 @@ from .exceptions import (
     TransportError,
     UnsupportedProtocolVersion,
 )
+from .manager import Manager
 from .transports.base import Transport
 from .transports.memory import MemoryTransport
 from .transports.stdio import StdioTransport
@@ -58,6 +60,7 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 __all__ = [
     "DEFAULT",
     "AuthError",
+    "CallbackError",
     "CapabilityError",
     "Client",
     "ClientNotConnected",
@@ -68,6 +71,7 @@ __all__ = [
     "HeaderMismatch",
     "HttpTransport",
     "MCPError",
+    "Manager",
     "MemoryTransport",
     "MethodNotFound",
     "MissingClientCapability",

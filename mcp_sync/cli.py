@@ -1,22 +1,66 @@
 """The ``mcp-sync`` command line (also ``python -m mcp_sync``).
 
-Commands: ``demo`` (spawn the embedded demo server, list its tools, call one with
-progress), ``tools``, ``call``, ``ping`` and ``info`` against a server given as a URL or
-as a command after ``--``. Exit codes: 0 ok, 1 tool result with ``isError``, 2 usage,
-3 connection or protocol failure, 4 timeout.
+::
+
+    mcp-sync demo                                        # the embedded demo server
+    mcp-sync tools -- python server.py                   # a stdio server: a command after --
+    mcp-sync call add --arg a=1 --arg b=2 -- python server.py
+    mcp-sync --url http://127.0.0.1:8000/mcp resources   # a URL
+    mcp-sync --config mcp.json --server files prompts    # a server of an mcpServers file
+    mcp-sync --config mcp.json servers                   # the status of every server
+
+Commands: ``tools``, ``call TOOL [--arg k=v ...] [--json-args '{...}']``, ``resources``,
+``read URI``, ``prompts``, ``prompt NAME [--arg k=v ...]``, ``ping``, ``info``,
+``servers``, ``demo``. Options may come before or after the command.
+
+Output is human-readable by default and JSON with ``--json``. While a tool reports
+progress, a bar is drawn on stderr (``--progress auto|always|never``; ``auto`` draws on a
+terminal). Ctrl-C cancels the call on the wire. Images (and audio) in results are written
+to files with ``--save-images DIR`` instead of being printed.
+
+Exit codes: 0 ok, 1 the tool result has ``isError``, 2 usage (bad arguments or
+configuration), 3 connection or protocol failure, 4 timeout, 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import json
+import logging
+import os
+import re
+import shutil
 import sys
-from typing import Any, List, Optional, Sequence
+import time
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from .client import Client
-from .exceptions import MCPError, RequestTimeout
+from .client import DEFAULT, Client
+from .exceptions import CapabilityError, MCPError, RequestTimeout
+
+if TYPE_CHECKING:
+    from . import types
 
 __all__ = ["main"]
+
+EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_FAILURE, EXIT_TIMEOUT = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
+_UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+_EXTENSIONS = {
+    "image/png": "png", "image/jpeg": "jpg", "image/jpg": "jpg", "image/gif": "gif",
+    "image/webp": "webp", "image/svg+xml": "svg", "image/bmp": "bmp", "image/x-icon": "ico",
+    "audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/ogg": "ogg",
+}
+
+
+class UsageError(Exception):
+    """Bad command-line arguments (exit code 2)."""
+
+
+# -- output ------------------------------------------------------------------------------
 
 
 def _out(text: str = "") -> None:
@@ -24,125 +68,657 @@ def _out(text: str = "") -> None:
     sys.stdout.flush()
 
 
-def _progress_bar(progress: float, total: Optional[float], message: Optional[str]) -> None:
-    if total:
-        filled = int(20 * min(progress / total, 1.0))
-        bar = "#" * filled + "-" * (20 - filled)
-        sys.stderr.write(f"\r[{bar}] {progress:g}/{total:g} {message or ''}\x1b[K")
-    else:
-        sys.stderr.write(f"\r{progress:g} {message or ''}\x1b[K")
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
     sys.stderr.flush()
+
+
+def _json(value: Any) -> None:
+    _out(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _clean(text: Any, *, multiline: bool = False) -> str:
+    """Server text made safe for a terminal: no escape sequences or control characters."""
+    value = str(text)
+    if multiline:
+        return "\n".join(_CONTROL.sub("?", line.replace("\t", "    "))
+                         for line in value.splitlines())
+    return _CONTROL.sub("?", " ".join(value.split()))
+
+
+def _first_line(text: Optional[str]) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Columns padded to their widest cell; the last one cut to the terminal's width."""
+    cells = [[_clean(cell) for cell in row] for row in rows]
+    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
+    width = shutil.get_terminal_size((120, 24)).columns
+    lead = sum(widths[:-1]) + 2 * (len(headers) - 1)
+    last = max(20, width - lead - 1)
+
+    def line(row: Sequence[str]) -> str:
+        parts = [value.ljust(widths[i]) for i, value in enumerate(row[:-1])]
+        tail = row[-1] if len(row[-1]) <= last else row[-1][:last - 3] + "..."
+        return "  ".join([*parts, tail]).rstrip()
+
+    _out(line(list(headers)))
+    for row in cells:
+        _out(line(row))
+
+
+class _Progress:
+    """Draws ``[#####-----] 5/10 message`` on stderr while a tool reports progress."""
+
+    def __init__(self, mode: str) -> None:
+        self.tty = sys.stderr.isatty()
+        self.enabled = mode == "always" or (mode == "auto" and self.tty)
+        self.drawn = False
+
+    def __call__(self, progress: float, total: Optional[float], message: Optional[str]) -> None:
+        if not self.enabled:
+            return
+        text = f" {_clean(message)}" if message else ""
+        if total:
+            filled = int(20 * min(max(progress / total, 0.0), 1.0))
+            line = f"[{'#' * filled}{'-' * (20 - filled)}] {progress:g}/{total:g}{text}"
+        else:
+            line = f"[{progress:g}]{text}"
+        if self.tty:
+            width = shutil.get_terminal_size((80, 24)).columns
+            sys.stderr.write("\r" + line[:width - 1] + "\x1b[K")
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def finish(self) -> None:
+        if self.drawn and self.tty:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+        self.drawn = False
+
+
+# -- media files -------------------------------------------------------------------------
+
+
+def safe_filename(stem: str, mime_type: Optional[str]) -> str:
+    """A file name from untrusted parts: ``[A-Za-z0-9._-]`` only, no leading dot, no path,
+    an extension from the MIME type."""
+    clean = _UNSAFE_FILE_CHARS.sub("_", stem).strip("._-")[:80] or "media"
+    mime = (mime_type or "").lower().split(";")[0].strip()
+    extension = _EXTENSIONS.get(mime)
+    if extension is None:
+        subtype = mime.partition("/")[2]
+        extension = re.sub(r"[^a-z0-9]", "", subtype.split("+")[0])[:10] or "bin"
+    return f"{clean}.{extension}"
+
+
+class _MediaSaver:
+    """Writes base64 media to files inside one directory, never outside it."""
+
+    def __init__(self, directory: Optional[str]) -> None:
+        self.directory = directory
+        if directory is not None:
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except OSError as exc:
+                raise UsageError(f"cannot create --save-images directory {directory!r}: "
+                                 f"{exc.strerror or exc}") from exc
+            self.root = os.path.realpath(directory)
+
+    def save(self, data: str, mime_type: Optional[str], stem: str) -> str:
+        """Write the decoded data; returns the path. Raises ValueError for bad base64."""
+        assert self.directory is not None
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ValueError(f"not valid base64: {exc}") from None
+        name = safe_filename(stem, mime_type)
+        base, extension = os.path.splitext(name)
+        for attempt in range(1000):
+            candidate = name if attempt == 0 else f"{base}-{attempt}{extension}"
+            path = os.path.join(self.root, candidate)
+            if os.path.dirname(os.path.realpath(path)) != self.root:
+                raise ValueError(f"refusing to write outside {self.directory!r}: {candidate!r}")
+            try:
+                descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                continue
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(raw)
+            return path
+        raise ValueError(f"too many files named like {name!r} in {self.directory!r}")
+
+
+def _size(data: str) -> int:
+    return len(data) * 3 // 4 - data.count("=", -2)
+
+
+def _render_blocks(blocks: Sequence[Any], saver: _MediaSaver, stem: str,
+                   wire: List[Dict[str, Any]]) -> List[str]:
+    """Human-readable lines for content blocks. Media are saved (and their ``data`` in
+    ``wire`` replaced by ``file``) when a directory was given."""
+    lines: List[str] = []
+    media = 0
+    for block, block_wire in zip(blocks, wire):
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            lines.append(_clean(block.text, multiline=True))
+        elif kind in ("image", "audio"):
+            media += 1
+            lines.append(_media_line(kind, block.data, block.mime_type, saver,
+                                     f"{stem}-{media}", block_wire))
+        elif kind == "resource_link":
+            lines.append(f"[resource link: {_clean(block.uri)} {_clean(block.name)}]")
+        elif kind == "resource":
+            lines.extend(_render_contents([block.resource], saver, stem,
+                                          [block_wire.get("resource", {})]))
+        else:
+            lines.append(f"[{_clean(kind)} content]")
+    return lines
+
+
+def _media_line(kind: str, data: str, mime_type: Optional[str], saver: _MediaSaver,
+                stem: str, block_wire: Dict[str, Any]) -> str:
+    described = f"{_clean(mime_type or 'unknown type')}, {_size(data)} bytes"
+    if saver.directory is None:
+        return f"[{kind}: {described}; use --save-images DIR to save it]"
+    try:
+        path = saver.save(data, mime_type, stem)
+    except ValueError as exc:
+        return f"[{kind}: {described}; not saved: {exc}]"
+    block_wire.pop("data", None)
+    block_wire.pop("blob", None)
+    block_wire["file"] = path
+    return f"[{kind} saved to {path} ({described})]"
+
+
+def _render_contents(contents: Sequence[Any], saver: _MediaSaver, stem: Optional[str],
+                     wire: List[Dict[str, Any]]) -> List[str]:
+    lines: List[str] = []
+    for item, item_wire in zip(contents, wire):
+        text = getattr(item, "text", None)
+        blob = getattr(item, "blob", None)
+        mime = getattr(item, "mime_type", None)
+        if text is not None:
+            lines.append(_clean(text, multiline=True))
+        elif blob is not None:
+            segment = item.uri.rstrip("/").rsplit("/", 1)[-1]
+            name = stem or os.path.splitext(segment)[0] or "resource"
+            if (mime or "").startswith(("image/", "audio/")):
+                lines.append(_media_line((mime or "image/").split("/")[0], blob, mime, saver,
+                                         name, item_wire))
+            else:
+                lines.append(f"[blob {_clean(item.uri)}: {_clean(mime or 'unknown type')}, "
+                             f"{_size(blob)} bytes]")
+        else:
+            lines.append(f"[{_clean(item.uri)}: no contents]")
+    return lines
+
+
+# -- arguments ---------------------------------------------------------------------------
+
+
+def _arguments(pairs: Optional[Sequence[str]], json_args: Optional[str],
+               strings: bool = False) -> Dict[str, Any]:
+    arguments: Dict[str, Any] = {}
+    if json_args:
+        try:
+            arguments = json.loads(json_args)
+        except ValueError as exc:
+            raise UsageError(f"--json-args is not valid JSON: {exc}") from None
+        if not isinstance(arguments, dict):
+            raise UsageError("--json-args must be a JSON object")
+    for pair in pairs or ():
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            raise UsageError(f"--arg takes key=value, got {pair!r}")
+        if strings:
+            arguments[key] = value
+            continue
+        try:
+            arguments[key] = json.loads(value)
+        except ValueError:
+            arguments[key] = value
+    return arguments
+
+
+def _timeout(args: argparse.Namespace) -> Any:
+    if args.timeout is None:
+        return DEFAULT
+    return None if args.timeout <= 0 else args.timeout
+
+
+def _target(args: argparse.Namespace) -> Tuple[Any, Dict[str, Any]]:
+    """What to connect to and the keyword arguments for ``connect()``."""
+    command: List[str] = args.command
+    given = [flag for flag, present in (("--config", args.config), ("--url", args.url),
+                                        ("a command after --", command)) if present]
+    if len(given) > 1:
+        raise UsageError(f"give one server: {' or '.join(given)}, not both")
+    if args.server and not args.config:
+        raise UsageError("--server needs --config FILE")
+    kwargs: Dict[str, Any] = {"timeout": _timeout(args)}
+    if args.protocol_version:
+        kwargs["protocol_version"] = args.protocol_version
+    if args.config:
+        from .config import load_config
+
+        config = load_config(args.config)
+        name = args.server
+        if name is None:
+            enabled = config.enabled
+            if len(enabled) != 1:
+                raise UsageError(
+                    f"{args.config} has {len(enabled)} enabled servers; choose one with "
+                    f"--server NAME ({', '.join(config.names) or 'none'})")
+            name = enabled[0]
+        if name not in config:
+            raise UsageError(f"no server {name!r} in {args.config} "
+                             f"(servers: {', '.join(config.names) or 'none'})")
+        resolved = config.resolve(name)
+        if resolved.timeout is not None and args.timeout is None:
+            kwargs["timeout"] = resolved.timeout
+        kwargs["name"] = name
+        return resolved.to_entry(), kwargs
+    url = args.url
+    if command and len(command) == 1 and command[0].startswith(("http://", "https://")):
+        url = command[0]
+    if url:
+        if args.transport:
+            kwargs["transport"] = args.transport
+        if args.header:
+            kwargs["headers"] = dict(_header(h) for h in args.header)
+        return url, kwargs
+    if command:
+        return command, kwargs
+    raise UsageError("give a server: --config FILE --server NAME, --url URL, or a command "
+                     "after -- (e.g. mcp-sync tools -- python server.py)")
+
+
+def _header(text: str) -> Tuple[str, str]:
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip():
+        raise UsageError(f"--header takes 'Name: value', got {text!r}")
+    return name.strip(), value.strip()
 
 
 def _connect(args: argparse.Namespace) -> Client:
     from .connect import connect
 
-    target: Any = args.url or args.command
-    if not target:
-        raise SystemExit("mcp-sync: give a server as --url URL or as a command after --")
-    return connect(target, timeout=args.timeout)
+    target, kwargs = _target(args)
+    return connect(target, **kwargs)
 
 
-def _demo(args: argparse.Namespace) -> int:
-    from .connect import connect
-
-    command = [sys.executable, "-m", "mcp_sync.demo_server"]
-    with connect(command, timeout=args.timeout) as client:
-        info = client.server_info
-        _out(f"Connected to {info.name} {info.version} over stdio "
-             f"(protocol {client.protocol_version})")
-        _out("Tools:")
-        for tool in client.list_tools():
-            _out(f"  {tool.name:<8} {tool.description or ''}")
-        _out("Calling count(n=5) ...")
-        result = client.call_tool("count", {"n": 5, "interval": 0.1},
-                                  on_progress=_progress_bar)
-        sys.stderr.write("\n")
-        _out(f"Result: {result.text}")
-        return 1 if result.is_error else 0
+# -- commands ----------------------------------------------------------------------------
 
 
-def _tools(args: argparse.Namespace) -> int:
+def _hints(tool: types.Tool) -> str:
+    annotations = tool.annotations
+    if annotations is None:
+        return ""
+    hints = [label for label, flag in (
+        ("read-only", annotations.read_only_hint), ("idempotent", annotations.idempotent_hint),
+        ("destructive", annotations.destructive_hint), ("open-world", annotations.open_world_hint),
+    ) if flag]
+    return ",".join(hints)
+
+
+def _cmd_tools(args: argparse.Namespace) -> int:
     with _connect(args) as client:
-        tools = client.list_tools()
-        if args.json:
-            _out(json.dumps([t.to_wire() for t in tools], indent=2))
-        else:
-            for tool in tools:
-                _out(f"{tool.name:<24} {(tool.description or '').splitlines()[0:1]}")
-    return 0
-
-
-def _call(args: argparse.Namespace) -> int:
-    arguments = json.loads(args.json_args) if args.json_args else {}
-    for pair in args.arg or ():
-        key, _, value = pair.partition("=")
         try:
-            arguments[key] = json.loads(value)
-        except ValueError:
-            arguments[key] = value
-    with _connect(args) as client:
-        result = client.call_tool(args.tool, arguments, on_progress=_progress_bar)
-        _out(json.dumps(result.to_wire(), indent=2) if args.json else result.text)
-        return 1 if result.is_error else 0
+            tools = client.list_tools()
+        except CapabilityError:
+            tools = []
+    if args.json:
+        _json([tool.to_wire() for tool in tools])
+    elif not tools:
+        _out("(no tools)")
+    else:
+        _table(["NAME", "HINTS", "DESCRIPTION"],
+               [[t.name, _hints(t), _first_line(t.description)] for t in tools])
+    return EXIT_OK
 
 
-def _ping(args: argparse.Namespace) -> int:
+def _cmd_call(args: argparse.Namespace) -> int:
+    arguments = _arguments(args.arg, args.json_args)
+    saver = _MediaSaver(args.save_images)
+    progress = _Progress(args.progress)
     with _connect(args) as client:
+        try:
+            result = client.call_tool(args.tool, arguments, on_progress=progress)
+        finally:
+            progress.finish()
+    _print_result(args, result, saver, args.tool)
+    if result.is_error:
+        _err(f"mcp-sync: tool {args.tool!r} returned an error")
+        return EXIT_TOOL_ERROR
+    return EXIT_OK
+
+
+def _print_result(args: argparse.Namespace, result: types.CallToolResult,
+                  saver: _MediaSaver, stem: str) -> None:
+    wire = result.to_wire()
+    lines = _render_blocks(result.content, saver, stem, wire.get("content", []))
+    if args.json:
+        _json(wire)
+        return
+    if not any(getattr(block, "type", None) == "text" for block in result.content) and (
+            result.structured_content is not None):
+        lines.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
+    for line in lines:
+        _out(line)
+
+
+def _cmd_resources(args: argparse.Namespace) -> int:
+    with _connect(args) as client:
+        try:
+            resources = client.list_resources()
+            templates = client.list_resource_templates()
+        except CapabilityError:
+            resources, templates = [], []
+    if args.json:
+        _json({"resources": [r.to_wire() for r in resources],
+               "resourceTemplates": [t.to_wire() for t in templates]})
+        return EXIT_OK
+    if not resources and not templates:
+        _out("(no resources)")
+        return EXIT_OK
+    if resources:
+        _table(["URI", "NAME", "MIME TYPE", "DESCRIPTION"],
+               [[r.uri, r.name, r.mime_type or "", _first_line(r.description)]
+                for r in resources])
+    if templates:
+        if resources:
+            _out()
+        _table(["URI TEMPLATE", "NAME", "MIME TYPE", "DESCRIPTION"],
+               [[t.uri_template, t.name, t.mime_type or "", _first_line(t.description)]
+                for t in templates])
+    return EXIT_OK
+
+
+def _cmd_read(args: argparse.Namespace) -> int:
+    saver = _MediaSaver(args.save_images)
+    with _connect(args) as client:
+        result = client.read_resource(args.uri)
+    wire = result.to_wire()
+    lines = _render_contents(result.contents, saver, None, wire.get("contents", []))
+    if args.json:
+        _json(wire)
+    else:
+        for line in lines:
+            _out(line)
+    return EXIT_OK
+
+
+def _cmd_prompts(args: argparse.Namespace) -> int:
+    with _connect(args) as client:
+        try:
+            prompts = client.list_prompts()
+        except CapabilityError:
+            prompts = []
+    if args.json:
+        _json([p.to_wire() for p in prompts])
+    elif not prompts:
+        _out("(no prompts)")
+    else:
+        rows = []
+        for prompt in prompts:
+            names = [a.name + ("*" if a.required else "") for a in prompt.arguments or ()]
+            rows.append([prompt.name, " ".join(names), _first_line(prompt.description)])
+        _table(["NAME", "ARGUMENTS (* required)", "DESCRIPTION"], rows)
+    return EXIT_OK
+
+
+def _cmd_prompt(args: argparse.Namespace) -> int:
+    arguments = _arguments(args.arg, None, strings=True)
+    saver = _MediaSaver(args.save_images)
+    with _connect(args) as client:
+        result = client.get_prompt(args.name, arguments)
+    wire = result.to_wire()
+    messages_wire = wire.get("messages", [])
+    lines: List[str] = []
+    if result.description:
+        lines.append(_clean(result.description, multiline=True))
+    for index, message in enumerate(result.messages):
+        content_wire = messages_wire[index].get("content", {}) if index < len(
+            messages_wire) else {}
+        rendered = _render_blocks([message.content], saver, f"{args.name}-{index + 1}",
+                                  [content_wire])
+        lines.append(f"[{message.role}] " + "\n".join(rendered))
+    if args.json:
+        _json(wire)
+    else:
+        for line in lines:
+            _out(line)
+    return EXIT_OK
+
+
+def _cmd_ping(args: argparse.Namespace) -> int:
+    with _connect(args) as client:
+        started = time.perf_counter()
         client.ping()
-        _out("ok")
-    return 0
+        elapsed = (time.perf_counter() - started) * 1000
+    if args.json:
+        _json({"ok": True, "milliseconds": round(elapsed, 3)})
+    else:
+        _out(f"ok ({elapsed:.1f} ms)")
+    return EXIT_OK
 
 
-def _info(args: argparse.Namespace) -> int:
+def _era(client: Client) -> str:
+    era = getattr(client, "era", None)
+    if isinstance(era, str):
+        return era
+    return "stateless" if (client.protocol_version or "") >= "2026" else "session"
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
     with _connect(args) as client:
+        server = client.server_info.to_wire()
+        capabilities = client.server_capabilities.to_wire()
         info = {
-            "server": client.server_info.to_wire(),
+            "server": server,
             "protocolVersion": client.protocol_version,
-            "capabilities": client.server_capabilities.to_wire(),
+            "era": _era(client),
+            "capabilities": capabilities,
             "instructions": client.instructions,
         }
-        _out(json.dumps(info, indent=2))
-    return 0
+    if args.json:
+        _json(info)
+        return EXIT_OK
+    title = f" ({server['title']})" if server.get("title") else ""
+    _out(f"Server:       {_clean(server.get('name'))} {_clean(server.get('version', ''))}"
+         f"{_clean(title)}")
+    _out(f"Protocol:     {info['protocolVersion']} ({info['era']} era)")
+    features = []
+    for name, value in capabilities.items():
+        flags = [key for key, flag in value.items() if flag is True] if isinstance(
+            value, dict) else []
+        features.append(name + (f" ({', '.join(flags)})" if flags else ""))
+    _out(f"Capabilities: {_clean(', '.join(features)) or '(none)'}")
+    if info["instructions"]:
+        _out("Instructions:")
+        for line in _clean(info["instructions"], multiline=True).splitlines():
+            _out(f"  {line}")
+    return EXIT_OK
+
+
+def _cmd_servers(args: argparse.Namespace) -> int:
+    from .manager import Manager, ServerState
+
+    if not args.config:
+        raise UsageError("servers needs --config FILE")
+    if args.url or args.command or args.server:
+        raise UsageError("servers takes only --config FILE")
+    with Manager.from_config(args.config, reconnect=False, timeout=_timeout(args)) as manager:
+        statuses = list(manager.status().values())
+    down = [s for s in statuses if s.state not in (ServerState.CONNECTED, ServerState.DISABLED)]
+    if args.json:
+        _json([status.to_dict() for status in statuses])
+    else:
+        rows = []
+        for status in statuses:
+            server = " ".join(p for p in (status.server_name, status.server_version) if p)
+            error = "" if status.error is None else _first_line(str(status.error))
+            rows.append([status.name, status.state.value, status.transport,
+                         str(status.tools) if status.state is ServerState.CONNECTED else "-",
+                         server or "-", error])
+        _table(["NAME", "STATE", "TRANSPORT", "TOOLS", "SERVER", "ERROR"], rows)
+    return EXIT_FAILURE if down else EXIT_OK
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from .connect import connect
+
+    if args.config or args.url or args.command:
+        raise UsageError("demo runs the embedded server; it takes no --config, --url or --")
+    command = [sys.executable, "-m", "mcp_sync.demo_server"]
+    progress = _Progress(args.progress if args.progress != "auto" or args.json else "always")
+    with connect(command, timeout=_timeout(args), name="demo") as client:
+        info = client.server_info
+        tools = client.list_tools()
+        if not args.json:
+            _out(f"Connected to {info.name} {info.version} over stdio "
+                 f"(protocol {client.protocol_version})")
+            _out("Tools:")
+            for tool in tools:
+                _out(f"  {tool.name:<8} {_first_line(tool.description)}")
+            _out("Calling count(n=5) ...")
+        try:
+            result = client.call_tool("count", {"n": 5, "interval": 0.1}, on_progress=progress)
+        finally:
+            progress.finish()
+    if args.json:
+        _json({"server": info.to_wire(), "protocolVersion": client.protocol_version,
+               "tools": [tool.to_wire() for tool in tools], "result": result.to_wire()})
+    else:
+        _out(f"Result: {_clean(result.text, multiline=True)}")
+    return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
+
+
+_COMMANDS: Dict[str, Callable[[argparse.Namespace], int]] = {
+    "tools": _cmd_tools, "call": _cmd_call, "resources": _cmd_resources, "read": _cmd_read,
+    "prompts": _cmd_prompts, "prompt": _cmd_prompt, "ping": _cmd_ping, "info": _cmd_info,
+    "servers": _cmd_servers, "demo": _cmd_demo,
+}
+
+
+# -- the parser --------------------------------------------------------------------------
+
+
+def _add_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """The options every command takes; on subcommands they default to "not given" so
+    that they do not override the same option given before the command."""
+
+    def default(value: Any) -> Any:
+        return value if top else argparse.SUPPRESS
+
+    group = parser.add_argument_group("server (one of)")
+    group.add_argument("--config", metavar="FILE", default=default(None),
+                       help="an mcpServers JSON file")
+    group.add_argument("--server", metavar="NAME", default=default(None),
+                       help="the server of --config to use")
+    group.add_argument("--url", default=default(None),
+                       help="a server URL (Streamable HTTP, falling back to legacy SSE)")
+    group.add_argument("--transport", choices=["http", "sse"], default=default(None),
+                       help="force the HTTP transport for --url")
+    group.add_argument("--header", action="append", metavar="'NAME: VALUE'",
+                       default=default(None), help="an HTTP header for --url (repeatable)")
+    group.add_argument("--protocol-version", metavar="VERSION", default=default(None),
+                       help="pin the protocol version (default: negotiate)")
+    output = parser.add_argument_group("output")
+    output.add_argument("--json", action="store_true", default=default(False),
+                        help="JSON on stdout, for scripts")
+    output.add_argument("--timeout", type=float, metavar="SECONDS", default=default(None),
+                        help="per request (default: $MCP_SYNC_TIMEOUT or 30; 0: none)")
+    output.add_argument("--save-images", metavar="DIR", default=default(None),
+                        help="write images and audio in results to files in DIR")
+    output.add_argument("--progress", choices=["auto", "always", "never"],
+                        default=default("auto"), help="progress bar on stderr (auto: on a tty)")
+    output.add_argument("-v", "--verbose", action="count", default=default(0),
+                        help="log to stderr (-vv: debug)")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcp-sync", description="A blocking MCP client.")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--url", help="the server's URL (Streamable HTTP or legacy SSE)")
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("demo", help="run the embedded demo server and call a tool")
-    sub.add_parser("tools", help="list the server's tools")
-    call = sub.add_parser("call", help="call a tool")
+    parser = argparse.ArgumentParser(
+        prog="mcp-sync",
+        description="A blocking MCP client. Give a server as --config FILE --server NAME, "
+                    "--url URL, or a command after --.",
+        epilog="exit codes: 0 ok, 1 tool error (isError), 2 usage, 3 connection or protocol "
+               "failure, 4 timeout, 130 interrupted",
+    )
+    _add_options(parser, top=True)
+    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        child = sub.add_parser(name, help=help_text, description=help_text)
+        _add_options(child, top=False)
+        return child
+
+    command("tools", "list the server's tools")
+    call = command("call", "call a tool")
     call.add_argument("tool")
-    call.add_argument("--arg", action="append", help="key=value (value parsed as JSON if it can)")
-    call.add_argument("--json-args", help="all arguments as one JSON object")
-    sub.add_parser("ping", help="check that the server answers")
-    sub.add_parser("info", help="server info, protocol version and capabilities")
+    call.add_argument("--arg", action="append", metavar="KEY=VALUE",
+                      help="an argument; VALUE is parsed as JSON when it can be (repeatable)")
+    call.add_argument("--json-args", metavar="JSON", help="all arguments as one JSON object")
+    command("resources", "list the server's resources and resource templates")
+    read = command("read", "read a resource")
+    read.add_argument("uri")
+    command("prompts", "list the server's prompts")
+    prompt = command("prompt", "get a prompt")
+    prompt.add_argument("name")
+    prompt.add_argument("--arg", action="append", metavar="KEY=VALUE",
+                        help="a prompt argument (a string; repeatable)")
+    command("ping", "check that the server answers")
+    command("info", "server info, protocol version and era, capabilities")
+    command("servers", "connect every server of --config and show their status")
+    command("demo", "run the embedded demo server, list its tools, call one with progress")
     return parser
 
 
+def _error(args: Optional[argparse.Namespace], code: int, kind: str, message: str) -> int:
+    _err(f"mcp-sync: {message}")
+    if args is not None and getattr(args, "json", False):
+        _json({"error": {"type": kind, "message": message, "exitCode": code}})
+    return code
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command: List[str] = []
     if "--" in argv:
         index = argv.index("--")
         argv, command = argv[:index], argv[index + 1:]
-    args = _parser().parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+    parser = _parser()
+    args = parser.parse_args(argv)
     args.command = command
-    handlers = {"demo": _demo, "tools": _tools, "call": _call, "ping": _ping, "info": _info}
+    if args.verbose:
+        logging.basicConfig(
+            stream=sys.stderr, format="%(asctime)s %(threadName)s %(name)s: %(message)s")
+        logging.getLogger("mcp_sync").setLevel(
+            logging.DEBUG if args.verbose > 1 else logging.INFO)
+    from .config import ConfigError
+
     try:
-        return handlers[args.cmd](args)
+        return _COMMANDS[args.cmd](args)
     except KeyboardInterrupt:
-        sys.stderr.write("\ninterrupted; the call was cancelled\n")
-        return 130
+        _err("\nmcp-sync: interrupted; the call was cancelled")
+        return EXIT_INTERRUPTED
+    except (UsageError, ConfigError) as exc:
+        parser.print_usage(sys.stderr)
+        return _error(args, EXIT_USAGE, type(exc).__name__, f"error: {exc}")
     except RequestTimeout as exc:
-        sys.stderr.write(f"mcp-sync: {exc}\n")
-        return 4
+        return _error(args, EXIT_TIMEOUT, type(exc).__name__, str(exc))
     except MCPError as exc:
-        sys.stderr.write(f"mcp-sync: {exc}\n")
-        return 3
+        return _error(args, EXIT_FAILURE, type(exc).__name__, str(exc))
 
 
 if __name__ == "__main__":

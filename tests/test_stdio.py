@@ -542,10 +542,11 @@ def test_close_escalates_to_sigkill_when_sigterm_is_ignored() -> None:
 
 def test_public_api_is_pinned() -> None:
     assert sorted(mcp_sync.__all__) == sorted([
-        "DEFAULT", "AuthError", "CapabilityError", "Client", "ClientNotConnected",
-        "CommandNotFound", "ConnectionClosed", "ForkedClientError", "HTTPError",
+        "DEFAULT", "AuthError", "CallbackError", "CapabilityError", "Client",
+        "ClientNotConnected", "CommandNotFound", "ConnectionClosed", "ForkedClientError",
+        "HTTPError",
         "HttpTransport", "MCPError", "MemoryTransport", "MethodNotFound", "ProtocolError",
-        "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
+        "Manager", "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
         "RequestCancelled", "RequestTimeout", "ServerError", "SseTransport", "StdioTransport",
         "Transport", "TransportError", "UnsupportedProtocolVersion", "__version__",
         "connect", "types",

@@ -1,0 +1,425 @@
+"""The ``mcpServers`` configuration format: load, validate and expand it.
+
+The format is the one MCP hosts share (Claude Desktop, Cursor, VS Code...)::
+
+    {
+      "mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "@scope/server", "${HOME}/docs"],
+                  "env": {"API_KEY": "${FILES_KEY}"}, "cwd": "/tmp"},
+        "remote": {"url": "https://example.com/mcp", "type": "http",
+                   "headers": {"Authorization": "Bearer ${TOKEN:-anonymous}"},
+                   "timeout": 60},
+        "old": {"url": "http://127.0.0.1:3002/sse", "type": "sse", "disabled": true}
+      }
+    }
+
+* ``type`` is ``stdio``, ``http`` (Streamable HTTP; also ``streamable-http``,
+  ``streamableHttp``) or ``sse`` (legacy HTTP+SSE). Without it, ``command`` means stdio and
+  ``url`` means http.
+* ``timeout`` is the server's default request timeout in seconds.
+* ``"disabled": true`` or ``"enabled": false`` keeps an entry without connecting it.
+* Unknown keys are kept (:attr:`ServerConfig.model_extra`), never an error.
+* ``${VAR}`` and ``${VAR:-default}`` in string values are replaced from the environment
+  (``:-`` also replaces a variable that is set but empty). Expansion happens every time an
+  entry is resolved, so a :class:`~mcp_sync.Manager` picks up changed variables when it
+  reconnects.
+
+Every problem is a :class:`ConfigError` that names the file, the server and the key.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Tuple, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .exceptions import MCPError
+
+__all__ = ["Config", "ConfigError", "ServerConfig", "expand", "load_config"]
+
+#: ``${NAME}`` or ``${NAME:-default}``; the default runs to the first ``}``.
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_TYPES = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamableHttp": "http",
+    "streamable_http": "http",
+    "sse": "sse",
+}
+#: Keys whose string values are expanded; unknown keys are kept as written.
+_EXPANDED = ("type", "transport", "command", "args", "env", "cwd", "url", "headers", "timeout",
+             "disabled", "enabled")
+
+Source = Union[str, "os.PathLike[str]", Mapping[str, Any], "Config"]
+
+
+class ConfigError(MCPError, ValueError):
+    """An invalid ``mcpServers`` configuration.
+
+    ``source`` is the file (or ``None`` for a dict), ``server`` the entry's name and ``key``
+    the offending key (``args[1]``, ``env.TOKEN``...) when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: Optional[str] = None,
+        server: Optional[str] = None,
+        key: Optional[str] = None,
+    ) -> None:
+        self.source = source
+        self.server = server
+        self.key = key
+        where = []
+        if source:
+            where.append(source)
+        if server is not None:
+            where.append(f"server {server!r}")
+        if key:
+            where.append(f"key {key!r}")
+        super().__init__(f"{': '.join(where)}: {message}" if where else message)
+
+
+class _Missing(Exception):
+    def __init__(self, variable: str) -> None:
+        self.variable = variable
+
+
+def _expand_string(value: str, environ: Mapping[str, str], lenient: bool) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        found = environ.get(name)
+        if found is None or (found == "" and default is not None):
+            if default is not None:
+                return default
+            if lenient:
+                return match.group(0)
+            raise _Missing(name)
+        return found
+
+    expanded = _VARIABLE.sub(replace, value)
+    leftover = _VARIABLE.sub("", value)
+    if "${" in leftover:
+        start = leftover.index("${")
+        raise ValueError(
+            f"malformed variable reference {leftover[start:start + 40]!r}; "
+            "use ${NAME} or ${NAME:-default}"
+        )
+    return expanded
+
+
+def expand(
+    value: Any, environ: Optional[Mapping[str, str]] = None, *, path: str = "",
+    server: Optional[str] = None, source: Optional[str] = None, lenient: bool = False,
+) -> Any:
+    """``value`` with ``${VAR}``/``${VAR:-default}`` replaced in every string it holds.
+
+    ``lenient`` leaves unset variables as written instead of failing (for disabled entries).
+
+    Raises:
+        ConfigError: a variable without a default is not set, or a reference is malformed.
+    """
+    env = os.environ if environ is None else environ
+    if isinstance(value, str):
+        try:
+            return _expand_string(value, env, lenient)
+        except _Missing as exc:
+            raise ConfigError(
+                f"environment variable {exc.variable!r} is not set (set it, or write "
+                f"${{{exc.variable}:-default}})", source=source, server=server, key=path,
+            ) from None
+        except ValueError as exc:
+            raise ConfigError(str(exc), source=source, server=server, key=path) from None
+    if isinstance(value, list):
+        return [expand(item, env, path=f"{path}[{index}]", server=server, source=source,
+                       lenient=lenient) for index, item in enumerate(value)]
+    if isinstance(value, dict):
+        return {key: expand(item, env, path=f"{path}.{key}" if path else str(key),
+                            server=server, source=source, lenient=lenient)
+                for key, item in value.items()}
+    return value
+
+
+class ServerConfig(BaseModel):
+    """One resolved ``mcpServers`` entry: variables expanded, ``type`` filled in.
+
+    Unknown keys of the entry are kept in ``model_extra``.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+    type: Literal["stdio", "http", "sse"]
+    #: Whether ``type`` was written in the entry (False: inferred from command/url).
+    type_given: bool = False
+    command: Optional[str] = None
+    args: List[str] = Field(default_factory=list)
+    env: Dict[str, str] = Field(default_factory=dict)
+    cwd: Optional[str] = None
+    url: Optional[str] = None
+    headers: Dict[str, str] = Field(default_factory=dict)
+    timeout: Optional[float] = Field(default=None, ge=0)
+    disabled: bool = False
+
+    @property
+    def enabled(self) -> bool:
+        return not self.disabled
+
+    def to_entry(self) -> Dict[str, Any]:
+        """The entry as :func:`mcp_sync.connect` / ``make_transport`` take it."""
+        if self.type == "stdio":
+            entry: Dict[str, Any] = {"command": self.command, "args": list(self.args)}
+            if self.env:
+                entry["env"] = dict(self.env)
+            if self.cwd:
+                entry["cwd"] = self.cwd
+            return entry
+        entry = {"url": self.url}
+        if self.type_given or self.type != "http":
+            entry["type"] = self.type  # an inferred "http" may fall back to legacy SSE
+        if self.headers:
+            entry["headers"] = dict(self.headers)
+        return entry
+
+
+def _scalar_to_str(value: Any) -> Any:
+    # JSON numbers and booleans in args/env/headers are written as strings by every host.
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return value
+
+
+def _resolve(
+    name: str, raw: Mapping[str, Any], environ: Optional[Mapping[str, str]],
+    source: Optional[str], *, lenient: bool = False,
+) -> ServerConfig:
+    def fail(message: str, key: Optional[str] = None) -> ConfigError:
+        return ConfigError(message, source=source, server=name, key=key)
+
+    data = {key: expand(value, environ, path=key, server=name, source=source, lenient=lenient)
+            if key in _EXPANDED else value for key, value in raw.items()}
+    waiting = set()  # keys whose value still waits for a variable (lenient mode only)
+    if lenient:
+        # Checking the shape only: scalars still waiting for a variable are left out.
+        for key in ("disabled", "enabled", "timeout", "type", "transport", "url"):
+            if isinstance(data.get(key), str) and _VARIABLE.search(data[key]):
+                waiting.add(key)
+                if key != "url":
+                    del data[key]
+    for key in ("disabled", "enabled"):
+        if isinstance(data.get(key), str):
+            word = data[key].strip().lower()
+            if word not in ("true", "false", "1", "0", "yes", "no", ""):
+                raise fail(f"must be true or false, got {data[key]!r}", key)
+            data[key] = word in ("true", "1", "yes")
+    disabled = data.pop("disabled", None)
+    enabled = data.pop("enabled", None)
+    for key, flag in (("disabled", disabled), ("enabled", enabled)):
+        if flag is not None and not isinstance(flag, bool):
+            raise fail(f"must be true or false, got {flag!r}", key)
+    if disabled is not None and enabled is not None and disabled == enabled:
+        raise fail("'disabled' and 'enabled' contradict each other", "enabled")
+    is_disabled = bool(disabled) if disabled is not None else enabled is False
+
+    kind_key = "type" if "type" in data else "transport" if "transport" in data else None
+    kind_value = data.pop(kind_key) if kind_key else None
+    has_command, has_url = "command" in data, "url" in data
+    if has_command and has_url:
+        raise fail("has both 'command' (stdio) and 'url' (HTTP); keep one", "url")
+    if kind_value is None:
+        if not (has_command or has_url):
+            raise fail("needs a 'command' (stdio) or a 'url' (http/sse)")
+        kind = "stdio" if has_command else "http"
+    else:
+        if not isinstance(kind_value, str) or kind_value not in _TYPES:
+            raise fail(f"unknown type {kind_value!r}; use 'stdio', 'http' or 'sse'", kind_key)
+        kind = _TYPES[kind_value]
+        if kind == "stdio" and not has_command:
+            raise fail("type 'stdio' needs a 'command'", "command")
+        if kind != "stdio" and not has_url:
+            raise fail(f"type {kind_value!r} needs a 'url'", "url")
+    if has_command:
+        command = data["command"]
+        if not isinstance(command, str) or not command.strip():
+            raise fail("must be a non-empty string", "command")
+    if has_url and "url" not in waiting:
+        url = data["url"]
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise fail(f"must be an http:// or https:// URL, got {url!r}", "url")
+    if isinstance(data.get("args"), list):
+        data["args"] = [_scalar_to_str(arg) for arg in data["args"]]
+    for key in ("env", "headers"):
+        if isinstance(data.get(key), dict):
+            data[key] = {k: _scalar_to_str(v) for k, v in data[key].items()}
+    if data.get("env") is None:
+        data.pop("env", None)
+    if isinstance(data.get("cwd"), str):
+        data["cwd"] = os.path.expanduser(data["cwd"])
+    for reserved in ("name", "type_given"):
+        data.pop(reserved, None)
+    type_given = kind_value is not None or bool(waiting & {"type", "transport"})
+    try:
+        return ServerConfig(name=name, type=kind, type_given=type_given, disabled=is_disabled,
+                            **data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join(str(part) for part in error.get("loc", ()))
+        key = re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", key)
+        raise fail(f"{error.get('msg', 'invalid value')} (got {error.get('input')!r})",
+                   key or None) from None
+
+
+class Config:
+    """A parsed ``mcpServers`` configuration; entries keep their ``${VAR}`` references.
+
+    Loading checks the shape of every entry (keys, types, flags, transport type) with the
+    variables that are set; :meth:`resolve` expands an entry's variables, each time it is
+    called, and only then requires them. So a variable missing for one server fails that
+    server (when it connects), not the whole configuration. :meth:`check` resolves every
+    enabled entry now, for a strict check.
+
+    Args:
+        servers: the ``mcpServers`` mapping, server name to entry.
+        source: the file it came from, for error messages.
+        extra: the other top-level keys of the file (kept, unused).
+        environ: the variables to expand (default: ``os.environ``, read at each resolve).
+    """
+
+    def __init__(
+        self,
+        servers: Mapping[str, Mapping[str, Any]],
+        *,
+        source: Optional[str] = None,
+        extra: Optional[Mapping[str, Any]] = None,
+        environ: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        self.source = source
+        self.extra = dict(extra or {})
+        self.environ = environ
+        self._raw: Dict[str, Dict[str, Any]] = {}
+        for name, entry in servers.items():
+            if not isinstance(name, str) or not name.strip():
+                raise ConfigError(f"server names must be non-empty strings, got {name!r}",
+                                  source=source)
+            if not isinstance(entry, Mapping):
+                raise ConfigError(f"the entry must be an object, got {type(entry).__name__}",
+                                  source=source, server=name)
+            self._raw[name] = dict(entry)
+        for name in self._raw:
+            self.resolve(name, lenient=True)  # shape, type, flags; variables not required
+
+    def __repr__(self) -> str:
+        return f"<mcp_sync.Config {self.source or 'dict'}: {', '.join(self._raw)}>"
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw
+
+    @property
+    def names(self) -> List[str]:
+        """Every server's name, in file order (disabled ones included)."""
+        return list(self._raw)
+
+    def raw(self, name: str) -> Dict[str, Any]:
+        """The entry as written (a copy), variables unexpanded."""
+        return copy.deepcopy(self._entry(name))
+
+    def _entry(self, name: str) -> Dict[str, Any]:
+        try:
+            return self._raw[name]
+        except KeyError:
+            known = ", ".join(self._raw) or "none"
+            raise ConfigError(f"no server {name!r} (configured: {known})",
+                              source=self.source) from None
+
+    def is_enabled(self, name: str) -> bool:
+        """Whether the entry is enabled (flags may use variables, with their defaults)."""
+        return self.resolve(name, lenient=True).enabled
+
+    @property
+    def enabled(self) -> List[str]:
+        """The names of the enabled servers, in file order."""
+        return [name for name in self._raw if self.is_enabled(name)]
+
+    def resolve(
+        self, name: str, environ: Optional[Mapping[str, str]] = None, *, lenient: bool = False
+    ) -> ServerConfig:
+        """Expand and validate the entry ``name`` now.
+
+        Raises:
+            ConfigError: unknown server, invalid entry, unset variable, unknown type.
+        """
+        env = environ if environ is not None else self.environ
+        return _resolve(name, self._entry(name), env, self.source, lenient=lenient)
+
+    def servers(self, environ: Optional[Mapping[str, str]] = None) -> Dict[str, ServerConfig]:
+        """Every enabled entry, resolved now.
+
+        Raises:
+            ConfigError: for the first entry that does not resolve.
+        """
+        return {name: self.resolve(name, environ) for name in self.enabled}
+
+    def check(self, environ: Optional[Mapping[str, str]] = None) -> None:
+        """Resolve every enabled entry now; raises the first :class:`ConfigError`."""
+        self.servers(environ)
+
+
+def _read(path: str) -> Tuple[Any, str]:
+    try:
+        with open(path, encoding="utf-8-sig") as file:
+            text = file.read()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the configuration: {exc.strerror or exc}",
+                          source=path) from exc
+    try:
+        return json.loads(text), path
+    except ValueError as exc:
+        raise ConfigError(f"not valid JSON: {exc}", source=path) from None
+
+
+def load_config(source: Source, *, environ: Optional[Mapping[str, str]] = None) -> Config:
+    """Load an ``mcpServers`` configuration from a JSON file or a dict.
+
+    The top level is ``{"mcpServers": {...}}`` (VS Code's ``{"servers": {...}}`` is accepted
+    too); other top-level keys are kept in :attr:`Config.extra`. ``environ`` replaces
+    ``os.environ`` for ``${VAR}`` expansion.
+
+    Raises:
+        ConfigError: unreadable or invalid file, or an invalid entry.
+    """
+    if isinstance(source, Config):
+        return source
+    origin: Optional[str] = None
+    if isinstance(source, Mapping):
+        document: Any = source
+    elif isinstance(source, (str, os.PathLike)):
+        document, origin = _read(os.fspath(source))
+    else:
+        raise ConfigError(f"expected a file path or a dict, got {type(source).__name__}")
+    if not isinstance(document, Mapping):
+        raise ConfigError("the configuration must be a JSON object with an 'mcpServers' key",
+                          source=origin)
+    key = "mcpServers" if "mcpServers" in document else "servers" if "servers" in document \
+        else None
+    if key is None:
+        raise ConfigError("no 'mcpServers' key at the top level", source=origin)
+    servers = document[key]
+    if not isinstance(servers, Mapping):
+        raise ConfigError(f"'{key}' must be an object mapping names to entries",
+                          source=origin, key=key)
+    extra = {k: v for k, v in document.items() if k != key}
+    return Config(servers, source=origin, extra=extra, environ=environ)

@@ -1,0 +1,1004 @@
+"""Many MCP servers behind one object: connected in parallel, kept connected.
+
+::
+
+    with mcp_sync.Manager.from_config("mcp.json", timeout=20) as manager:
+        for tool in manager.list_tools():            # "<server>__<tool>" names
+            print(tool.name)
+        result = manager.call_tool("files__read", {"path": "a.txt"})
+        result = manager.call_tool("files", "read", {"path": "a.txt"})   # the same
+        manager.status()                              # every server's state and last error
+
+The manager owns one :class:`~mcp_sync.Client` per enabled server. When a connection
+closes unexpectedly it reconnects in the background with a backoff (0.5, 1, 2, 4 s, then
+every 4 s), resolving the configuration again (``${VAR}`` values are read anew) each time,
+until a circuit breaker opens: more than 5 failures (failed connects and lost connections)
+within 30 s stop the retries, and the server is reported ``failed``. Meanwhile its last
+known tools stay listed and calls to it fail fast with :class:`ServerUnavailable`.
+
+A tool call that fails because the connection broke waits for one reconnect attempt and
+is retried once, but only when that is safe: the request never reached the server (the
+error's ``request_sent`` is ``False``), or the tool is annotated ``readOnlyHint`` or
+``idempotentHint``. Otherwise the error surfaces.
+
+Threads (daemons, so that a manager nobody closed never keeps the interpreter alive;
+cleanup does not rely on that: :meth:`Manager.close` stops and joins each one with a
+bound):
+
+* ``mcp-sync-reconnect-<server>``: connects one server, with the backoff between
+  attempts; alive only while that server is connecting or reconnecting. At most one per
+  server.
+* ``mcp-sync-refresh-manager``: fetches a server's tools again after
+  ``notifications/tools/list_changed``, once per burst (debounced).
+* ``mcp-sync-close-<server>``: short-lived, so that :meth:`Manager.close` stops every
+  server at once instead of one after another.
+
+``_changed`` (a Condition) guards every server's mutable state and the refresh schedule;
+it is never held while talking to a server.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Deque,
+    Dict,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    overload,
+)
+
+from ._core import ProgressCallback
+from .client import Client, Timeout, _Default  # _Default.DEFAULT is mcp_sync.DEFAULT
+from .connect import make_transport
+from .exceptions import (
+    CapabilityError,
+    ClientNotConnected,
+    ConnectionClosed,
+    HTTPError,
+    MCPError,
+    TransportError,
+)
+
+if TYPE_CHECKING:
+    from . import types
+    from .config import Config, ServerConfig, Source
+
+__all__ = ["Manager", "ServerState", "ServerStatus", "ServerUnavailable"]
+
+log = logging.getLogger(__name__)
+
+# The refresher and idle waits wake at least this often; nothing is polled, this only
+# bounds every wait in the module.
+_IDLE_WAIT = 5.0
+
+
+class ServerState(str, enum.Enum):
+    """Where a managed server stands."""
+
+    DISABLED = "disabled"          #: disabled in the configuration; never connected
+    CONNECTING = "connecting"      #: the first connection attempt is under way
+    CONNECTED = "connected"
+    RECONNECTING = "reconnecting"  #: down; a background thread is reconnecting it
+    FAILED = "failed"              #: down for good: the breaker opened (or reconnect=False)
+    CLOSED = "closed"              #: the manager was closed
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class ServerUnavailable(ConnectionClosed):
+    """The managed server is not connected (reconnecting, failed, disabled or closed).
+
+    Raised at once, without waiting; the request was never sent (``request_sent`` is
+    False). ``server`` and ``state`` say which and why; the last connection error is the
+    ``__cause__``.
+    """
+
+    request_sent = False
+
+    def __init__(self, message: str, *, server: str, state: ServerState,
+                 exit_code: Optional[int] = None, stderr_tail: Sequence[str] = ()) -> None:
+        self.server = server
+        self.state = state
+        super().__init__(message, exit_code=exit_code, stderr_tail=stderr_tail)
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """A snapshot of one managed server (see :meth:`Manager.status`)."""
+
+    name: str
+    state: ServerState
+    #: ``"stdio"``, ``"http"`` or ``"sse"``.
+    transport: str
+    #: The last connection error (``None`` once connected again).
+    error: Optional[BaseException]
+    #: How many tools are listed for it (the last known list while it reconnects).
+    tools: int
+    #: Failures (failed connects, lost connections) inside the breaker's window.
+    recent_failures: int
+    #: When the current connection was made (``time.time()``), if connected.
+    connected_since: Optional[float]
+    server_name: Optional[str] = None
+    server_version: Optional[str] = None
+    protocol_version: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        """A JSON-ready dict (the error as its message)."""
+        return {
+            "name": self.name,
+            "state": self.state.value,
+            "transport": self.transport,
+            "error": None if self.error is None else str(self.error),
+            "tools": self.tools,
+            "recentFailures": self.recent_failures,
+            "connectedSince": self.connected_since,
+            "serverName": self.server_name,
+            "serverVersion": self.server_version,
+            "protocolVersion": self.protocol_version,
+        }
+
+
+class _Server:
+    """One configured server's mutable state; guarded by the manager's ``_changed``."""
+
+    def __init__(self, name: str, transport: str, enabled: bool) -> None:
+        self.name = name
+        self.transport = transport
+        self.state = ServerState.CONNECTING if enabled else ServerState.DISABLED
+        self.client: Optional[Client] = None
+        self.error: Optional[BaseException] = None
+        self.tools: Optional[List[types.Tool]] = None
+        self.failures: Deque[float] = collections.deque()
+        self.failure_count = 0  # ever, so a waiter can tell "an attempt failed since"
+        self.worker: Optional[threading.Thread] = None
+        self.wake = threading.Event()  # cuts a backoff wait short (close, reconnect())
+        self.first_attempt = threading.Event()
+        self.connected_since: Optional[float] = None
+
+
+class Manager:
+    """Clients for every enabled server of an ``mcpServers`` configuration.
+
+    Can be shared between threads. Use it as a context manager, or call :meth:`connect`
+    and :meth:`close`. A closed manager cannot connect again.
+
+    Args:
+        config: a file path, an ``{"mcpServers": {...}}`` dict, or a
+            :class:`~mcp_sync.config.Config`.
+        separator: joins server and tool names (``"<server>__<tool>"``); a server name may
+            not contain it.
+        reconnect: reconnect lost or failed servers in the background (default True).
+        backoff: seconds to wait before each reconnect attempt; the last value repeats.
+        breaker_failures, breaker_window: more than ``breaker_failures`` failures within
+            ``breaker_window`` seconds stop the reconnects (state ``failed``).
+        refresh_debounce: after ``tools/list_changed``, wait this long for the burst to
+            end before fetching the tools once (never more than 5 times this after the
+            first notification).
+        connect_timeout: how long :meth:`connect` waits for the first attempts.
+        retry_wait: how long a call whose connection broke waits for the reconnect before
+            its error surfaces (when a retry is safe).
+        close_timeout: the bound on :meth:`close`.
+        on_status: ``on_status(status: ServerStatus)``, called on a manager or client
+            thread whenever a server's state changes. Must not block.
+        on_tools_changed: ``on_tools_changed(server: str, tools: list[types.Tool])``
+            (unqualified names), called whenever a server's tool list is fetched.
+        environ: the variables for ``${VAR}`` expansion (default ``os.environ``, read at
+            every (re)connect).
+        **client_kwargs: for every :class:`~mcp_sync.Client` (``timeout``, handlers...);
+            a server's ``timeout`` in the configuration overrides ``timeout``.
+
+    Raises:
+        ConfigError: the configuration is invalid.
+        ValueError: a server name contains the separator.
+    """
+
+    def __init__(
+        self,
+        config: Source,
+        *,
+        separator: str = "__",
+        reconnect: bool = True,
+        backoff: Sequence[float] = (0.5, 1.0, 2.0, 4.0),
+        breaker_failures: int = 5,
+        breaker_window: float = 30.0,
+        refresh_debounce: float = 0.2,
+        connect_timeout: Optional[float] = 60.0,
+        retry_wait: float = 10.0,
+        close_timeout: float = 10.0,
+        on_status: Optional[Callable[[ServerStatus], None]] = None,
+        on_tools_changed: Optional[Callable[[str, List[types.Tool]], None]] = None,
+        environ: Optional[Mapping[str, str]] = None,
+        **client_kwargs: Any,
+    ) -> None:
+        from .config import load_config
+
+        if not separator:
+            raise ValueError("separator must be a non-empty string")
+        if not backoff or any(delay < 0 for delay in backoff):
+            raise ValueError("backoff must be a non-empty sequence of seconds >= 0")
+        self.config: Config = load_config(config, environ=environ)
+        self.separator = separator
+        self.reconnect_enabled = reconnect
+        self.backoff = tuple(float(delay) for delay in backoff)
+        self.breaker_failures = breaker_failures
+        self.breaker_window = breaker_window
+        self.refresh_debounce = refresh_debounce
+        self.connect_timeout = connect_timeout
+        self.retry_wait = retry_wait
+        self.close_timeout = close_timeout
+        self.on_status = on_status
+        self.on_tools_changed = on_tools_changed
+        self.environ = environ
+        self._user_notification_handler = client_kwargs.pop("notification_handler", None)
+        self._user_connection_lost = client_kwargs.pop("on_connection_lost", None)
+        client_kwargs.pop("name", None)  # each client is named after its server
+        self.client_kwargs = client_kwargs
+        self._servers: Dict[str, _Server] = {}
+        for name in self.config.names:
+            if separator in name:
+                raise ValueError(
+                    f"server name {name!r} contains the separator {separator!r}; rename it "
+                    "or choose another separator"
+                )
+            shape = self.config.resolve(name, environ, lenient=True)
+            self._servers[name] = _Server(name, shape.type, shape.enabled)
+        # Guards the _Server objects, _refresh_due, _started, _closing and _threads.
+        self._changed = threading.Condition()
+        self._started = False
+        self._closing = False
+        self._threads: List[threading.Thread] = []
+        self._refresher: Optional[threading.Thread] = None
+        # server name -> (first notification, refresh due), monotonic seconds
+        self._refresh_due: Dict[str, Tuple[float, float]] = {}
+        # uri -> server, from the last list_resources()
+        self._resource_owner: Dict[str, str] = {}
+
+    @classmethod
+    def from_config(cls, config: Source, **kwargs: Any) -> Manager:
+        """A manager for ``config`` (a file path, a dict, or a ``Config``); not connected
+        yet: use it in a ``with`` block or call :meth:`connect`. Keyword arguments are the
+        constructor's (manager options and client keyword arguments)."""
+        return cls(config, **kwargs)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def __enter__(self) -> Manager:
+        return self.connect()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        states = ", ".join(f"{s.name}={s.state.value}" for s in self._servers.values())
+        return f"<mcp_sync.Manager {states}>"
+
+    def connect(self) -> Manager:
+        """Connect every enabled server, in parallel; returns ``self``.
+
+        Blocks until each server's first attempt has finished (at most
+        ``connect_timeout``). A server that fails does not stop the others: see
+        :meth:`status`; with ``reconnect`` it keeps being retried in the background.
+        Connecting a connected manager does nothing.
+
+        Raises:
+            ClientNotConnected: the manager was closed.
+        """
+        with self._changed:
+            if self._closing:
+                raise ClientNotConnected("this Manager is closed; create a new one")
+            if self._started:
+                return self
+            self._started = True
+            servers = [s for s in self._servers.values() if s.state is ServerState.CONNECTING]
+            for server in servers:
+                self._start_worker(server, first_delay=0.0)
+            self._refresher = threading.Thread(
+                target=self._refresh_loop, name="mcp-sync-refresh-manager", daemon=True
+            )
+            self._threads.append(self._refresher)
+            self._refresher.start()
+        deadline = None if self.connect_timeout is None else (
+            time.monotonic() + self.connect_timeout)
+        for server in servers:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not server.first_attempt.wait(remaining):
+                log.warning("%s is still connecting after %s s", server.name,
+                            self.connect_timeout)
+        return self
+
+    def close(self) -> None:
+        """Close every client and stop every thread. Idempotent.
+
+        Returns within ``close_timeout`` (a connect attempt stuck in its handshake is left
+        to finish, bounded by the client's timeout, and is closed then).
+        """
+        with self._changed:
+            if self._closing:
+                return
+            self._closing = True
+            clients = []
+            for server in self._servers.values():
+                server.wake.set()
+                if server.client is not None:
+                    clients.append(server.client)
+                if server.state is not ServerState.DISABLED:
+                    server.state = ServerState.CLOSED
+                server.first_attempt.set()
+            self._changed.notify_all()
+            threads = list(self._threads)
+        deadline = time.monotonic() + self.close_timeout
+        closers = [
+            threading.Thread(target=_close_quietly, args=(client,),
+                             name=f"mcp-sync-close-{client.name}", daemon=True)
+            for client in clients
+        ]
+        for closer in closers:
+            closer.start()
+        for thread in closers + threads:
+            if thread is threading.current_thread() or thread.ident is None:
+                continue
+            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                log.warning("%s did not stop within the manager's close_timeout (%.1f s)",
+                            thread.name, self.close_timeout)
+
+    # -- servers and their state ---------------------------------------------------------
+
+    @property
+    def servers(self) -> List[str]:
+        """Every configured server's name, in configuration order (disabled ones too)."""
+        return list(self._servers)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._servers)
+
+    def __len__(self) -> int:
+        return len(self._servers)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._servers
+
+    def __getitem__(self, name: str) -> Client:
+        """The connected :class:`~mcp_sync.Client` of server ``name``.
+
+        The object changes when the server reconnects: do not keep it.
+
+        Raises:
+            KeyError: no such server.
+            ServerUnavailable: the server is not connected now.
+        """
+        return self._client_for(self._server(name))
+
+    def _server(self, name: str) -> _Server:
+        server = self._servers.get(name)
+        if server is None:
+            raise KeyError(f"no server {name!r} in the configuration "
+                           f"(servers: {', '.join(self._servers) or 'none'})")
+        return server
+
+    def status(self) -> Dict[str, ServerStatus]:
+        """A snapshot of every configured server, in configuration order."""
+        with self._changed:
+            return {name: self._status(server) for name, server in self._servers.items()}
+
+    def _status(self, server: _Server) -> ServerStatus:
+        self._prune_failures(server, time.monotonic())
+        client = server.client
+        connected = server.state is ServerState.CONNECTED and client is not None
+        info = _server_info(client) if connected and client is not None else {}
+        return ServerStatus(
+            name=server.name,
+            state=server.state,
+            transport=server.transport,
+            error=server.error,
+            tools=len(server.tools or ()) if server.state in (
+                ServerState.CONNECTED, ServerState.RECONNECTING) else 0,
+            recent_failures=len(server.failures),
+            connected_since=server.connected_since if connected else None,
+            server_name=info.get("name"),
+            server_version=info.get("version"),
+            protocol_version=client.protocol_version if connected and client else None,
+        )
+
+    def _notify_status(self, server: _Server) -> None:
+        """Call on_status (outside the lock)."""
+        if self.on_status is None:
+            return
+        with self._changed:
+            status = self._status(server)
+        try:
+            self.on_status(status)
+        except Exception:
+            log.exception("on_status raised for %s", server.name)
+
+    def reconnect(self, name: str) -> ServerStatus:
+        """Reset the breaker of server ``name`` and, if it is down, reconnect it now.
+
+        Blocks until that attempt has finished (at most ``connect_timeout``); returns the
+        server's status. A connected server is left alone.
+
+        Raises:
+            KeyError: no such server.
+            ClientNotConnected: the manager is not connected, or closed.
+        """
+        server = self._server(name)
+        with self._changed:
+            self._require_started()
+            if server.state in (ServerState.CONNECTED, ServerState.DISABLED):
+                return self._status(server)
+            server.failures.clear()
+            failures_before = server.failure_count
+            server.state = ServerState.RECONNECTING
+            if server.worker is None:
+                self._start_worker(server, first_delay=0.0)
+            else:
+                server.wake.set()
+            self._changed.wait_for(
+                lambda: server.state is not ServerState.RECONNECTING
+                or server.failure_count > failures_before or self._closing,
+                self.connect_timeout,
+            )
+            return self._status(server)
+
+    def _require_started(self) -> None:
+        if self._closing:
+            raise ClientNotConnected("this Manager is closed")
+        if not self._started:
+            raise ClientNotConnected("this Manager is not connected: call connect() or use "
+                                     "it in a with block")
+
+    # -- connecting ----------------------------------------------------------------------
+
+    def _start_worker(self, server: _Server, first_delay: float) -> None:
+        """Start the server's reconnect thread. Caller holds ``_changed``."""
+        assert server.worker is None
+        server.wake.clear()
+        thread = threading.Thread(
+            target=self._run_worker, args=(server, first_delay),
+            name=f"mcp-sync-reconnect-{server.name}", daemon=True,
+        )
+        server.worker = thread
+        self._threads = [t for t in self._threads if t.is_alive()]
+        self._threads.append(thread)
+        thread.start()
+
+    def _delays(self, first_delay: float) -> Iterator[float]:
+        yield first_delay
+        index = 0 if first_delay == 0 else 1
+        while True:
+            yield self.backoff[min(index, len(self.backoff) - 1)]
+            index += 1
+
+    def _run_worker(self, server: _Server, first_delay: float) -> None:
+        """Attempt to connect until connected, the breaker opens, or the manager closes."""
+        for delay in self._delays(first_delay):
+            if delay > 0:
+                server.wake.wait(delay)
+            server.wake.clear()
+            with self._changed:
+                if self._closing:
+                    server.worker = None
+                    return
+            try:
+                client, tools = self._attempt(server)
+            except Exception as exc:  # noqa: BLE001 - any failure is one failed attempt
+                from .config import ConfigError
+
+                log.info("connecting %s failed: %s", server.name, exc)
+                with self._changed:
+                    if self._closing:
+                        server.worker = None
+                        return
+                    stop = self._record_failure(server, exc)
+                    if isinstance(exc, ConfigError) and not stop:
+                        # waiting will not fix the configuration; reconnect() after fixing
+                        server.state, stop = ServerState.FAILED, True
+                    if stop:
+                        server.worker = None
+                    server.first_attempt.set()
+                    self._changed.notify_all()
+                self._notify_status(server)
+                if stop:
+                    return
+                continue
+            with self._changed:
+                closing = self._closing
+                if not closing:
+                    server.client = client
+                    server.tools = tools
+                    server.error = None
+                    server.state = ServerState.CONNECTED
+                    server.connected_since = time.time()
+                    server.worker = None
+                    server.first_attempt.set()
+                    self._changed.notify_all()
+                else:
+                    server.worker = None
+            if closing:
+                _close_quietly(client)
+                return
+            log.info("connected %s (%s, protocol %s)", server.name, server.transport,
+                     client.protocol_version)
+            self._notify_status(server)
+            self._tools_changed(server.name, tools)
+            if not client.connected:  # died before its loss could be reported to us
+                self._connection_failed(server, client, ConnectionClosed(
+                    f"connection to {server.name} closed right after connecting"))
+            return
+
+    def _attempt(self, server: _Server) -> Tuple[Client, List[types.Tool]]:
+        """One connection attempt, with the configuration resolved now."""
+        resolved = self.config.resolve(server.name, self.environ)
+        client = self._new_client(server, resolved, None)
+        try:
+            client.connect()
+        except HTTPError as exc:
+            if resolved.type != "http" or resolved.type_given or exc.status not in (
+                    400, 404, 405):
+                raise
+            log.info("%s answered HTTP %s; trying the legacy HTTP+SSE transport",
+                     server.name, exc.status)
+            client = self._new_client(server, resolved, "sse")
+            client.connect()
+        try:
+            return client, self._fetch_tools(client)
+        except BaseException:
+            _close_quietly(client)
+            raise
+
+    def _new_client(self, server: _Server, resolved: ServerConfig,
+                    kind: Optional[str]) -> Client:
+        entry = resolved.to_entry()
+        if kind is not None:
+            entry["type"] = kind
+        transport = make_transport(entry, name=server.name)
+        kwargs = dict(self.client_kwargs)
+        if resolved.timeout is not None:
+            kwargs["timeout"] = resolved.timeout
+
+        def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
+            self._on_notification(server, method, params)
+
+        def on_lost(error: Any) -> None:
+            self._connection_failed(server, client, error)
+            if self._user_connection_lost is not None:
+                self._user_connection_lost(error)
+
+        client = Client(transport, name=server.name, notification_handler=on_notification,
+                        on_connection_lost=on_lost, **kwargs)
+        return client
+
+    @staticmethod
+    def _fetch_tools(client: Client) -> List[types.Tool]:
+        try:
+            return client.list_tools()
+        except CapabilityError:
+            return []  # the server offers no tools
+
+    def _prune_failures(self, server: _Server, now: float) -> None:
+        while server.failures and server.failures[0] < now - self.breaker_window:
+            server.failures.popleft()
+
+    def _record_failure(self, server: _Server, error: BaseException) -> bool:
+        """Count a failure; True when the server must stop reconnecting. Caller holds
+        ``_changed`` and sets the state."""
+        now = time.monotonic()
+        server.failures.append(now)
+        server.failure_count += 1
+        self._prune_failures(server, now)
+        if not self.reconnect_enabled:
+            server.state = ServerState.FAILED
+            server.error = error
+            return True
+        if len(server.failures) > self.breaker_failures:
+            server.state = ServerState.FAILED
+            message = (f"{server.name} failed {len(server.failures)} times in "
+                       f"{self.breaker_window:g} s; not reconnecting (last error: {error})")
+            breaker = ServerUnavailable(message, server=server.name, state=ServerState.FAILED)
+            breaker.__cause__ = error
+            server.error = breaker
+            log.error("%s", message)
+            return True
+        server.state = ServerState.RECONNECTING
+        server.error = error
+        return False
+
+    def _connection_failed(self, server: _Server, client: Client, error: BaseException) -> None:
+        """``client`` of ``server`` lost its connection: note it, close it, reconnect.
+
+        Called from the dead client's callback thread (``on_connection_lost``) or from a
+        caller that saw the connection error first; only the first report counts.
+        """
+        with self._changed:
+            if self._closing or server.client is not client or (
+                    server.state is not ServerState.CONNECTED):
+                return
+            log.warning("lost the connection to %s: %s", server.name, error)
+            stop = self._record_failure(server, error)
+            if not stop and server.worker is None:
+                self._start_worker(server, first_delay=self.backoff[0])
+            self._changed.notify_all()
+        _close_quietly(client)
+        self._notify_status(server)
+
+    def _await_reconnect(self, server: _Server, old: Client, bound: float) -> Optional[Client]:
+        """Wait for the next connect attempt of ``server``; the new client, or None if that
+        attempt failed, the server gave up, the manager closed or ``bound`` passed."""
+        with self._changed:
+            failures_before = server.failure_count
+
+            def settled() -> bool:
+                return self._closing or server.failure_count > failures_before or (
+                    server.state is ServerState.FAILED) or (
+                    server.state is ServerState.CONNECTED and server.client is not old)
+
+            self._changed.wait_for(settled, bound)
+            if server.state is ServerState.CONNECTED and server.client is not old:
+                return server.client
+            return None
+
+    # -- list_changed --------------------------------------------------------------------
+
+    def _on_notification(self, server: _Server, method: str,
+                         params: Optional[Dict[str, Any]]) -> None:
+        if method == "notifications/tools/list_changed":
+            with self._changed:
+                now = time.monotonic()
+                first, _ = self._refresh_due.get(server.name, (now, now))
+                due = min(now + self.refresh_debounce, first + 5 * self.refresh_debounce)
+                self._refresh_due[server.name] = (first, due)
+                self._changed.notify_all()
+        if self._user_notification_handler is not None:
+            self._user_notification_handler(method, params)
+
+    def _refresh_loop(self) -> None:
+        while True:
+            with self._changed:
+                while True:
+                    if self._closing:
+                        return
+                    now = time.monotonic()
+                    ready = [name for name, (_, due) in self._refresh_due.items() if due <= now]
+                    if ready:
+                        break
+                    next_due = min((due for _, due in self._refresh_due.values()), default=None)
+                    wait = _IDLE_WAIT if next_due is None else min(_IDLE_WAIT, next_due - now)
+                    self._changed.wait(wait)
+                for name in ready:
+                    del self._refresh_due[name]
+            for name in ready:
+                try:
+                    self._refresh_tools(self._servers[name])
+                except Exception:  # the refresher must outlive any one server's trouble
+                    log.exception("refreshing the tools of %s failed", name)
+
+    def _refresh_tools(self, server: _Server) -> Optional[List[types.Tool]]:
+        with self._changed:
+            client = server.client if server.state is ServerState.CONNECTED else None
+        if client is None:
+            return None
+        try:
+            tools = self._fetch_tools(client)
+        except MCPError as exc:
+            log.warning("could not refresh the tools of %s: %s", server.name, exc)
+            return None
+        with self._changed:
+            if server.client is not client:
+                return None
+            server.tools = tools
+        self._tools_changed(server.name, tools)
+        return tools
+
+    def _tools_changed(self, name: str, tools: List[types.Tool]) -> None:
+        if self.on_tools_changed is None:
+            return
+        try:
+            self.on_tools_changed(name, list(tools))
+        except Exception:
+            log.exception("on_tools_changed raised for %s", name)
+
+    # -- names ---------------------------------------------------------------------------
+
+    def qualify(self, server: str, name: str) -> str:
+        """``"<server><separator><name>"``."""
+        return f"{server}{self.separator}{name}"
+
+    def split_name(self, qualified: str) -> Tuple[str, str]:
+        """``(server, name)`` from a qualified name.
+
+        Raises:
+            ValueError: it has no separator. KeyError: no such server.
+        """
+        server, separator, name = qualified.partition(self.separator)
+        if not separator or not name:
+            raise ValueError(f"{qualified!r} is not a qualified name "
+                             f"('<server>{self.separator}<name>')")
+        self._server(server)
+        return server, name
+
+    def _route(self, first: str, second: Any, rest: Any) -> Tuple[str, str, Any]:
+        """``(server, name, arguments)`` from ``(qualified, arguments)`` or
+        ``(server, name, arguments)``."""
+        if isinstance(second, str):
+            return first, second, rest
+        if rest is not None:
+            raise TypeError("give (qualified_name, arguments) or (server, name, arguments)")
+        server, name = self.split_name(first)
+        return server, name, second
+
+    def _client_for(self, server: _Server) -> Client:
+        """The server's connected client, or ServerUnavailable at once."""
+        with self._changed:
+            self._require_started()
+            client = server.client
+            if server.state is ServerState.CONNECTED and client is not None:
+                return client
+            state, error = server.state, server.error
+        reason = error.reason if isinstance(error, ConnectionClosed) else error
+        detail = f" (last error: {_first_line(reason)})" if reason is not None else ""
+        what = {
+            ServerState.RECONNECTING: "is down and reconnecting",
+            ServerState.CONNECTING: "is still connecting",
+            ServerState.FAILED: "failed and is not being reconnected",
+            ServerState.DISABLED: "is disabled in the configuration",
+            ServerState.CLOSED: "is closed",
+        }.get(state, f"is {state.value}")
+        closed = error if isinstance(error, ConnectionClosed) else None
+        unavailable = ServerUnavailable(
+            f"server {server.name!r} {what}{detail}", server=server.name, state=state,
+            exit_code=closed.exit_code if closed else None,
+            stderr_tail=closed.stderr_tail if closed else (),
+        )
+        unavailable.__cause__ = error
+        raise unavailable
+
+    # -- calls with one safe retry -------------------------------------------------------
+
+    def _with_retry(self, server: _Server, safe: Callable[[BaseException], bool],
+                    call: Callable[[Client], Any], timeout: Timeout) -> Any:
+        client = self._client_for(server)
+        bound = self.retry_wait
+        if isinstance(timeout, (int, float)):
+            bound = min(bound, float(timeout))
+        try:
+            return call(client)
+        except ClientNotConnected:
+            with self._changed:
+                replaced = not self._closing and (
+                    server.client is not client or server.state is not ServerState.CONNECTED)
+            if not replaced:
+                raise
+            # The manager closed this client (its link had died) between the lookup and
+            # the call: nothing was sent, so any call may wait for the reconnect.
+            replacement = self._await_reconnect(server, client, bound)
+            return call(replacement or self._client_for(server))
+        except TransportError as exc:
+            if not isinstance(exc, ConnectionClosed) and client.connected:
+                raise  # an error on a live link (an HTTP status): not a lost connection
+            self._connection_failed(server, client, exc)
+            if not safe(exc):
+                raise
+            replacement = self._await_reconnect(server, client, bound)
+            if replacement is None:
+                raise
+            log.info("retrying on the new connection to %s after: %s", server.name, exc)
+            return call(replacement)
+
+    def _tool_is_safe(self, server: _Server, tool: str) -> Callable[[BaseException], bool]:
+        with self._changed:
+            known = {t.name: t for t in server.tools or ()}
+        annotations = getattr(known.get(tool), "annotations", None)
+        hinted = annotations is not None and bool(
+            annotations.read_only_hint or annotations.idempotent_hint)
+
+        def safe(error: BaseException) -> bool:
+            return hinted or getattr(error, "request_sent", None) is False
+
+        return safe
+
+    @staticmethod
+    def _always_safe(error: BaseException) -> bool:
+        return True
+
+    # -- tools ---------------------------------------------------------------------------
+
+    def list_tools(self, *, refresh: bool = False) -> List[types.Tool]:
+        """Every server's tools, named ``<server><separator><tool>``, in configuration order.
+
+        Served from the cache: fetched at connect and after ``tools/list_changed``; a
+        server that is reconnecting keeps its last known tools listed; a failed or
+        disabled one lists none. ``refresh=True`` asks every connected client for its list
+        now (a client itself caches the list while its server promises
+        ``list_changed`` notifications).
+
+        Raises:
+            ClientNotConnected: the manager is not connected.
+        """
+        with self._changed:
+            self._require_started()
+            listed = [s for s in self._servers.values()
+                      if s.state in (ServerState.CONNECTED, ServerState.RECONNECTING)]
+        tools: List[types.Tool] = []
+        for server in listed:
+            current = self._refresh_tools(server) if refresh else None
+            with self._changed:
+                if current is None:
+                    current = list(server.tools or ())
+            tools.extend(
+                tool.model_copy(update={"name": self.qualify(server.name, tool.name)})
+                for tool in current
+            )
+        return tools
+
+    @overload
+    def call_tool(
+        self, name: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
+        timeout: Timeout = _Default.DEFAULT, on_progress: Optional[ProgressCallback] = None,
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> types.CallToolResult: ...
+
+    @overload
+    def call_tool(
+        self, server: str, tool: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
+        timeout: Timeout = _Default.DEFAULT, on_progress: Optional[ProgressCallback] = None,
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> types.CallToolResult: ...
+
+    def call_tool(
+        self,
+        name: str,
+        tool_or_arguments: Union[str, Mapping[str, Any], None] = None,
+        arguments: Optional[Mapping[str, Any]] = None,
+        /,
+        *,
+        timeout: Timeout = _Default.DEFAULT,
+        on_progress: Optional[ProgressCallback] = None,
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> types.CallToolResult:
+        """Call a tool: ``call_tool("server__tool", args)`` or
+        ``call_tool("server", "tool", args)``. Blocks for the result.
+
+        A server that is down fails at once (:class:`ServerUnavailable`). If the connection
+        breaks during the call, the call waits for one reconnect attempt (at most
+        ``retry_wait``) and is retried once when safe: the request never reached the
+        server, or the tool is annotated ``readOnlyHint`` or ``idempotentHint``.
+
+        Raises:
+            KeyError: unknown server. ServerUnavailable, ConnectionClosed, RequestTimeout,
+            ServerError, ProtocolError: as :meth:`Client.call_tool`.
+        """
+        server_name, tool, args = self._route(name, tool_or_arguments, arguments)
+        server = self._server(server_name)
+        return self._with_retry(  # type: ignore[no-any-return]
+            server, self._tool_is_safe(server, tool),
+            lambda client: client.call_tool(tool, args, timeout=timeout,
+                                            on_progress=on_progress, meta=meta),
+            timeout,
+        )
+
+    # -- resources -----------------------------------------------------------------------
+
+    def _gather(self, method: str) -> List[Tuple[str, Any]]:
+        """``(server, item)`` for ``method`` of every connected server; a server that fails
+        is logged and skipped, one that lacks the capability is skipped."""
+        with self._changed:
+            self._require_started()
+            servers = [s for s in self._servers.values() if s.state is ServerState.CONNECTED]
+        items: List[Tuple[str, Any]] = []
+        for server in servers:
+            try:
+                client = self._client_for(server)
+                items.extend((server.name, item) for item in getattr(client, method)())
+            except CapabilityError:
+                continue
+            except MCPError as exc:
+                log.warning("%s of %s failed: %s", method, server.name, exc)
+        return items
+
+    def list_resources(self) -> List[types.Resource]:
+        """Every connected server's resources; ``name`` is qualified, ``uri`` unchanged."""
+        gathered = self._gather("list_resources")
+        owners: Dict[str, str] = {}
+        for server, resource in gathered:
+            owners.setdefault(resource.uri, server)
+        self._resource_owner = owners
+        return [r.model_copy(update={"name": self.qualify(s, r.name)}) for s, r in gathered]
+
+    def list_resource_templates(self) -> List[types.ResourceTemplate]:
+        """Every connected server's resource templates, ``name`` qualified."""
+        return [t.model_copy(update={"name": self.qualify(s, t.name)})
+                for s, t in self._gather("list_resource_templates")]
+
+    def read_resource(self, uri_or_server: str, uri: Optional[str] = None, *,
+                      timeout: Timeout = _Default.DEFAULT) -> types.ReadResourceResult:
+        """Read a resource: ``read_resource(uri)`` asks the server that lists ``uri``;
+        ``read_resource(server, uri)`` asks ``server``. Retried once after a lost
+        connection (reading is safe).
+
+        Raises:
+            KeyError: no server lists ``uri`` (give the server), or no such server.
+        """
+        if uri is None:
+            uri = uri_or_server
+            owner = self._resource_owner.get(uri)
+            if owner is None:
+                self.list_resources()
+                owner = self._resource_owner.get(uri)
+            if owner is None:
+                raise KeyError(f"no connected server lists the resource {uri!r}; use "
+                               "read_resource(server, uri)")
+        else:
+            owner = uri_or_server
+        target = uri
+        return self._with_retry(  # type: ignore[no-any-return]
+            self._server(owner), self._always_safe,
+            lambda client: client.read_resource(target, timeout=timeout), timeout,
+        )
+
+    # -- prompts -------------------------------------------------------------------------
+
+    def list_prompts(self) -> List[types.Prompt]:
+        """Every connected server's prompts, named ``<server><separator><prompt>``."""
+        return [p.model_copy(update={"name": self.qualify(s, p.name)})
+                for s, p in self._gather("list_prompts")]
+
+    @overload
+    def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, /, *,
+                   timeout: Timeout = _Default.DEFAULT) -> types.GetPromptResult: ...
+
+    @overload
+    def get_prompt(self, server: str, prompt: str,
+                   arguments: Optional[Mapping[str, str]] = None, /, *,
+                   timeout: Timeout = _Default.DEFAULT) -> types.GetPromptResult: ...
+
+    def get_prompt(
+        self,
+        name: str,
+        prompt_or_arguments: Union[str, Mapping[str, str], None] = None,
+        arguments: Optional[Mapping[str, str]] = None,
+        /,
+        *,
+        timeout: Timeout = _Default.DEFAULT,
+    ) -> types.GetPromptResult:
+        """Get a prompt: ``get_prompt("server__prompt", args)`` or
+        ``get_prompt("server", "prompt", args)``. Retried once after a lost connection."""
+        server_name, prompt, args = self._route(name, prompt_or_arguments, arguments)
+        return self._with_retry(  # type: ignore[no-any-return]
+            self._server(server_name), self._always_safe,
+            lambda client: client.get_prompt(prompt, args, timeout=timeout), timeout,
+        )
+
+
+def _close_quietly(client: Client) -> None:
+    try:
+        client.close()
+    except Exception:
+        log.exception("error closing the client of %s", client.name)
+
+
+def _first_line(error: Any) -> str:
+    text = str(error) or type(error).__name__
+    return text.splitlines()[0]
+
+
+def _server_info(client: Client) -> Dict[str, Any]:
+    try:
+        info = client.server_info
+    except MCPError:
+        return {}
+    return {"name": info.name, "version": info.version}
