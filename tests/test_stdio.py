@@ -589,3 +589,14 @@ def test_library_writes_nothing_to_stdout() -> None:
     out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=30,
                          cwd=str(ROOT), check=True)
     assert out.stdout == ""
+
+
+def test_a_transport_closed_before_it_started_still_stops_its_child_later() -> None:
+    transport = StdioTransport(PY, fake_server_command()[1:], close_timeout=0.5)
+    transport.close()
+    closed = threading.Event()
+    transport.start(lambda message: None, lambda error: closed.set())
+    assert transport.returncode is None
+    transport.close()
+    assert closed.is_set()
+    assert transport.returncode is not None

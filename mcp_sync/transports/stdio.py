@@ -186,10 +186,11 @@ class StdioTransport(Transport):
         Raises:
             CommandNotFound: the command does not exist or cannot be executed.
         """
-        if self._process is not None:
-            if not self._closing:
-                raise TransportError(f"{self!r} is running already")
-            self._reset()
+        if self._process is not None and not self._closing:
+            raise TransportError(f"{self!r} is running already")
+        # A closed transport (or one closed before it ever started) starts afresh; a stale
+        # closing flag would otherwise make the next close() skip stopping the new child.
+        self._reset()
         env = self._child_env()
         executable = self._resolve_command(env)
         kwargs: Dict[str, Any] = {}
