@@ -11,12 +11,12 @@ from __future__ import annotations
 import enum
 import heapq
 import threading
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import InvalidStateError
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .exceptions import RequestTimeout, server_error
 
-__all__ = ["Kind", "Pending", "RequestTable", "classify"]
+__all__ = ["Kind", "Pending", "RequestTable", "Waiter", "classify"]
 
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 
@@ -72,6 +72,7 @@ class Pending:
     __slots__ = (
         "cancellable",
         "deadline",
+        "direct",
         "future",
         "id",
         "max_deadline",
@@ -85,13 +86,14 @@ class Pending:
         self,
         request_id: int,
         method: str,
-        future: Future[Any],
+        future: Any,
         timeout: Optional[float],
         deadline: Optional[float],
         max_deadline: Optional[float],
         on_progress: Optional[ProgressCallback],
         reset_on_progress: bool,
         cancellable: bool = True,
+        direct: bool = False,
     ) -> None:
         self.id = request_id
         self.method = method
@@ -103,9 +105,50 @@ class Pending:
         self.reset_on_progress = reset_on_progress
         #: False for requests the server must never be told to cancel (``initialize``).
         self.cancellable = cancellable
+        #: True for a blocking caller's future: it has no done-callbacks, so any thread
+        #: (the transport's reader included) may resolve it without running user code.
+        self.direct = direct
 
 
-def settle(future: Future[Any], result: Any = None, error: Optional[BaseException] = None) -> None:
+class Waiter:
+    """A one-shot result slot for one blocked caller: the cheapest hand-off there is.
+
+    Lighter than a :class:`~concurrent.futures.Future` (no Condition, no callbacks): a
+    lock taken at creation is released once the outcome is in. Only ever resolved once,
+    by whoever popped its table entry.
+    """
+
+    __slots__ = ("_error", "_lock", "_result")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lock.acquire()
+        self._result: Any = None
+        self._error: Optional[BaseException] = None
+
+    def set_result(self, result: Any) -> None:
+        self._result = result
+        self._lock.release()
+
+    def set_exception(self, error: BaseException) -> None:
+        self._error = error
+        self._lock.release()
+
+    def wait(self, timeout: Optional[float]) -> bool:
+        """Block until resolved or ``timeout`` seconds pass; interruptible by Ctrl-C."""
+        if self._lock.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
+            self._lock.release()  # stay "resolved" for any later wait()
+            return True
+        return False
+
+    def outcome(self) -> Any:
+        """The result, or raise the error. Call only after wait() returned True."""
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
+def settle(future: Any, result: Any = None, error: Optional[BaseException] = None) -> None:
     """Resolve ``future`` unless the caller already cancelled it (then nobody is listening)."""
     try:
         if error is not None:
@@ -134,7 +177,7 @@ class RequestTable:
     def open(
         self,
         method: str,
-        future: Future[Any],
+        future: Any,
         *,
         now: float,
         timeout: Optional[float],
@@ -142,6 +185,7 @@ class RequestTable:
         on_progress: Optional[ProgressCallback] = None,
         reset_on_progress: bool = True,
         cancellable: bool = True,
+        direct: bool = False,
     ) -> Pending:
         """Allocate an id and register ``future`` under it."""
         deadline = None if timeout is None else now + timeout
@@ -152,7 +196,7 @@ class RequestTable:
             self._next_id += 1
             entry = Pending(
                 self._next_id, method, future, timeout, deadline, max_deadline,
-                on_progress, reset_on_progress, cancellable,
+                on_progress, reset_on_progress, cancellable, direct,
             )
             self._pending[entry.id] = entry
             if deadline is not None:

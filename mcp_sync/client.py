@@ -8,6 +8,7 @@ a :class:`~mcp_sync.transports.base.Transport`.
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import os
 import threading
@@ -136,13 +137,20 @@ class _LegacyServer(Exception):
     """The era probe says the server predates 2026-07-28 (internal control flow)."""
 
 
-def _choose_version(data: Any, name: str) -> str:
-    """The newest version in an error's or result's ``supported`` list that we speak."""
+def _choose_version(data: Any, name: str, rejected: Optional[ServerError] = None) -> str:
+    """The newest version in an error's or result's ``supported`` list that we speak.
+
+    With none in common, ``rejected`` (the server's -32022, a ``ProtocolVersionRejected``
+    carrying ``supported``) is raised as it is; without it, an
+    ``UnsupportedProtocolVersion``.
+    """
     supported = data.get("supported") if isinstance(data, dict) else None
     if isinstance(supported, list):
         for version in SUPPORTED_PROTOCOL_VERSIONS:
             if version in supported:
                 return version
+    if rejected is not None:
+        raise rejected
     raise UnsupportedProtocolVersion(
         f"{name} supports protocol versions {supported!r}; this client speaks "
         f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
@@ -156,15 +164,26 @@ class _State(enum.Enum):
 
 
 def _parse(model: Any, data: Any, what: str) -> Any:
-    """Validate server data into a pydantic model (or a union via TypeAdapter)."""
-    from pydantic import TypeAdapter, ValidationError
+    """Validate server data into a pydantic model (or a union via a cached TypeAdapter).
 
+    On the hot path of every call: no imports here (pydantic resolves its top-level names
+    lazily, which costs microseconds per lookup); pydantic's ValidationError is a
+    ValueError.
+    """
     try:
-        if hasattr(model, "model_validate"):
-            return model.model_validate(data)
-        return TypeAdapter(model).validate_python(data)
-    except ValidationError as exc:
+        validate = getattr(model, "model_validate", None)
+        if validate is not None:
+            return validate(data)
+        return _adapter(model).validate_python(data)
+    except ValueError as exc:
         raise ProtocolError(f"invalid {what} from server: {exc}") from exc
+
+
+@functools.lru_cache(maxsize=64)
+def _adapter(model: Any) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(model)
 
 
 def _dump(value: Any) -> Any:
@@ -428,7 +447,7 @@ class Client:
                     rejected.code != UNSUPPORTED_PROTOCOL_VERSION
                 ):
                     raise
-                chosen = _choose_version(rejected.data, self.name)
+                chosen = _choose_version(rejected.data, self.name, rejected)
                 if chosen not in MODERN_PROTOCOL_VERSIONS:
                     raise
                 self._discover(session, chosen, probe=False)
@@ -468,7 +487,7 @@ class Client:
                 raise
             except ServerError as exc:
                 if exc.code == UNSUPPORTED_PROTOCOL_VERSION and attempt < 2:
-                    chosen = _choose_version(exc.data, self.name)
+                    chosen = _choose_version(exc.data, self.name, exc)
                     if chosen in SESSION_PROTOCOL_VERSIONS:
                         self._handshake(session, chosen)
                         return
@@ -656,7 +675,7 @@ class Client:
         except ServerError as exc:
             if self._era != "stateless" or exc.code != UNSUPPORTED_PROTOCOL_VERSION:
                 raise
-            version = _choose_version(exc.data, self.name)
+            version = _choose_version(exc.data, self.name, exc)
             if version not in MODERN_PROTOCOL_VERSIONS:
                 raise
             self._switch_version(session, version)

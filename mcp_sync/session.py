@@ -22,10 +22,11 @@ import os
 import queue
 import threading
 import time
+import weakref
 from concurrent.futures import Future
 from typing import Any, Callable, Dict, List, Mapping, Optional
 
-from ._core import Kind, Pending, ProgressCallback, RequestTable, classify, settle
+from ._core import Kind, Pending, ProgressCallback, RequestTable, Waiter, classify, settle
 from .exceptions import (
     ClientNotConnected,
     ConnectionClosed,
@@ -58,6 +59,19 @@ _IDLE_WAIT = 5.0
 # Requests that may run long: they carry a progress token even without an on_progress
 # callback, so that the server's progress can push their deadline out.
 _LONG_RUNNING = frozenset({"tools/call", "prompts/get", "resources/read", "sampling/createMessage"})
+
+
+# Sessions alive in this process, so that a fork() marks them unusable in the child.
+_live_sessions: weakref.WeakSet[Session] = weakref.WeakSet()
+
+
+def _mark_forked() -> None:
+    for session in list(_live_sessions):
+        session._forked = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_mark_forked)
 
 
 class RequestFuture(Future):  # type: ignore[type-arg]
@@ -196,6 +210,14 @@ class Session:
         # True when the transport closed before close() was called (guarded by _close_lock).
         self._lost = False
         self._pid = os.getpid()
+        # Set in a forked child (see _mark_forked): cheaper than os.getpid() per request.
+        self._forked = False
+        # Messages the transport's single reader queued, and messages the dispatch thread
+        # finished routing. Each has one writer, so no lock; equal means nothing delivered
+        # earlier is still on its way through dispatch (see _deliver).
+        self._queued = 0
+        self._routed = 0
+        _live_sessions.add(self)
         #: Merged into every request's ``params._meta`` (the 2026-07-28 per-request
         #: envelope: protocol version, client info and capabilities); None in the session era.
         self.request_meta: Optional[Dict[str, Any]] = None
@@ -217,7 +239,8 @@ class Session:
         self._callback_thread.start()
         self.transport.on_request_failed = self._request_failed
         try:
-            self.transport.start(self._inbox.put, self._transport_closed)
+            deliver = self._deliver if self.transport.single_reader else self._inbox.put
+            self.transport.start(deliver, self._transport_closed)
         except BaseException:
             self._stop_threads()
             raise
@@ -298,7 +321,7 @@ class Session:
         return error
 
     def _check_usable(self) -> None:
-        if os.getpid() != self._pid:
+        if self._forked:
             raise ForkedClientError(
                 f"this client's connection to {self.name} belongs to the parent process; "
                 "create a new client after fork()"
@@ -340,6 +363,33 @@ class Session:
         marks its error ``request_sent = True`` (or leaves another TransportError's at
         ``None``, unknown).
         """
+        future = RequestFuture()
+        entry = self._start(
+            method, params, future, timeout=timeout, on_progress=on_progress,
+            reset_timeout_on_progress=reset_timeout_on_progress,
+            max_total_timeout=max_total_timeout, cancellable=cancellable, headers=headers,
+            direct=False,
+        )
+        future.request_id, future.method = entry.id, method
+        if cancellable:
+            future._session = self
+        return future
+
+    def _start(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]],
+        future: Any,
+        *,
+        timeout: Any,
+        on_progress: Optional[ProgressCallback],
+        reset_timeout_on_progress: Optional[bool],
+        max_total_timeout: Any,
+        cancellable: bool,
+        headers: Optional[Mapping[str, str]],
+        direct: bool,
+    ) -> Pending:
+        """Register ``future`` under a new id and write the request (see :meth:`submit`)."""
         try:
             self._check_usable()
         except ConnectionClosed as exc:
@@ -351,15 +401,12 @@ class Session:
             max_total_timeout = self.max_total_timeout
         if reset_timeout_on_progress is None:
             reset_timeout_on_progress = self.reset_timeout_on_progress
-        future = RequestFuture()
         entry = self.table.open(
             method, future, now=time.monotonic(), timeout=timeout,
             max_total_timeout=max_total_timeout, on_progress=on_progress,
             reset_on_progress=reset_timeout_on_progress, cancellable=cancellable,
+            direct=direct,
         )
-        future.request_id, future.method = entry.id, method
-        if cancellable:
-            future._session = self
         if entry.deadline is not None and entry.deadline < self._wake_at:
             self._inbox.put(_WAKE)
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": entry.id, "method": method}
@@ -396,7 +443,7 @@ class Session:
         if self._closed_error is not None and self.table.pop(entry.id) is not None:
             settle(future, error=self._make_closed_error())
         log.debug("sent %s id=%s to %s", method, entry.id, self.name)
-        return future
+        return entry
 
     def request(
         self,
@@ -420,30 +467,33 @@ class Session:
             ServerError: the server answered with a JSON-RPC error.
             ConnectionClosed: the transport closed before the response arrived.
         """
-        future = self.submit(
-            method, params, timeout=timeout, on_progress=on_progress,
+        waiter = Waiter()
+        entry = self._start(
+            method, params, waiter, timeout=timeout, on_progress=on_progress,
             reset_timeout_on_progress=reset_timeout_on_progress,
             max_total_timeout=max_total_timeout, cancellable=cancellable, headers=headers,
+            direct=True,
         )
         # The dispatch thread enforces the deadline; this wait is a safety bound on top.
         bound = future_wait_bound(timeout if timeout is not ... else self.default_timeout,
                                   max_total_timeout if max_total_timeout is not ...
                                   else self.max_total_timeout)
         try:
-            return future.result(bound)
+            if waiter.wait(bound):
+                return waiter.outcome()
         except KeyboardInterrupt:
             if cancellable:
-                self._cancel(future.request_id, "interrupted by the user (KeyboardInterrupt)")
+                self._cancel(entry.id, "interrupted by the user (KeyboardInterrupt)")
             else:
-                self.table.pop(future.request_id)
+                self.table.pop(entry.id)
             raise
-        except TimeoutError as exc:
-            if isinstance(exc, RequestTimeout):
-                raise
-            entry = self.table.pop(future.request_id)
-            if entry is not None and cancellable:
-                self._send_cancel(entry.id, "timed out")
-            raise RequestTimeout(method, future.request_id, bound) from None
+        # If someone else popped it just now (its response, its deadline, the close), the
+        # outcome is a moment away.
+        if self.table.pop(entry.id) is None and waiter.wait(self.close_timeout):
+            return waiter.outcome()
+        if cancellable:
+            self._send_cancel(entry.id, "timed out")
+        raise RequestTimeout(method, entry.id, bound)
 
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
         """Send a notification.
@@ -466,10 +516,26 @@ class Session:
         self._send_cancel(request_id, reason)
 
     def _expire(self, entry: Pending) -> None:
-        """Tell the server a request timed out, then fail its future (in that order)."""
+        """Tell the server a request timed out, then fail its future (in that order).
+
+        A request that must not be cancelled on the wire (``initialize``, the era probe)
+        is only dropped by the transport: HTTP closes its response stream, so a server
+        that never answers does not hold a connection and a thread for the session's life.
+        """
         if entry.cancellable:
             self._send_cancel(entry.id, "timed out")
+        else:
+            self._abandon(entry.id)
         settle(entry.future, error=RequestTable.timeout_error(entry))
+
+    def _abandon(self, request_id: Any) -> None:
+        """Let the transport stop reading a request's reply; the server is told nothing."""
+        if self._closed_error is not None:
+            return
+        try:
+            self.transport.cancel(request_id)
+        except MCPError as exc:
+            log.debug("could not abandon id=%s: %r", request_id, exc)
 
     def _send_cancel(self, request_id: Any, reason: str) -> None:
         if self._closed_error is not None:
@@ -511,11 +577,37 @@ class Session:
                     self._route(message)
                 except Exception:
                     log.exception("error routing a message from %s", self.name)
-            if next_deadline is not None or message is None:
+                self._routed += 1
+            # Deadlines are looked at only when the earliest may be due: not per message.
+            if message is None or (
+                next_deadline is not None and time.monotonic() >= next_deadline
+            ):
                 for entry in table.expire(time.monotonic()):
                     log.info("%s id=%s to %s timed out after %s s", entry.method, entry.id,
                              self.name, entry.timeout)
                     self._pool.submit(self._expire, entry)
+
+    def _deliver(self, message: Any) -> None:
+        """The reader's callback (single-reader transports): the response to a blocked
+        ``request()`` is resolved right here, one thread hand-off fewer per call, when
+        nothing delivered earlier is still waiting for dispatch; everything else goes
+        through the inbox as usual.
+
+        Wire order is kept: the fast path is taken only when every message this reader
+        queued before has been routed. The reader runs no user code: a blocking
+        ``request()``'s future has no callbacks (``direct``), so resolving it only wakes
+        the caller.
+        """
+        if self._queued == self._routed and type(message) is dict and "method" not in message:
+            entry = self.table.get(message.get("id"))
+            if (
+                entry is not None and entry.direct
+                and ("result" in message or "error" in message)
+                and self.table.resolve(message) is not None
+            ):
+                return
+        self._queued += 1
+        self._inbox.put(message)
 
     def _route(self, message: Any) -> None:
         kind = classify(message)

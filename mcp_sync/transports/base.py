@@ -53,6 +53,9 @@ class Transport(abc.ABC):
     #: True for transports that mirror request fields into HTTP headers (2026-07-28), so
     #: that the client must drop tools with invalid ``x-mcp-header`` annotations.
     mirrors_headers: bool = False
+    #: True when one thread calls ``on_message``, in wire order (stdio's reader). The
+    #: session may then resolve a blocked caller's response on that thread directly.
+    single_reader: bool = False
     #: See the class docstring; ``None`` until a session sets it.
     on_request_failed: Optional[RequestFailedCallback] = None
 

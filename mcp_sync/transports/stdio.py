@@ -117,6 +117,8 @@ class StdioTransport(Transport):
     Can be shared between threads: ``send()`` serialises frames with a lock.
     """
 
+    single_reader = True  # one reader thread delivers every message, in wire order
+
     def __init__(
         self,
         command: str,
