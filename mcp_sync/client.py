@@ -237,8 +237,10 @@ class Client:
             :meth:`connect` is returning, the hook may be skipped: check
             :attr:`connected`.)
 
-    Callbacks run on the session's callback thread or handler pool, never on a reader
-    thread, and may call the client.
+    Callbacks run on the session's callback thread or handler pool, never on a reader or
+    dispatch thread, and may call the client. In the stateless era a blocking call's
+    handlers (answering ``input_required``) run on the calling thread itself, between
+    rounds; ``call_tool_future`` runs them on the handler pool.
     """
 
     def __init__(
