@@ -93,8 +93,18 @@ class Transport(abc.ABC):
 
     @property
     def era_key(self) -> Any:
-        """Identifies the server for the per-process cache of its protocol era."""
-        return (type(self).__name__, self.target)
+        """Identifies the server for the per-process cache of its protocol era.
+
+        The era is a property of the server: its command line for stdio, its origin
+        (scheme, host, port) for HTTP, whichever HTTP transport reaches it.
+        """
+        target = self.target
+        if target.startswith(("http://", "https://")):
+            from urllib.parse import urlsplit
+
+            parts = urlsplit(target)
+            return ("http", parts.scheme, parts.hostname, parts.port)
+        return (type(self).__name__, target)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.target}>"
