@@ -222,3 +222,124 @@ def test_core_suite_matches_the_expected_failures(tmp_path: Path) -> None:
     )
     assert code == 0, f"harness exited with {code}:\n{output[-30000:]}"
     assert "Baseline check passed" in output, output[-30000:]
+
+
+# --- Authorization (mcp_sync.auth) --------------------------------------------------------
+# Every auth/* scenario runs on its own through the conformance client
+# (tests/conformance/auth_scenarios.py drives mcp_sync.auth.OAuth). 0.1.16: its auth suite
+# (`--suite auth`: 14 scenarios), the 2025-03-26 back-compat pair, and the extensions
+# client-credentials (two) and cross-app access. 0.2.0-alpha.12: every auth scenario on the
+# spec timeline at the latest revision `conformance list` gives it (2026-07-28 for all but
+# the 2025-03-26 pair), and the extensions client-credentials, workload identity federation
+# and enterprise-managed authorization forced to 2026-07-28. The DPoP extension scenarios
+# are expected failures (expected-failures.yml says why);
+# test_auth_scenarios_cover_the_harness_list keeps these tables in step with the harness.
+AUTH_SUITE = [
+    "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+    "auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined", "auth/scope-step-up", "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none", "auth/pre-registration",
+]
+AUTH_BACKCOMPAT = ["auth/2025-03-26-oauth-metadata-backcompat",
+                   "auth/2025-03-26-oauth-endpoint-fallback"]
+AUTH_CLIENT_CREDENTIALS = ["auth/client-credentials-jwt", "auth/client-credentials-basic"]
+AUTH_RUNS = [*AUTH_SUITE, *AUTH_BACKCOMPAT, *AUTH_CLIENT_CREDENTIALS,
+             "auth/cross-app-access-complete-flow"]
+AUTH_NEXT_2026 = [
+    *AUTH_SUITE, "auth/resource-mismatch", "auth/offline-access-scope",
+    "auth/offline-access-not-supported", "auth/authorization-server-migration",
+    "auth/iss-supported", "auth/iss-not-advertised", "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer", "auth/iss-unexpected", "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+]
+AUTH_NEXT_EXTENSIONS = [*AUTH_CLIENT_CREDENTIALS, "auth/wif-jwt-bearer",
+                        "auth/enterprise-managed-authorization"]
+AUTH_NEXT_RUNS = [
+    *[(scenario, "2026-07-28") for scenario in AUTH_NEXT_2026],
+    *[(scenario, "2025-03-26") for scenario in AUTH_BACKCOMPAT],
+    *[(scenario, "2026-07-28") for scenario in AUTH_NEXT_EXTENSIONS],
+]
+
+
+def listed_client_scenarios(harness: Path, suite: Path) -> Dict[str, Tuple[str, ...]]:
+    """``conformance list --client``: every client scenario and the versions it lists."""
+    listed = subprocess.run([str(NODE), str(harness), "list", "--client"], cwd=suite,
+                            capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    scenarios: Dict[str, Tuple[str, ...]] = {}
+    for line in listed.stdout.splitlines():
+        line = line.strip()
+        if not line.startswith("- "):
+            continue
+        name, _, versions = line[2:].partition(" [")
+        scenarios[name] = tuple(v for v in versions.rstrip("]").split(",") if v)
+    return scenarios
+
+
+def expected_failures() -> List[str]:
+    """The client scenarios expected-failures.yml lists (a flat YAML list: read by hand)."""
+    names = []
+    for line in EXPECTED_FAILURES.read_text().splitlines():
+        item = line.split("#", 1)[0].strip()
+        if item.startswith("- "):
+            names.append(item[2:].strip())
+    return names
+
+
+@pytest.mark.parametrize("scenario", AUTH_RUNS)
+def test_auth_scenario_passes(scenario: str, tmp_path: Path) -> None:
+    """One auth scenario of 0.1.16, on its own."""
+    require_suite()
+    code, output = run_harness(["--scenario", scenario], tmp_path, SCENARIO_TIMEOUT)
+    assert_scenario_passed(code, output, tmp_path)
+
+
+@pytest.mark.parametrize(("scenario", "revision"), AUTH_NEXT_RUNS)
+def test_next_auth_scenario_passes(scenario: str, revision: str, tmp_path: Path) -> None:
+    """One auth scenario of 0.2.0-alpha.12 at one revision (extensions forced to it)."""
+    require_suite(HARNESS_NEXT)
+    force = ["--force"] if scenario in AUTH_NEXT_EXTENSIONS else []
+    code, output = run_harness(["--spec-version", revision, *force, "--scenario", scenario],
+                               tmp_path, SCENARIO_TIMEOUT, suite=SUITE_NEXT)
+    report = assert_scenario_passed(code, output, tmp_path)
+    assert f"at protocol {revision} against" in report or revision == "2025-03-26", report
+
+
+@pytest.mark.timeout(SUITE_TIMEOUT + 30)
+def test_auth_suite_passes_whole(tmp_path: Path) -> None:
+    """0.1.16's `--suite auth`, all at once (in parallel): every scenario green."""
+    require_suite()
+    code, output = run_harness(["--suite", "auth"], tmp_path, SUITE_TIMEOUT)
+    report = f"{output[-30000:]}\nclient stderr:\n{client_logs(tmp_path)[-20000:]}"
+    assert code == 0, f"harness exited with {code}:\n{report}"
+    assert f"Running auth suite ({len(AUTH_SUITE)} scenarios)" in output, report
+    assert ", 0 failed, 0 warnings" in output, report
+
+
+def test_auth_scenarios_cover_the_harness_list() -> None:
+    """Every auth/* scenario either harness lists runs here or is an extension expected to
+    fail (and only those are expected to fail); what runs at 2026-07-28 is what the
+    harness places there."""
+    require_suite()
+    require_suite(HARNESS_NEXT)
+    failing = set(expected_failures())
+    seen: set = set()
+    for harness, suite, runs in ((HARNESS, SUITE, set(AUTH_RUNS)),
+                                 (HARNESS_NEXT, SUITE_NEXT, {s for s, _ in AUTH_NEXT_RUNS})):
+        listed = {name: versions
+                  for name, versions in listed_client_scenarios(harness, suite).items()
+                  if name.startswith("auth/")}
+        seen |= set(listed)
+        extensions = {name for name, versions in listed.items() if "extension" in versions}
+        assert failing & set(listed) <= extensions, "only extensions may be expected to fail"
+        uncovered = set(listed) - runs - failing
+        if harness == HARNESS:  # 0.1.16's draft scenarios run under 0.2.0 (2026-07-28)
+            uncovered -= {name for name, versions in listed.items() if "draft" in versions}
+        assert not uncovered, f"auth scenarios neither run nor expected to fail: {uncovered}"
+        assert not runs & failing, runs & failing
+    assert failing <= seen, f"expected failures no harness lists: {failing - seen}"
+    listed_next = listed_client_scenarios(HARNESS_NEXT, SUITE_NEXT)
+    at_2026 = {name for name, versions in listed_next.items()
+               if name.startswith("auth/") and "2026-07-28" in versions}
+    assert at_2026 == set(AUTH_NEXT_2026)

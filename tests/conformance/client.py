@@ -230,8 +230,16 @@ def run_schema_echo(url: str, context: Dict[str, Any]) -> None:
         log.info("json_schema_echo of %s: %s", focal, result.text)
 
 
+def run_auth(url: str, context: Dict[str, Any]) -> None:
+    """Every ``auth/*`` scenario: connect with OAuth, list and call the tools
+    (``auth_scenarios.py`` configures OAuth from the scenario and its context)."""
+    from auth_scenarios import run_auth as drive
+
+    drive(url, context, connect, os.environ.get("MCP_CONFORMANCE_SCENARIO", ""))
+
+
 def run_default(url: str, context: Dict[str, Any]) -> None:
-    """Any other scenario (auth ones among them): connect, look around, close."""
+    """Any other scenario: connect, look around, close."""
     with connect(url) as client:
         if client.server_capabilities.tools is not None:
             log.info("tools: %s", [tool.name for tool in client.list_tools()])
@@ -265,7 +273,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     url = args[-1]
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    run = SCENARIOS.get(scenario, run_default)
+    run = SCENARIOS.get(scenario) or (run_auth if scenario.startswith("auth/") else run_default)
     log.info("scenario %r at protocol %s against %s", scenario, requested_version() or "auto",
              url)
     try:
