@@ -33,12 +33,14 @@ from .exceptions import (
     CallbackError,
     CapabilityError,
     ClientNotConnected,
+    ForkedClientError,
     HTTPError,
     MCPError,
     ProtocolError,
     RequestTimeout,
     ServerError,
     UnsupportedProtocolVersion,
+    excerpt,
 )
 from .session import RequestFuture, Session
 from .transports.base import Transport
@@ -152,7 +154,7 @@ def _choose_version(data: Any, name: str, rejected: Optional[ServerError] = None
     if rejected is not None:
         raise rejected
     raise UnsupportedProtocolVersion(
-        f"{name} supports protocol versions {supported!r}; this client speaks "
+        f"{name} supports protocol versions {excerpt(repr(supported), 200)}; this client speaks "
         f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
     )
 
@@ -327,11 +329,26 @@ class Client:
     def __repr__(self) -> str:
         return f"<mcp_sync.Client {self.name} {self._state.value}>"
 
+    def _repr_html_(self) -> str:
+        """Jupyter: server, version, protocol era and version, capabilities."""
+        from ._display import client_html
+
+        return client_html(self)
+
+    def _repr_markdown_(self) -> str:
+        from ._display import client_markdown
+
+        return client_markdown(self)
+
     @property
     def connected(self) -> bool:
-        """True between a successful :meth:`connect` and :meth:`close` (or the link dying)."""
+        """True between a successful :meth:`connect` and :meth:`close` (or the link dying).
+
+        False in a process forked after connecting: the connection is the parent's.
+        """
         session = self._session
-        return self._state is _State.CONNECTED and session is not None and not session.closed
+        return (self._state is _State.CONNECTED and session is not None
+                and not session.closed and not session._forked)
 
     def connect(self) -> Client:
         """Start the transport and perform the handshake. Returns ``self``.
@@ -339,6 +356,9 @@ class Client:
         Connecting a connected client does nothing; a closed client connects afresh.
 
         Raises:
+            ForkedClientError: this process was forked after the client connected: its
+                connection (a stdio child, an HTTP session) belongs to the parent. Create a
+                new client in the child (``mcp_sync.connect(...)``).
             CommandNotFound: the stdio command does not exist.
             TransportError: the server could not be reached, or it died during the handshake.
             UnsupportedProtocolVersion: the server speaks no version this client does.
@@ -347,6 +367,13 @@ class Client:
         with self._lock:
             if self.connected:
                 return self
+            if self._session is not None and self._session._forked:
+                # The transport still holds the parent's process or HTTP session; starting
+                # it again here would signal, or end, what the parent is using.
+                raise ForkedClientError(
+                    f"this client's connection to {self.name} was made in the parent process "
+                    "before fork(); create a new client in this process"
+                )
             if self._session is not None:
                 self._session.close()
             self._cache.clear()
@@ -435,13 +462,13 @@ class Client:
         if cached == "session":
             self._handshake(session, None)
             return
+        # Built before the probe, so that falling back costs one write, not more.
+        fallback = self._initialize_params(None)
         try:
             self._discover(session, LATEST_PROTOCOL_VERSION, probe=True)
         except _LegacyServer as exc:
-            log.debug("%s is a session-era server (%s); falling back to initialize",
-                      self.name, exc)
             try:
-                self._handshake(session, None)
+                self._handshake(session, None, fallback)
             except ServerError as rejected:
                 # Silence was no proof: a slow starter (a stdio server importing a big
                 # SDK) answered the probe after our timeout and now serves 2026-07-28.
@@ -456,6 +483,7 @@ class Client:
                 return
             with _era_lock:  # only once the server has accepted the handshake
                 _era_cache[key] = "session"
+            log.debug("%s is a session-era server (%s)", self.name, exc)
 
     def _envelope(self, version: str) -> Dict[str, Any]:
         meta: Dict[str, Any] = {
@@ -497,7 +525,7 @@ class Client:
                     continue
                 if exc.code in _MODERN_ERRORS or not probe:
                     raise
-                raise _LegacyServer(f"server/discover failed: {exc}") from exc
+                raise _LegacyServer("server/discover failed") from exc
             except HTTPError as exc:
                 if probe and exc.status in (400, 404, 405):
                     raise _LegacyServer(f"server/discover got HTTP {exc.status}") from exc
@@ -536,23 +564,25 @@ class Client:
             _era_cache[self.transport.era_key] = "stateless"
         log.debug("connected to %s, protocol %s (stateless)", self.name, version)
 
-    def _handshake(self, session: Session, pinned: Optional[str]) -> None:
-        offered = pinned or LATEST_SESSION_VERSION
+    def _initialize_params(self, pinned: Optional[str]) -> Dict[str, Any]:
+        return {
+            "protocolVersion": pinned or LATEST_SESSION_VERSION,
+            "capabilities": self._capabilities(),
+            "clientInfo": self.client_info,
+        }
+
+    def _handshake(self, session: Session, pinned: Optional[str],
+                   params: Optional[Dict[str, Any]] = None) -> None:
         result = session.request(
-            "initialize",
-            {
-                "protocolVersion": offered,
-                "capabilities": self._capabilities(),
-                "clientInfo": self.client_info,
-            },
-            cancellable=False,
+            "initialize", params or self._initialize_params(pinned), cancellable=False
         )
         if not isinstance(result, dict):
             raise ProtocolError(f"initialize result from {self.name} is not an object")
         version = result.get("protocolVersion")
         if version not in SESSION_PROTOCOL_VERSIONS:
             raise UnsupportedProtocolVersion(
-                f"{self.name} answered protocol version {version!r}; this client speaks "
+                f"{self.name} answered protocol version {excerpt(repr(version), 80)}; this "
+                f"client speaks "
                 f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
             )
         for key in ("capabilities", "serverInfo"):
@@ -836,7 +866,8 @@ class Client:
         return list(items)
 
     def list_tools(self, *, timeout: Timeout = DEFAULT) -> List[types.Tool]:
-        """Every tool the server offers (all pages).
+        """Every tool the server offers (all pages), as a list (a ``types.ToolList``,
+        which Jupyter shows as a table).
 
         Cached while the server promises ``notifications/tools/list_changed``.
         """
@@ -848,7 +879,7 @@ class Client:
         if self._era == "stateless" and self.transport.mirrors_headers:
             tools = [tool for tool in tools if self._valid_header_tool(tool)]
         self._known_tools = {tool.name: tool for tool in tools}
-        return tools
+        return types.ToolList(tools)
 
     def _valid_header_tool(self, tool: types.Tool) -> bool:
         from ._headers import invalid_header_annotation

@@ -6,11 +6,14 @@ A stdio server built on :class:`mcp_sync.testing.FakeServer`, standard library o
 
 from __future__ import annotations
 
+import base64
 import datetime
+import struct
+import zlib
 
 from .testing import FakeServer, ToolContext
 
-server = FakeServer("mcp-sync-demo", instructions="A demo server: echo, add, count, now.")
+server = FakeServer("mcp-sync-demo", instructions="A demo server: echo, add, count, now, image.")
 
 
 @server.tool(description="Echo the text back.")
@@ -32,6 +35,7 @@ def add(a: float, b: float) -> dict:  # type: ignore[type-arg]
 def count(n: int = 5, interval: float = 0.1, ctx: ToolContext = None) -> str:  # type: ignore[assignment]
     for i in range(1, n + 1):
         if ctx.cancelled.wait(interval):
+            ctx.log("notice", f"count cancelled at {i - 1} of {n}")
             return "cancelled"
         ctx.progress(i, n, f"counted to {i}")
     return f"counted to {n}"
@@ -41,6 +45,36 @@ def count(n: int = 5, interval: float = 0.1, ctx: ToolContext = None) -> str:  #
              annotations={"readOnlyHint": True})
 def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _png(width: int, height: int) -> bytes:
+    """A ``width`` x ``height`` RGB gradient as PNG bytes (zlib and struct only)."""
+    rows = []
+    for y in range(height):
+        green = 255 * y // max(1, height - 1)
+        row = bytearray([0])  # filter type 0 (none) for each scanline
+        for x in range(width):
+            row += bytes((255 * x // max(1, width - 1), green, 160))
+        rows.append(bytes(row))
+
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(tag + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8-bit RGB
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(b"".join(rows))) + chunk(b"IEND", b""))
+
+
+@server.tool(description="A small generated PNG image (a colour gradient), with a caption.",
+             annotations={"readOnlyHint": True})
+def image(width: int = 64, height: int = 32) -> list:  # type: ignore[type-arg]
+    width, height = max(1, min(int(width), 512)), max(1, min(int(height), 512))
+    data = base64.b64encode(_png(width, height)).decode("ascii")
+    return [
+        {"type": "image", "data": data, "mimeType": "image/png"},
+        {"type": "text", "text": f"a {width}x{height} gradient"},
+    ]
 
 
 server.resource("demo://readme", "mcp_sync demo server: try the count tool.", name="readme")

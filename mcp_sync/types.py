@@ -1116,6 +1116,32 @@ class Tool(BaseMetadata, Icons):
     execution: Optional[ToolExecution] = None
     meta: MetaField = None
 
+    def _repr_html_(self) -> str:
+        """Jupyter: a one-row table (name, description, parameters)."""
+        from ._display import tools_html
+
+        return tools_html([self])
+
+    def _repr_markdown_(self) -> str:
+        from ._display import tools_markdown
+
+        return tools_markdown([self])
+
+
+class ToolList(List[Tool]):
+    """A plain list of :class:`Tool` (what ``Client.list_tools()`` returns) that Jupyter
+    shows as a table: name, description, parameters."""
+
+    def _repr_html_(self) -> str:
+        from ._display import tools_html
+
+        return tools_html(self)
+
+    def _repr_markdown_(self) -> str:
+        from ._display import tools_markdown
+
+        return tools_markdown(self)
+
 
 class ListToolsRequest(PaginatedRequest):
     """List the server's tools."""
@@ -1164,6 +1190,27 @@ class CallToolResult(Result):
     def images(self) -> List[ImageContent]:
         """All image content blocks."""
         return [c for c in self.content if isinstance(c, ImageContent)]
+
+    # Jupyter display: text, images inline, structured content as a table or JSON.
+    def _repr_html_(self) -> str:
+        from ._display import result_html
+
+        return result_html(self)
+
+    def _repr_markdown_(self) -> str:
+        from ._display import result_markdown
+
+        return result_markdown(self)
+
+    def _repr_png_(self) -> Optional[bytes]:
+        from ._display import image_bytes
+
+        return image_bytes(self, "image/png")
+
+    def _repr_jpeg_(self) -> Optional[bytes]:
+        from ._display import image_bytes
+
+        return image_bytes(self, "image/jpeg")
 
 
 class ToolListChangedNotification(_JSONRPCEnvelope):
@@ -2579,6 +2626,7 @@ __all__ = [
     "ToolAnnotations",
     "ToolChoice",
     "ToolExecution",
+    "ToolList",
     "ToolListChangedNotification",
     "ToolResultContent",
     "ToolResultContent2026",

@@ -1,0 +1,1 @@
+"""An example Django project whose views call MCP tools (see ``views.py``)."""
