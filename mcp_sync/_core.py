@@ -19,6 +19,8 @@ from .exceptions import RequestTimeout, server_error
 __all__ = ["Kind", "Pending", "RequestTable", "Waiter", "classify"]
 
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+# Stale deadline-heap entries tolerated beyond twice the pending count (see _compact).
+_STALE_SLACK = 64
 
 
 class Kind(enum.Enum):
@@ -206,7 +208,22 @@ class RequestTable:
     def pop(self, request_id: Any) -> Optional[Pending]:
         """Remove and return the entry for ``request_id``; ``None`` if it is gone already."""
         with self._lock:
-            return self._pending.pop(request_id, None)
+            entry = self._pending.pop(request_id, None)
+            if len(self._deadlines) > 2 * len(self._pending) + _STALE_SLACK:
+                self._compact()
+            return entry
+
+    def _compact(self) -> None:
+        """Rebuild the deadline heap from the pending requests alone (lock held).
+
+        An answered request's heap entry would otherwise stay until its deadline: under
+        steady load the heap held rate x timeout stale entries (some 140 bytes each: 60 MB
+        at 15,000 calls/s with 30 s timeouts). Rebuilt once stale entries outnumber live
+        ones, it stays under twice the pending count, at amortised O(1) per request.
+        """
+        self._deadlines = [(entry.deadline, entry.id) for entry in self._pending.values()
+                           if entry.deadline is not None]
+        heapq.heapify(self._deadlines)
 
     def get(self, request_id: Any) -> Optional[Pending]:
         return self._pending.get(request_id)
@@ -219,7 +236,7 @@ class RequestTable:
         entry = self.pop(message.get("id"))
         if entry is None:
             return None
-        if "error" in message:
+        if "result" not in message:  # as in classify(): with both, "result" wins
             error = message["error"]
             settle(
                 entry.future,
@@ -239,6 +256,10 @@ class RequestTable:
 
         Pushes its deadline out by its timeout, never past its ``max_deadline``.
         """
+        if type(token) is not int:
+            # Our tokens are request ids. Anything else is no one's: a dict or list would
+            # not even hash, and true or 1.0 would match request 1.
+            return None
         entry = self._pending.get(token)
         if entry is None:
             return None

@@ -57,7 +57,9 @@ __all__ = [
     "UnsupportedProtocolVersion",
 ]
 
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# C0 (but tab and newline), DEL and C1 (0x9b is CSI to some terminals), and the bidi
+# overrides and isolates that make text display in another order than it reads.
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def excerpt(text: Any, limit: int = 200) -> str:

@@ -53,6 +53,7 @@ NotificationCallback = Callable[[str, Optional[Dict[str, Any]]], None]
 _STOP = object()
 _CLOSED = object()
 _WAKE = object()  # a new request's deadline is earlier than the dispatcher's next wake-up
+_RESPONSES = (Kind.RESPONSE, Kind.ERROR)
 # The dispatch thread wakes at least this often while idle; it has nothing to poll, this
 # only bounds its wait (no wait in the library is unbounded).
 _IDLE_WAIT = 5.0
@@ -599,10 +600,15 @@ class Session:
         the caller.
         """
         if self._queued == self._routed and type(message) is dict and "method" not in message:
-            entry = self.table.get(message.get("id"))
+            # Resolve here exactly what dispatch would, nothing else. Our ids are ints: a
+            # dict or list id is unhashable (the lookup would kill the reader), and true
+            # or 1.0 equal an int key. And classify() vets the rest ("error": null would
+            # raise in resolve(), on the reader thread).
+            request_id = message.get("id")
+            entry = self.table.get(request_id) if type(request_id) is int else None
             if (
                 entry is not None and entry.direct
-                and ("result" in message or "error" in message)
+                and classify(message) in _RESPONSES
                 and self.table.resolve(message) is not None
             ):
                 return

@@ -78,7 +78,7 @@ import urllib3.poolmanager
 from requests.auth import HTTPBasicAuth
 from requests.models import PreparedRequest
 from requests.structures import CaseInsensitiveDict
-from requests.utils import get_auth_from_url, get_netrc_auth
+from requests.utils import get_netrc_auth
 
 from .._headers import encode_header_value
 from ..exceptions import (
@@ -90,6 +90,7 @@ from ..exceptions import (
     excerpt,
     server_error,
 )
+from ._requests import close_session, refuse_cross_origin, split_credentials
 from ._sse import SSEDecoder, read1_of
 from .base import CloseCallback, MessageCallback, Transport, log_malformed
 
@@ -489,7 +490,9 @@ class HttpTransport(Transport):
     ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"HttpTransport needs an http:// or https:// URL, got {url!r}")
-        self.url = url
+        # A user:password@ in the URL is kept apart (sent as Basic auth, as requests
+        # would): every message and repr() shows the URL without it (_requests.py).
+        self.url, self._url_credentials = split_credentials(url)
         self.headers: Dict[str, str] = dict(headers or {})
         self.auth = auth
         self.session = session
@@ -533,6 +536,9 @@ class HttpTransport(Transport):
         self._headers: CaseInsensitiveDict[str] = CaseInsensitiveDict()
         self._send_kwargs: Dict[str, Any] = {}
         self._request_auth: Any = None
+        # Response hooks of every request: the session's, behind the refusal of redirects
+        # to another origin (_requests.py).
+        self._hooks: Dict[str, List[Any]] = {"response": [refuse_cross_origin]}
         self._url = self.url
 
     @property
@@ -584,11 +590,13 @@ class HttpTransport(Transport):
         if auth is None and http.trust_env:
             auth = get_netrc_auth(self.url)
         if auth is None:
-            from_url = get_auth_from_url(self._url)
-            auth = from_url if any(from_url) else None
+            auth = self._url_credentials
         if isinstance(auth, tuple) and len(auth) == 2:
             auth = HTTPBasicAuth(*auth)
         self._request_auth = auth
+        session_hooks = http.hooks.get("response") or []
+        self._hooks = {"response": [refuse_cross_origin, *(
+            [session_hooks] if callable(session_hooks) else session_hooks)]}
         base: CaseInsensitiveDict[str] = CaseInsensitiveDict()
         for key, value in http.headers.items():
             base[key] = value if isinstance(value, str) else value.decode("latin-1")
@@ -641,7 +649,7 @@ class HttpTransport(Transport):
                 log.warning("%s did not stop within %.1f s", listener.name, self.close_timeout)
         # 4. Release the connections.
         if self._owns_http and self._http is not None:
-            self._http.close()
+            close_session(self._http)
         self._report_close()
 
     def _delete_session(self) -> None:
@@ -791,7 +799,7 @@ class HttpTransport(Transport):
         prepared.url = self._url
         prepared.headers = headers
         prepared.body = body
-        prepared.hooks = http.hooks
+        prepared.hooks = self._hooks
         if body is not None:
             headers["Content-Length"] = str(len(body))
         elif method != "GET":
@@ -960,7 +968,11 @@ class HttpTransport(Transport):
             status = response.status_code
             if 200 <= status < 300:
                 if exchange.method == "initialize":
-                    self._note_session_id(response)
+                    try:
+                        self._note_session_id(response)
+                    except ProtocolError:
+                        response.close()  # else its socket stays open until collected
+                        raise
                 return response
             if (status == 404 and session_id is not None and attempt == 1
                     and exchange.method != "initialize" and not exchange.stateless):
@@ -985,7 +997,7 @@ class HttpTransport(Transport):
             body = f"(body unreadable: {exc!r})".encode()
         try:
             message = json.loads(body) if _media_type(response) == _JSON else None
-        except ValueError:
+        except (ValueError, RecursionError):  # nested too deep is malformed too
             message = None
         error = message.get("error") if isinstance(message, dict) else None
         reply_id = message.get("id") if isinstance(message, dict) else None
@@ -1038,7 +1050,7 @@ class HttpTransport(Transport):
     def _deliver_json(self, data: bytes, exchange: Optional[_Exchange], what: str) -> None:
         try:
             message = json.loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
             if exchange is None:
                 log_malformed(self.name, f"reply to {what} is not JSON: {exc}", data)
                 return
@@ -1098,7 +1110,7 @@ class HttpTransport(Transport):
             return
         try:
             message = json.loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
             log_malformed(self.name, f"SSE data is not JSON: {exc}", data)
             return
         self._deliver(message)

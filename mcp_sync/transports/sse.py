@@ -34,6 +34,7 @@ from ..exceptions import (
     TransportError,
     excerpt,
 )
+from ._requests import close_session, refuse_cross_origin, split_credentials
 from ._sse import iter_events
 from .base import CloseCallback, MessageCallback, Transport, log_malformed
 
@@ -157,9 +158,11 @@ class SseTransport(Transport):
     ) -> None:
         if not url:
             raise ValueError("SseTransport needs a URL")
-        self.url = url
+        # A user:password@ in the URL is kept apart and sent as Basic auth (unless auth=
+        # is given): every message and repr() shows the URL without it (_requests.py).
+        self.url, credentials = split_credentials(url)
         self.headers: Dict[str, str] = dict(headers or {})
-        self.auth = auth
+        self.auth = auth if auth is not None else credentials
         self.name = name or _default_name(url)
         self.close_timeout = close_timeout
         self.connect_timeout = connect_timeout
@@ -282,6 +285,7 @@ class SseTransport(Transport):
         try:
             response = self._http.get(
                 self.url, headers=headers, auth=self.auth, stream=True,
+                hooks={"response": [refuse_cross_origin]},
                 timeout=(self.connect_timeout, self.connect_timeout),
             )
         except requests.RequestException as exc:
@@ -333,7 +337,7 @@ class SseTransport(Transport):
             return
         try:
             message = json.loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
             log_malformed(self.name, f"not JSON: {exc}", data)
             return
         if isinstance(message, list):  # a JSON-RPC batch
@@ -380,6 +384,7 @@ class SseTransport(Transport):
         try:
             response = http.post(
                 endpoint, data=data, headers=post_headers, auth=self.auth,
+                hooks={"response": [refuse_cross_origin]},
                 timeout=(self.connect_timeout, self.post_timeout),
             )
         except requests.RequestException as exc:
@@ -420,7 +425,7 @@ class SseTransport(Transport):
         self._report_close(None)  # no-op if the reader reported already
         http = self._http
         if http is not None and self._given_session is None:
-            http.close()
+            close_session(http)
 
 
 def _read_excerpt(response: requests.Response, limit: int = 2000) -> str:

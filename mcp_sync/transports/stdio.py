@@ -10,6 +10,19 @@ join them with a bound):
 * ``mcp-sync-stderr-<name>`` drains stderr so the child never blocks on a full pipe,
   forwards each line to the logger ``mcp_sync.server.<name>.stderr`` and keeps the last
   lines for error messages.
+* ``mcp-sync-writer-<name>``, only while a server is slow to read its stdin: ``send()``
+  writes on the caller's thread without ever blocking (the pipe is non-blocking); what
+  a full pipe does not take waits in a backlog that this thread writes as the child
+  reads, in order. It ends when the backlog is written, or at ``close()``.
+
+Why writes never block: a child that stops reading its stdin fills the pipe (64 KiB on
+Linux). A blocking ``write()`` would then hold the write lock for as long as the child
+does not read: the caller would sit in ``send()`` past its request's deadline, every
+other thread (cancellations, answers to the server) would queue behind the lock, and
+``close()`` would hang on the stuck buffer. With the backlog, ``send()`` returns at once,
+the session's deadlines hold (the request times out, its cancellation joins the
+backlog), and ``close()`` drops the backlog. The backlog is bounded:
+``max_write_backlog`` bytes, beyond which ``send()`` fails with a ``TransportError``.
 """
 
 from __future__ import annotations
@@ -20,13 +33,14 @@ import json
 import logging
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import threading
 import weakref
-from typing import IO, Any, Deque, Dict, List, Mapping, Optional, Sequence, Union
+from typing import IO, Any, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ..exceptions import CommandNotFound, ConnectionClosed, ForkedClientError, TransportError
 from .base import CloseCallback, MessageCallback, Transport, log_malformed
@@ -36,6 +50,9 @@ __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "default_environment"]
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+# The writer thread's longest wait for the pipe to take bytes before it looks again; it
+# is woken at once by the child reading or by close(): this only bounds the wait.
+_WRITER_WAIT_MS = 5000
 
 _POSIX_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TZ", "TMPDIR")
 _WINDOWS_ENV = (
@@ -113,8 +130,12 @@ class StdioTransport(Transport):
         max_message_size: the longest line accepted from the server; a longer one is
             skipped with a warning.
         stderr_lines: how many of the child's last stderr lines to keep for errors.
+        max_write_backlog: how many bytes of messages may wait for a child that is not
+            reading its stdin (see the module docstring); once that many wait, ``send()``
+            raises ``TransportError`` instead of queueing more.
 
-    Can be shared between threads: ``send()`` serialises frames with a lock.
+    Can be shared between threads: ``send()`` serialises frames with a lock and never
+    blocks on the child.
     """
 
     single_reader = True  # one reader thread delivers every message, in wire order
@@ -131,6 +152,7 @@ class StdioTransport(Transport):
         close_timeout: float = 2.0,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         stderr_lines: int = 50,
+        max_write_backlog: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         if not command:
             raise ValueError("StdioTransport needs a command")
@@ -142,11 +164,25 @@ class StdioTransport(Transport):
         self.name = name or _server_name(self.command, self.args)
         self.close_timeout = close_timeout
         self.max_message_size = max_message_size
+        self.max_write_backlog = max_write_backlog
         self.stderr_tail: Deque[str] = collections.deque(maxlen=stderr_lines)
         self._stderr_log = logging.getLogger(f"mcp_sync.server.{self.name}.stderr")
         self._process: Optional[subprocess.Popen[bytes]] = None
-        # Guards writes to stdin so that frames from many threads never interleave.
+        # Guards writes to stdin so that frames from many threads never interleave, and
+        # the writer state below. Held only for non-blocking writes, never for a wait.
         self._write_lock = threading.Lock()
+        # Bytes the pipe has not taken yet, oldest first, with the id of the request each
+        # belongs to (None for notifications and responses); their total size; the writer
+        # thread that writes them (the last one started) and whether it is still on duty;
+        # the error that broke the pipe; the pipe that wakes the writer at close().
+        self._backlog: Deque[Tuple[memoryview, Any]] = collections.deque()
+        self._backlog_bytes = 0
+        self._writer: Optional[threading.Thread] = None
+        self._writer_active = False
+        self._write_error: Optional[OSError] = None
+        self._wake: Optional[Tuple[int, int]] = None
+        # False on Windows, whose pipes cannot be made non-blocking: blocking writes there.
+        self._nonblocking = False
         # Guards the one-time close report and the closing flag.
         self._state_lock = threading.Lock()
         self._closing = False
@@ -218,6 +254,10 @@ class StdioTransport(Transport):
             raise CommandNotFound(self.command, str(exc)) from exc
         self._pid_at_start = os.getpid()
         self._on_close = on_close
+        if sys.platform != "win32" and self._process.stdin is not None:
+            # send() must never block on a child that does not read (module docstring).
+            os.set_blocking(self._process.stdin.fileno(), False)
+            self._nonblocking = True
         _live.add(self)
         log.debug("started %s pid=%s", self.target, self._process.pid)
         self._stderr_reader = threading.Thread(
@@ -236,6 +276,12 @@ class StdioTransport(Transport):
         self._closing = self._reported = False
         self._reader = self._stderr_reader = None
         self.stderr_tail.clear()
+        self._backlog.clear()
+        self._backlog_bytes = 0
+        self._writer, self._writer_active = None, False
+        self._write_error = None
+        self._wake = None  # close() closed the last one
+        self._nonblocking = False
 
     # -- reading -------------------------------------------------------------------------
 
@@ -275,7 +321,7 @@ class StdioTransport(Transport):
             return
         try:
             message = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
             log_malformed(self.name, f"not JSON: {exc}", line)
             return
         if isinstance(message, list):  # a JSON-RPC batch (2025-03-26)
@@ -327,11 +373,16 @@ class StdioTransport(Transport):
     # -- writing -------------------------------------------------------------------------
 
     def send(self, message: Dict[str, Any], headers: Optional[Mapping[str, str]] = None) -> None:
-        """Write one message as a line of JSON. Thread-safe.
+        """Write one message as a line of JSON. Thread-safe; never blocks on the child.
+
+        What the pipe does not take at once waits in the backlog, written in order by the
+        writer thread as the child reads (see the module docstring).
 
         Raises:
             ForkedClientError: used in a process forked after the child was started.
-            ConnectionClosed: the child's stdin is closed.
+            ConnectionClosed: the child's stdin is closed (or a write to it failed).
+            TransportError: ``max_write_backlog`` bytes wait already for a child that is
+                not reading its stdin; nothing of this message was written.
         """
         if self._forked or (self._process is not None and os.getpid() != self._pid_at_start):
             raise ForkedClientError(
@@ -344,14 +395,145 @@ class StdioTransport(Transport):
         data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
         try:
             with self._write_lock:
-                process.stdin.write(data)
-                process.stdin.flush()
+                if not self._nonblocking:
+                    process.stdin.write(data)
+                    process.stdin.flush()
+                    return
+                if self._write_error is not None:
+                    raise self._write_failed(process, self._write_error)
+                if process.stdin.closed:
+                    raise ValueError("the child's stdin is closed")
+                if self._backlog:  # behind what waits already: order is kept
+                    self._queue_locked(memoryview(data), message)
+                    return
+                try:
+                    written = os.write(process.stdin.fileno(), data)
+                except BlockingIOError:
+                    written = 0
+                if written < len(data):
+                    # Part of a frame may be out: the rest must follow, whatever the bound.
+                    self._queue_locked(memoryview(data)[written:], message, always=True)
         except (OSError, ValueError) as exc:
-            raise ConnectionClosed(
-                f"cannot write to {self.name}: {exc}",
-                exit_code=process.poll(),
-                stderr_tail=list(self.stderr_tail),
-            ) from exc
+            raise self._write_failed(process, exc) from exc
+
+    def _write_failed(
+        self, process: subprocess.Popen[bytes], exc: BaseException
+    ) -> ConnectionClosed:
+        error = ConnectionClosed(
+            f"cannot write to {self.name}: {exc}",
+            exit_code=process.poll(),
+            stderr_tail=list(self.stderr_tail),
+        )
+        error.__cause__ = exc
+        return error
+
+    def _queue_locked(self, data: memoryview, message: Dict[str, Any],
+                      always: bool = False) -> None:
+        """Add ``data`` to the backlog and make sure a writer thread is on duty.
+
+        The caller holds the write lock.
+
+        Raises:
+            TransportError: the backlog is full (unless ``always``).
+        """
+        if not always and self._backlog_bytes + len(data) > self.max_write_backlog:
+            error = TransportError(
+                f"MCP server {self.name} is not reading its stdin: {self._backlog_bytes} "
+                f"bytes are waiting to be written already (max_write_backlog="
+                f"{self.max_write_backlog})"
+            )
+            error.request_sent = False
+            raise error
+        request_id = message.get("id") if "method" in message else None
+        self._backlog.append((data, request_id))
+        self._backlog_bytes += len(data)
+        if self._writer_active:
+            return
+        assert self._process is not None and self._process.stdin is not None
+        if self._wake is None:
+            self._wake = os.pipe()
+        self._writer_active = True
+        # A daemon like the others; close() wakes it through the wake pipe and joins it.
+        self._writer = threading.Thread(
+            target=self._write_backlog, args=(self._process.stdin.fileno(), self._wake[0]),
+            name=f"mcp-sync-writer-{self.name}", daemon=True,
+        )
+        self._writer.start()
+
+    def _write_backlog(self, fd: int, wake: int) -> None:
+        """The writer thread: write the backlog as the child reads it, then retire.
+
+        It never writes after ``close()`` began (checked under the write lock, which
+        ``close()`` takes to close stdin), so the descriptor it holds is always the pipe's.
+        """
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        poller.register(wake, select.POLLIN)
+        while True:
+            poller.poll(_WRITER_WAIT_MS)
+            with self._write_lock:
+                if self._closing or not self._writer_active:
+                    return
+                try:
+                    while self._backlog:
+                        data, request_id = self._backlog[0]
+                        written = os.write(fd, data)
+                        self._backlog_bytes -= written
+                        if written < len(data):
+                            self._backlog[0] = (data[written:], request_id)
+                            break  # the pipe is full again
+                        self._backlog.popleft()
+                except BlockingIOError:
+                    continue
+                except OSError as exc:
+                    # The child closed its stdin or exited: nothing more can be written.
+                    self._write_error = error = exc
+                    lost = [request_id for _, request_id in self._backlog
+                            if request_id is not None]
+                    self._backlog.clear()
+                    self._backlog_bytes = 0
+                    self._writer_active = False
+                    break
+                if not self._backlog:
+                    self._writer_active = False
+                    return
+        log.debug("writing to %s failed: %r; %d requests not sent", self.name, error,
+                  len(lost))
+        hook = self.on_request_failed
+        process = self._process
+        if hook is not None and process is not None:
+            for request_id in lost:
+                hook(request_id, self._write_failed(process, error))
+
+    def _close_stdin(self, process: subprocess.Popen[bytes]) -> None:
+        """Drop the backlog, stop the writer thread, close the child's stdin (its EOF)."""
+        if process.stdin is None:
+            return
+        writer: Optional[threading.Thread] = None
+        wake: Optional[Tuple[int, int]] = None
+        try:
+            if not self._nonblocking:
+                process.stdin.close()
+                return
+            # Held only around non-blocking writes: never for long.
+            with self._write_lock:
+                self._backlog.clear()
+                self._backlog_bytes = 0
+                self._writer_active = False
+                writer, wake, self._wake = self._writer, self._wake, None
+                if wake is not None:
+                    os.write(wake[1], b"\0")
+                process.stdin.close()
+        except (OSError, ValueError) as exc:
+            log.debug("closing stdin of %s: %r", self.name, exc)
+        if writer is not None and writer is not threading.current_thread():
+            writer.join(self.close_timeout)
+            if writer.is_alive():
+                log.warning("%s did not stop within %.1f s", writer.name, self.close_timeout)
+                return  # its descriptors stay open rather than be reused under it
+        if wake is not None:
+            for descriptor in wake:
+                os.close(descriptor)
 
     # -- closing -------------------------------------------------------------------------
 
@@ -372,11 +554,7 @@ class StdioTransport(Transport):
             return
         if self._forked or os.getpid() != self._pid_at_start:
             return
-        try:
-            if process.stdin is not None:
-                process.stdin.close()
-        except (OSError, ValueError) as exc:
-            log.debug("closing stdin of %s: %r", self.name, exc)
+        self._close_stdin(process)
         self._stop_process(process)
         for thread in (self._reader, self._stderr_reader):
             if thread is not None and thread is not threading.current_thread():

@@ -8,10 +8,11 @@ answers ``202 Accepted``; the reply travels on the stream. The MCP side is a
 
 Knobs for tests (set them before the client connects): ``endpoint`` (a function of the
 session id returning the endpoint event's data, or None to send none), ``get_status`` and
-``post_status`` (answer GETs or POSTs with an error status instead), ``get_headers``
-(extra headers on that error), ``required_headers`` (401 unless every one is present).
-``requests`` records every request as ``(method, path, headers)``. ``end_streams()`` hangs
-up on every open stream; ``send_raw(text)`` writes raw SSE text to every open stream.
+``post_status`` (answer GETs or POSTs with an error status instead), ``get_headers`` and
+``post_headers`` (extra headers on those errors), ``required_headers`` (401 unless every
+one is present). ``requests`` records every request as ``(method, path, headers)``.
+``end_streams()`` hangs up on every open stream; ``send_raw(text)`` writes raw SSE text to
+every open stream.
 
 Binds 127.0.0.1 on a free port; ``stop()`` (or the context manager) ends every stream and
 joins every thread it started.
@@ -149,7 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, "not found")
             return
         if owner.post_status is not None:
-            self._error(owner.post_status, "the server broke")
+            self._error(owner.post_status, "the server broke", owner.post_headers)
             return
         if not self._authorised():
             return
@@ -186,6 +187,7 @@ class LegacySseServer:
         self.get_status: Optional[int] = None
         self.get_headers: Dict[str, str] = {}
         self.post_status: Optional[int] = None
+        self.post_headers: Dict[str, str] = {}  # extra headers on that error (a Location)
         self.required_headers: Dict[str, str] = {}
         self.requests: List[Tuple[str, str, Dict[str, str]]] = []
         self.streams: Dict[str, SseStream] = {}

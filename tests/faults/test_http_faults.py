@@ -1,0 +1,464 @@
+"""Fault injection over HTTP, against real sockets on 127.0.0.1.
+
+Streamable HTTP: ``tests/servers/http_server.py`` serves the handshake normally, and a
+``post_hook`` takes over one ``tools/call`` to misbehave at the byte level (resets, error
+statuses, wrong bodies, stalled or trickling or cut event streams, redirects). Legacy
+HTTP+SSE: ``tests/servers/legacy_sse_server.py`` with its endpoint and redirect knobs.
+Each case: the specific error within a bound, then the client is usable (or reports
+itself closed); the autouse fixture checks for leaked threads.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import time
+from typing import Any, Callable, Dict, Iterator, List
+
+import pytest
+
+import mcp_sync
+from mcp_sync import (
+    ConnectionClosed,
+    HTTPError,
+    HttpTransport,
+    ProtocolError,
+    RequestTimeout,
+    SseTransport,
+    TransportError,
+)
+from mcp_sync.testing import FakeServer
+
+from ..servers.http_server import McpHttpServer
+from ..servers.legacy_sse_server import LegacySseServer
+from .helpers import assert_reports_closed, assert_usable, expect, timed
+from .workloads import PINNED, HttpServerProcess
+
+WAIT = 10.0
+SECRET_HEADERS = {"Authorization": "Bearer secret-token", "X-Api-Key": "secret-key"}
+Hook = Callable[[Any, Dict[str, Any]], None]
+
+
+def make_fake() -> FakeServer:
+    fake = FakeServer("http-faults")
+
+    @fake.tool()
+    def echo(text: str) -> str:
+        return text
+
+    return fake
+
+
+@pytest.fixture
+def server() -> Iterator[McpHttpServer]:
+    with McpHttpServer(make_fake()) as running:
+        yield running
+
+
+@pytest.fixture
+def other_origin() -> Iterator[McpHttpServer]:
+    """A second server on another port: another origin, recording what reaches it."""
+    with McpHttpServer(make_fake()) as running:
+        yield running
+
+
+def on_fault_call(server: McpHttpServer, fault: Hook) -> None:
+    """Let ``fault(handler, message)`` answer every ``tools/call`` of the tool ``fault``."""
+
+    def hook(handler: Any, message: Any) -> bool:
+        if not (isinstance(message, dict) and message.get("method") == "tools/call"
+                and (message.get("params") or {}).get("name") == "fault"):
+            return False
+        handler.close_connection = True  # whatever the fault did, this connection is done
+        try:
+            fault(handler, message)
+        except OSError:
+            pass  # the client hung up (a deadline, a cancellation)
+        return True
+
+    server.post_hook = hook
+
+
+def connect(url: str, **kwargs: Any) -> mcp_sync.Client:
+    kwargs.setdefault("timeout", 5.0)
+    kwargs.setdefault("protocol_version", PINNED)
+    headers = kwargs.pop("headers", None)
+    transport = HttpTransport(url, headers=headers, close_timeout=1.0, retry_delay=0.2)
+    return mcp_sync.Client(transport, close_timeout=1.0, **kwargs).connect()
+
+
+def call_fault(client: mcp_sync.Client, timeout: float = 5.0) -> Any:
+    return client.call_tool("fault", {}, timeout=timeout)
+
+
+def response_to(message: Dict[str, Any], text: str = "from the fault") -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": message["id"],
+            "result": {"content": [{"type": "text", "text": text}]}}
+
+
+def event_bytes(message: Dict[str, Any]) -> bytes:
+    return ("data: " + json.dumps(message) + "\n\n").encode()
+
+
+# -- the connection breaks ---------------------------------------------------------------
+
+
+def test_a_connection_reset_mid_request(server: McpHttpServer) -> None:
+    def reset(handler: Any, message: Dict[str, Any]) -> None:
+        handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                      struct.pack("ii", 1, 0))
+        handler.connection.close()  # RST, not FIN
+
+    on_fault_call(server, reset)
+    with connect(server.url) as client:
+        with expect(TransportError, 2.0, fault="http: connection reset (RST) mid-request",
+                    match="cannot reach") as outcome:
+            call_fault(client)
+        assert not isinstance(outcome.error, HTTPError)
+        assert_usable(client)
+
+
+def test_a_connection_closed_without_a_response(server: McpHttpServer) -> None:
+    on_fault_call(server, lambda handler, message: handler.connection.shutdown(socket.SHUT_RDWR))
+    with connect(server.url) as client:
+        with expect(TransportError, 2.0, fault="http: connection closed, no response"):
+            call_fault(client)
+        assert_usable(client)
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_an_error_status_with_an_html_page(server: McpHttpServer, status: int) -> None:
+    page = (b"<html><head><title>Bad Gateway</title></head><body>\x1b[2J\x1b[31mupstream "
+            b"died\x07\x00</body></html>" + b"<!-- padding -->" * 500)
+    on_fault_call(server, lambda handler, message: handler.send_status(
+        status, page, {"Connection": "close"}, content_type="text/html"))
+    with connect(server.url) as client:
+        with expect(HTTPError, 2.0, fault=f"http: HTTP {status} with an HTML error page") as out:
+            call_fault(client)
+        error = out.error
+        assert error.status == status and error.method == "tools/call"  # type: ignore[attr-defined]
+        assert "upstream died" in str(error)
+        assert not any(ch in str(error) for ch in "\x1b\x07\x00")  # control characters gone
+        assert len(error.body) < 600  # type: ignore[attr-defined]  # an excerpt, not 8 KB
+        assert_usable(client)
+
+
+def test_an_html_page_with_status_200(server: McpHttpServer) -> None:
+    on_fault_call(server, lambda handler, message: handler.send_status(
+        200, b"<html>Please log in</html>", {"Connection": "close"}, content_type="text/html"))
+    with connect(server.url) as client:
+        with expect(ProtocolError, 2.0, fault="http: 200 with an HTML page (a captive portal)",
+                    match="text/html"):
+            call_fault(client)
+        assert_usable(client)
+
+
+def test_json_with_the_wrong_content_type(server: McpHttpServer) -> None:
+    on_fault_call(server, lambda handler, message: handler.send_status(
+        200, json.dumps(response_to(message)).encode(), {"Connection": "close"},
+        content_type="text/plain"))
+    with connect(server.url) as client:
+        with expect(ProtocolError, 2.0, fault="http: JSON body labelled text/plain",
+                    match="text/plain"):
+            call_fault(client)
+        assert_usable(client)
+
+
+def test_truncated_json(server: McpHttpServer) -> None:
+    def truncated(handler: Any, message: Dict[str, Any]) -> None:
+        body = json.dumps(response_to(message)).encode()
+        handler.send_status(200, body[:len(body) // 2], {"Connection": "close"})
+
+    on_fault_call(server, truncated)
+    with connect(server.url) as client:
+        with expect(ProtocolError, 2.0, fault="http: truncated JSON body",
+                    match="not valid JSON"):
+            call_fault(client)
+        assert_usable(client)
+
+
+def test_a_body_shorter_than_its_content_length(server: McpHttpServer) -> None:
+    def short(handler: Any, message: Dict[str, Any]) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", "5000")
+        handler.end_headers()
+        handler.wfile.write(json.dumps(response_to(message)).encode()[:40])
+        handler.wfile.flush()
+        handler.connection.shutdown(socket.SHUT_RDWR)
+
+    on_fault_call(server, short)
+    with connect(server.url) as client:
+        with expect(TransportError, 2.0, fault="http: body cut short of its Content-Length",
+                    match="IncompleteRead"):
+            call_fault(client)
+        assert_usable(client)
+
+
+# -- event streams that misbehave ---------------------------------------------------------
+
+
+def test_an_event_stream_that_stalls_forever(server: McpHttpServer) -> None:
+    def stall(handler: Any, message: Dict[str, Any]) -> None:
+        handler.start_events()
+        handler.write_raw(b": stream open\n\n")
+        handler.mcp.stopping.wait(60)  # until the test server stops
+
+    on_fault_call(server, stall)
+    with connect(server.url) as client:
+        with expect(RequestTimeout, 2.0, fault="http: SSE stream that stalls forever") as out:
+            call_fault(client, timeout=1.0)
+        assert out.elapsed >= 0.9
+        call_id = out.error.request_id  # type: ignore[attr-defined]
+        cancel = server.wait_for(lambda r: r.rpc_method == "notifications/cancelled", WAIT)
+        assert cancel.json["params"]["requestId"] == call_id
+        assert_usable(client)
+
+
+def test_an_event_stream_at_one_byte_per_100_ms_cannot_stretch_the_deadline(
+        server: McpHttpServer) -> None:
+    def trickle(handler: Any, message: Dict[str, Any]) -> None:
+        handler.start_events()
+        for byte in event_bytes(response_to(message)):
+            handler.write_raw(bytes([byte]))
+            if handler.mcp.stopping.wait(0.1):
+                return
+
+    on_fault_call(server, trickle)
+    with connect(server.url) as client:
+        with expect(RequestTimeout, 2.5,
+                    fault="http: SSE at 1 byte per 100 ms (deadline 1.5 s)"):
+            call_fault(client, timeout=1.5)
+        assert_usable(client)
+
+
+def test_an_event_stream_one_byte_at_a_time_is_parsed_whole(server: McpHttpServer) -> None:
+    def trickle(handler: Any, message: Dict[str, Any]) -> None:
+        handler.start_events()
+        for byte in b": comment\r\n" + event_bytes(response_to(message, "byte by byte")):
+            handler.write_raw(bytes([byte]))
+            handler.mcp.stopping.wait(0.002)
+        handler.end_events()
+
+    on_fault_call(server, trickle)
+    with connect(server.url) as client, timed(5.0, fault="http: SSE one byte per chunk",
+                                              observed="the right result"):
+        assert call_fault(client).text == "byte by byte"
+        assert_usable(client)
+
+
+def test_an_event_stream_that_ends_without_the_response(server: McpHttpServer) -> None:
+    def notifications_only(handler: Any, message: Dict[str, Any]) -> None:
+        handler.start_events({"Connection": "close"})
+        handler.write_event({"jsonrpc": "2.0", "method": "notifications/message",
+                             "params": {"level": "info", "data": "working"}})
+        handler.end_events()
+
+    on_fault_call(server, notifications_only)
+    logged: List[Any] = []
+    with connect(server.url, logging_handler=lambda p: logged.append(p.data)) as client:
+        with expect(TransportError, 2.0, fault="http: SSE stream ends without the response",
+                    match="ended the event stream first"):
+            call_fault(client)
+        assert_usable(client)
+    assert logged == ["working"]
+
+
+def test_an_event_stream_that_ends_and_cannot_be_resumed(server: McpHttpServer) -> None:
+    def ends_with_an_id(handler: Any, message: Dict[str, Any]) -> None:
+        handler.start_events({"Connection": "close"})
+        handler.write_event(None, event_id="unknown-stream-1", retry=100)
+        handler.end_events()
+
+    on_fault_call(server, ends_with_an_id)
+    with connect(server.url) as client:
+        with expect(TransportError, 3.0, fault="http: SSE stream ends; resumption refused",
+                    match="would not resume"):
+            call_fault(client)
+        resumed = server.matching(lambda r: r.method == "GET"
+                                  and r.header("last-event-id") == "unknown-stream-1")
+        assert len(resumed) == 1
+        assert_usable(client)
+
+
+def test_an_event_stream_that_never_sends_the_response(server: McpHttpServer) -> None:
+    def chatter(handler: Any, message: Dict[str, Any]) -> None:
+        handler.start_events()
+        for index in range(600):
+            handler.write_event({"jsonrpc": "2.0", "method": "notifications/message",
+                                 "params": {"level": "info", "data": f"still busy {index}"}})
+            if handler.mcp.stopping.wait(0.05):
+                return
+
+    on_fault_call(server, chatter)
+    logged: List[Any] = []
+    with connect(server.url, logging_handler=lambda p: logged.append(p.data)) as client:
+        with expect(RequestTimeout, 2.0,
+                    fault="http: SSE notifications every 50 ms, never the response"):
+            call_fault(client, timeout=1.0)
+        assert_usable(client)
+    assert len(logged) >= 5
+
+
+def test_chunked_encoding_cut_mid_event(server: McpHttpServer) -> None:
+    def cut(handler: Any, message: Dict[str, Any]) -> None:
+        handler.start_events()
+        event = event_bytes(response_to(message))
+        # A chunk announcing the whole event, then the connection dies half-way through it.
+        handler.wfile.write(b"%x\r\n" % len(event) + event[:len(event) // 2])
+        handler.wfile.flush()
+        handler.connection.shutdown(socket.SHUT_RDWR)
+
+    on_fault_call(server, cut)
+    with connect(server.url) as client:
+        with expect(TransportError, 2.0, fault="http: chunked encoding cut mid-event",
+                    match="No response received"):
+            call_fault(client)
+        assert_usable(client)
+
+
+# -- redirects: no credential crosses origins ---------------------------------------------
+
+
+def test_a_redirect_to_another_origin_is_not_followed(
+        server: McpHttpServer, other_origin: McpHttpServer) -> None:
+    on_fault_call(server, lambda handler, message: handler.send_status(
+        307, b"", {"Location": other_origin.url, "Connection": "close"}))
+    with connect(server.url, headers=SECRET_HEADERS) as client:
+        with expect(TransportError, 2.0, fault="http: 307 to another origin",
+                    match="refusing to follow a redirect") as outcome:
+            call_fault(client)
+        assert other_origin.url in str(outcome.error)
+        assert_usable(client)
+    assert other_origin.requests == []  # nothing at all went there: no header, no body
+
+
+def test_a_redirect_to_another_origin_on_initialize(
+        server: McpHttpServer, other_origin: McpHttpServer) -> None:
+    def hook(handler: Any, message: Any) -> bool:
+        handler.send_status(308, b"", {"Location": other_origin.url, "Connection": "close"})
+        return True
+
+    server.post_hook = hook
+    with expect(TransportError, 3.0, fault="http: 308 to another origin on initialize",
+                match="refusing to follow a redirect"):
+        connect(server.url, headers=SECRET_HEADERS)
+    assert other_origin.requests == []
+
+
+def test_a_redirect_within_the_origin_is_followed(server: McpHttpServer) -> None:
+    def hook(handler: Any, message: Any) -> bool:
+        if handler.path != "/mcp" or not isinstance(message, dict) or (
+                message.get("method") != "tools/call"):
+            return False
+        handler.send_status(307, b"", {"Location": "/mcp/"})
+        return True
+
+    server.post_hook = hook
+    with connect(server.url, headers=SECRET_HEADERS) as client:
+        assert client.call_tool("echo", {"text": "moved"}).text == "moved"
+    calls = server.matching(lambda r: r.rpc_method == "tools/call")
+    assert [(r.path, r.header("x-api-key")) for r in calls] == [
+        ("/mcp", "secret-key"), ("/mcp/", "secret-key")]
+
+
+# -- the server goes away -------------------------------------------------------------------
+
+
+def test_an_error_status_on_initialize() -> None:
+    with McpHttpServer(make_fake()) as server:
+        def hook(handler: Any, message: Any) -> bool:
+            handler.send_status(503, b"<html>maintenance</html>", content_type="text/html")
+            return True
+
+        server.post_hook = hook
+        with expect(HTTPError, 3.0, fault="http: 503 on initialize", match="maintenance"):
+            connect(server.url)
+
+
+def test_the_server_process_killed_mid_session() -> None:
+    server = HttpServerProcess()
+    try:
+        client = connect(server.url)
+        try:
+            assert_usable(client)
+            pending = client.call_tool_future("echo", {"text": "in flight?"}, timeout=30)
+            pending.result(WAIT)
+            server.process.kill()  # every socket of the server closes with it
+            server.process.wait(WAIT)
+            with expect(TransportError, 3.0, fault="http: server process SIGKILLed mid-session",
+                        match="cannot reach"):
+                client.call_tool("echo", {"text": "anyone?"}, timeout=5.0)
+        finally:
+            start = time.monotonic()
+            client.close()
+            assert time.monotonic() - start < 3.0
+    finally:
+        server.close()
+
+
+# -- legacy HTTP+SSE -------------------------------------------------------------------------
+
+
+def legacy(url: str, **kwargs: Any) -> mcp_sync.Client:
+    transport = SseTransport(url, headers=SECRET_HEADERS, connect_timeout=3.0,
+                             close_timeout=1.0)
+    return mcp_sync.Client(transport, timeout=5.0, protocol_version="2024-11-05",
+                           **kwargs).connect()
+
+
+@pytest.mark.parametrize("endpoint", ["other", "scheme-relative", "https"])
+def test_a_legacy_endpoint_on_another_origin_is_refused(
+        other_origin: McpHttpServer, endpoint: str) -> None:
+    port = other_origin.port
+    with LegacySseServer(make_fake()) as server:
+        server.endpoint = {
+            "other": lambda sid: f"{other_origin.url}?sessionId={sid}",
+            "scheme-relative": lambda sid: f"//127.0.0.1:{port}/mcp?sessionId={sid}",
+            "https": lambda sid: f"https://127.0.0.1:{server.port}/messages?sessionId={sid}",
+        }[endpoint]
+        with expect(ProtocolError, 4.0, fault=f"legacy sse: endpoint event on another origin "
+                                              f"({endpoint})", match="refusing the endpoint"):
+            legacy(server.url)
+    assert other_origin.requests == []
+
+
+def test_a_legacy_stream_redirected_to_another_origin(other_origin: McpHttpServer) -> None:
+    with LegacySseServer(make_fake()) as server:
+        server.get_status = 307
+        server.get_headers = {"Location": other_origin.url}
+        with expect(TransportError, 4.0, fault="legacy sse: GET redirected to another origin",
+                    match="refusing to follow a redirect"):
+            legacy(server.url)
+    assert other_origin.requests == []
+
+
+def test_a_legacy_post_redirected_to_another_origin(other_origin: McpHttpServer) -> None:
+    with LegacySseServer(make_fake()) as server:
+        client = legacy(server.url)
+        try:
+            server.post_status = 307
+            server.post_headers = {"Location": other_origin.url}
+            with expect(TransportError, 2.0, fault="legacy sse: POST redirected to another "
+                        "origin", match="refusing to follow a redirect"):
+                client.call_tool("echo", {"text": "x"})
+            server.post_status = None
+            assert_usable(client)
+        finally:
+            client.close()
+    assert other_origin.requests == []
+
+
+def test_a_legacy_stream_that_ends_mid_request(other_origin: McpHttpServer) -> None:
+    with LegacySseServer(make_fake()) as server:
+        client = legacy(server.url)
+        try:
+            server.post_status = 202  # accepted, never answered
+            pending = client.call_tool_future("echo", {"text": "x"}, timeout=30)
+            server.end_streams()
+            with expect(ConnectionClosed, 2.0, fault="legacy sse: stream ends mid-request"):
+                pending.result(WAIT)
+            assert_reports_closed(client)
+        finally:
+            client.close()
