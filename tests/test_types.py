@@ -75,7 +75,7 @@ def roundtrip(model_cls: Any, wire: Dict[str, Any]) -> Any:
 @pytest.fixture(scope="module")
 def defs() -> Dict[str, Any]:
     if not SCHEMA_PATH.exists():
-        pytest.skip(f"MCP schema not found at {SCHEMA_PATH}")
+        pytest.fail(f"MCP schema not found at {SCHEMA_PATH}")
     loaded: Dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))["$defs"]
     return loaded
 
@@ -1239,7 +1239,7 @@ def model_2026(name: str) -> Any:
 @pytest.fixture(scope="module")
 def defs_2026() -> Dict[str, Any]:
     if not SCHEMA_2026_PATH.exists():
-        pytest.skip(f"MCP schema not found at {SCHEMA_2026_PATH}")
+        pytest.fail(f"MCP schema not found at {SCHEMA_2026_PATH}")
     loaded: Dict[str, Any] = json.loads(SCHEMA_2026_PATH.read_text(encoding="utf-8"))["$defs"]
     return loaded
 
@@ -1400,7 +1400,7 @@ def test_2026_example_parses_and_round_trips(path: Path) -> None:
 
 def test_2026_examples_cover_their_definitions() -> None:
     if not EXAMPLES_2026_DIR.is_dir():
-        pytest.skip(f"examples not found at {EXAMPLES_2026_DIR}")
+        pytest.fail(f"examples not found at {EXAMPLES_2026_DIR}")
     names = {path.parent.name for path in _examples_2026()}
     assert len(names) > 80
     for name in names:

@@ -339,9 +339,11 @@ def check_authorization_server_metadata(
     if not isinstance(document, dict):
         raise AuthError(f"the authorization server metadata at {source} is not a JSON object")
     advertised = document.get("issuer")
-    if legacy and isinstance(advertised, str) and origin_of(advertised) == origin_of(issuer):
-        pass
-    elif not isinstance(advertised, str) or not _same_issuer(advertised, issuer):
+    # A 2025-03-26 server's metadata need only name an issuer on the same origin.
+    legacy_ok = (legacy and isinstance(advertised, str)
+                 and origin_of(advertised) == origin_of(issuer))
+    if not legacy_ok and (not isinstance(advertised, str)
+                          or not _same_issuer(advertised, issuer)):
         raise AuthError(
             f"the authorization server metadata at {source} names the issuer "
             f"{excerpt(advertised, 200)!r}, not {excerpt(issuer, 200)!r}: not using it")

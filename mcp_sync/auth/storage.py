@@ -157,8 +157,8 @@ class FileTokenStorage(TokenStorage):
             except BaseException:
                 try:
                     os.unlink(temporary)
-                except OSError:
-                    pass
+                except OSError as exc:
+                    log.debug("could not remove the temporary token file: %r", exc)
                 raise
         except OSError as exc:
             raise AuthError(f"cannot write the token file {self.path}: {exc}") from exc
