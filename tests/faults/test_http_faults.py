@@ -14,6 +14,7 @@ import json
 import socket
 import struct
 import time
+from http import HTTPStatus
 from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
@@ -129,7 +130,8 @@ def test_a_connection_closed_without_a_response(server: McpHttpServer) -> None:
 
 @pytest.mark.parametrize("status", [500, 502, 503])
 def test_an_error_status_with_an_html_page(server: McpHttpServer, status: int) -> None:
-    page = (b"<html><head><title>Bad Gateway</title></head><body>\x1b[2J\x1b[31mupstream "
+    title = HTTPStatus(status).phrase.encode()
+    page = (b"<html><head><title>" + title + b"</title></head><body>\x1b[2J\x1b[31mupstream "
             b"died\x07\x00</body></html>" + b"<!-- padding -->" * 500)
     on_fault_call(server, lambda handler, message: handler.send_status(
         status, page, {"Connection": "close"}, content_type="text/html"))
@@ -314,6 +316,32 @@ def test_chunked_encoding_cut_mid_event(server: McpHttpServer) -> None:
     with connect(server.url) as client:
         with expect(TransportError, 2.0, fault="http: chunked encoding cut mid-event",
                     match="No response received"):
+            call_fault(client)
+        assert_usable(client)
+
+
+def test_an_event_nested_past_the_parser_limit_is_skipped(server: McpHttpServer) -> None:
+    """Before the fix its RecursionError failed the request, and the valid response right
+    after it on the same stream was lost."""
+    def deep_then_answer(handler: Any, message: Dict[str, Any]) -> None:
+        handler.start_events({"Connection": "close"})
+        handler.write_raw(b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n")
+        handler.write_event(response_to(message, "after the deep event"))
+        handler.end_events()
+
+    on_fault_call(server, deep_then_answer)
+    with connect(server.url) as client, timed(5.0, fault="http: SSE event nested 100,000 deep",
+                                              observed="skipped; the next event answered"):
+        assert call_fault(client).text == "after the deep event"
+        assert_usable(client)
+
+
+def test_a_json_body_nested_past_the_parser_limit(server: McpHttpServer) -> None:
+    on_fault_call(server, lambda handler, message: handler.send_status(
+        200, b"[" * 100_000 + b"]" * 100_000, {"Connection": "close"}))
+    with connect(server.url) as client:
+        with expect(ProtocolError, 2.0, fault="http: JSON body nested 100,000 deep",
+                    match="not valid JSON"):
             call_fault(client)
         assert_usable(client)
 

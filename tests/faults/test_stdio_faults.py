@@ -176,6 +176,18 @@ def test_an_endless_line_times_out_and_close_is_bounded() -> None:
         assert time.monotonic() - start < 3.0
 
 
+def test_a_line_nested_past_the_parser_limit_is_skipped(caplog: pytest.LogCaptureFixture) -> None:
+    """Before the fix its RecursionError (not a ValueError) killed the reader: the whole
+    connection was lost to one malformed line."""
+    caplog.set_level(logging.WARNING, logger="mcp_sync")
+    with fault_client() as client, timed(5.0, fault="stdio: a line nested 100,000 deep",
+                                         observed="skipped with a warning; the call answered"):
+        assert client.call_tool("deep", {"depth": 100_000}).text == "after a 100000-deep array"
+        assert client.connected
+        assert_usable(client)
+    assert any("maximum recursion depth" in r.getMessage() for r in caplog.records)
+
+
 # -- noise and nonsense on stdout ----------------------------------------------------------
 
 
