@@ -98,7 +98,8 @@ def run_fuzz(work: Path, examples: int, atheris_seconds: int) -> Dict[str, Any]:
     log(f"fuzz: hypothesis {examples} examples per property, atheris {atheris_seconds} s "
         f"per target")
     hypothesis_log, atheris_log = work / "fuzz.json", work / "atheris.json"
-    counts = pytest(["tests/test_fuzz.py"], {
+    # Three atheris targets run inside one test: lift pytest-timeout's per-test bound.
+    counts = pytest(["tests/test_fuzz.py", f"--timeout={3 * atheris_seconds + 900}"], {
         "MCP_SYNC_FUZZ_EXAMPLES": str(examples), "MCP_SYNC_FUZZ_LOG": str(hypothesis_log),
         "MCP_SYNC_ATHERIS_SECONDS": str(atheris_seconds),
         "MCP_SYNC_ATHERIS_LOG": str(atheris_log)}, work / "fuzz.xml")
@@ -198,7 +199,10 @@ def _mib(kib: int) -> str:
 def render(figures: Dict[str, Any]) -> str:
     meta = figures["meta"]
     lines = [f"Measured {meta['date']} on {meta['machine']} (Python {meta['python']}, "
-             f"{meta['cpus']} CPUs), commit `{meta['commit']}`, `{meta['command']}`.", ""]
+             f"{meta['cpus']} CPUs), commit `{meta['commit']}`, `{meta['command']}`."]
+    if meta.get("carried_over"):
+        lines[0] += f" Kept from earlier runs: {', '.join(meta['carried_over'])}."
+    lines.append("")
     faults = figures.get("faults")
     if faults:
         counts = faults["counts"]
@@ -208,7 +212,7 @@ def render(figures: Dict[str, Any]) -> str:
                   f"skipped) in {counts['seconds']} s.", "",
                   "| fault | observed | after | bound |", "| --- | --- | --- | --- |"]
         for row in faults["observed"]:
-            observed = re.sub(r"http://127\.0\.0\.1:\d+", "http://…", row["observed"])
+            observed = re.sub(r"(https?)://127\.0\.0\.1:\d+", r"\1://…", row["observed"])
             observed = observed.replace("|", "\\|").replace("\n", " ")
             if len(observed) > 110:
                 observed = observed[:107] + "..."
@@ -226,8 +230,10 @@ def render(figures: Dict[str, Any]) -> str:
         runs = atheris.get("runs", {})
         for target in ("classify", "routing", "jsonl", "sse"):
             ran = runs.get(target)
-            lines.append(f"| {target} | {hypothesis.get(target, 0):,} | "
-                         f"{'' if ran is None else f'{ran:,}'} | "
+            shown = "" if ran is None else f"{ran:,}"
+            if target == "classify" and "routing" in runs:  # run on every routing input
+                shown = f"{runs['routing']:,} (with routing)"
+            lines.append(f"| {target} | {hypothesis.get(target, 0):,} | {shown} | "
                          f"{'held' if counts['exit'] == 0 else 'FAILED (see log)'} |")
         lines += ["", f"hypothesis: {fuzz['examples']:,} examples per property; atheris: "
                   f"{atheris.get('seconds_per_target', '?')} s per target "
@@ -310,7 +316,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         "date": datetime.date.today().isoformat(), "python": platform.python_version(),
         "machine": f"{platform.system()} {platform.machine()}", "cpus": os.cpu_count(),
         "commit": commit + ("+changes" if dirty else ""),
-        "command": "python bench/reliability.py" + (" --full" if options.full else ""),
+        "command": " ".join(["python bench/reliability.py", *(argv if argv is not None
+                                                                else sys.argv[1:])]),
         "sizes": sizes}}
     with tempfile.TemporaryDirectory(prefix="mcp-sync-reliability-") as scratch:
         work = Path(scratch)
@@ -324,6 +331,20 @@ def main(argv: Optional[List[str]] = None) -> int:
         figures["leaks"] = run_leaks(sizes["stdio_cycles"], sizes["http_cycles"])
     if "soak" in parts:
         figures["soak"] = run_soak(sizes["soak"])
+    # Which command measured each part: a partial run keeps the other parts' figures
+    # from the runs that measured them.
+    figures["provenance"] = {part: figures["meta"]["command"] for part in parts}
+    carried = []
+    previous_path = RESULTS / "reliability.json"
+    if set(parts) != set(PARTS) and previous_path.exists():
+        previous = json.loads(previous_path.read_text(encoding="utf-8"))
+        for part in PARTS:
+            if part not in parts and part in previous:
+                figures[part] = previous[part]
+                source = previous.get("provenance", {}).get(part, previous["meta"]["command"])
+                figures["provenance"][part] = source
+                carried.append(f"{part} (`{source}`)")
+    figures["meta"]["carried_over"] = carried
     table = render(figures)
     sys.stdout.write(table)
     RESULTS.mkdir(parents=True, exist_ok=True)
