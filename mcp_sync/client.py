@@ -299,6 +299,9 @@ class Client:
         # Tools seen in the last list_tools(), by name: their input schemas give the
         # x-mcp-header headers and their output schemas validate results.
         self._known_tools: Dict[str, Any] = {}
+        # Tools the last list_tools() dropped for invalid x-mcp-header annotations, with
+        # the reason: calling one is refused rather than sent without its headers.
+        self._refused_tools: Dict[str, str] = {}
         self._subscriptions: List[Any] = []
         self._resource_subscription: Any = None
         self._server_log = logging.getLogger(f"mcp_sync.server.{self.name}")
@@ -865,7 +868,7 @@ class Client:
                     self._cache[method] = items
         return list(items)
 
-    def list_tools(self, *, timeout: Timeout = DEFAULT) -> List[types.Tool]:
+    def list_tools(self, *, timeout: Timeout = DEFAULT) -> types.ToolList:
         """Every tool the server offers (all pages), as a list (a ``types.ToolList``,
         which Jupyter shows as a table).
 
@@ -876,18 +879,19 @@ class Client:
         self._require_capability("tools", "tools")
         tools = self._paginate("tools/list", "tools", types.Tool, timeout,
                                self._cacheable("tools"))
+        refused: Dict[str, str] = {}
         if self._era == "stateless" and self.transport.mirrors_headers:
-            tools = [tool for tool in tools if self._valid_header_tool(tool)]
+            from ._headers import invalid_header_annotation
+
+            for tool in tools:
+                reason = invalid_header_annotation(tool.input_schema)
+                if reason is not None:
+                    log.warning("dropping tool %r of %s: %s", tool.name, self.name, reason)
+                    refused[tool.name] = reason
+            tools = [tool for tool in tools if tool.name not in refused]
         self._known_tools = {tool.name: tool for tool in tools}
+        self._refused_tools = refused
         return types.ToolList(tools)
-
-    def _valid_header_tool(self, tool: types.Tool) -> bool:
-        from ._headers import invalid_header_annotation
-
-        reason = invalid_header_annotation(tool.input_schema)
-        if reason is not None:
-            log.warning("dropping tool %r of %s: %s", tool.name, self.name, reason)
-        return reason is None
 
     def _cacheable(self, kind: str) -> bool:
         """May ``kind``'s list be cached? Only while a list_changed notification would
@@ -912,6 +916,13 @@ class Client:
             self.list_tools()
             tool = self._tool(name)
         if tool is None:
+            reason = self._refused_tools.get(name)
+            if reason is not None:
+                raise ProtocolError(
+                    f"refusing to call tool {excerpt(repr(name), 120)} of {self.name}: its "
+                    f"definition is invalid ({excerpt(reason, 200)}), so the client cannot send "
+                    "its Mcp-Param headers"
+                )
             return None
         try:
             return param_headers(tool.input_schema, arguments) or None

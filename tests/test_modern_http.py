@@ -36,6 +36,7 @@ from mcp_sync import (
     HeaderMismatch,
     HttpTransport,
     MissingClientCapability,
+    ProtocolError,
     ProtocolVersionRejected,
     RequestTimeout,
     TransportError,
@@ -449,8 +450,15 @@ def test_tools_with_invalid_x_mcp_header_annotations_are_dropped(
         with connect(server.url) as client:
             assert [t.name for t in client.list_tools()] == ["valid"]
             assert client.call_tool("valid", {"region": "us"}).text == '{"region": "us"}'
+            # A dropped tool is refused, not sent without its headers.
+            with pytest.raises(ProtocolError, match=r"refusing to call tool 'twice'.*used twice"):
+                client.call_tool("twice", {"a": "x", "b": "y"})
+            with pytest.raises(ProtocolError, match="refusing to call tool 'on_a_number'"):
+                client.call_tool_future("on_a_number", {"score": 1.5})
         call = server.http.wait_for(lambda r: r.rpc_method == "tools/call", WAIT)
     assert call.header("mcp-param-region") == "us"
+    calls = [r.json["params"]["name"] for r in server.requests if r.rpc_method == "tools/call"]
+    assert calls == ["valid"]
     warned = " ".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
     for dropped in tools[1:]:
         assert f"dropping tool {dropped['name']!r}" in warned
