@@ -213,7 +213,9 @@ class Client:
             to the ``initialize`` handshake at once when the server answers like an older
             one (or not within ``probe_timeout``). The era found is remembered per server
             for the life of the process. A pinned version skips the probe.
-        probe_timeout: how long the era probe waits for an answer (default 1 s).
+        probe_timeout: how long the era probe waits for an answer (default 1 s). A
+            server silent that long that then refuses ``initialize`` is asked
+            ``server/discover`` again, with ``timeout``.
         max_input_rounds: the most ``input_required`` rounds (2026-07-28 multi round-trip
             requests) one call may take before it fails with ``ProtocolError``.
         sampling_handler: answers ``sampling/createMessage``; called with
@@ -472,21 +474,35 @@ class Client:
         except _LegacyServer as exc:
             try:
                 self._handshake(session, None, fallback)
-            except ServerError as rejected:
+            except (ServerError, HTTPError) as rejected:
                 # Silence was no proof: a slow starter (a stdio server importing a big
-                # SDK) answered the probe after our timeout and now serves 2026-07-28.
-                if not isinstance(exc.__cause__, RequestTimeout) or (
-                    rejected.code != UNSUPPORTED_PROTOCOL_VERSION
-                ):
+                # SDK) or a busy server answered the probe after our timeout and serves
+                # 2026-07-28 only, so it refuses initialize.
+                silent = isinstance(exc.__cause__, RequestTimeout)
+                refused = not isinstance(rejected, HTTPError) or rejected.status in (
+                    400, 404, 405)
+                if not (silent and refused):
                     raise
-                chosen = _choose_version(rejected.data, self.name, rejected)
-                if chosen not in MODERN_PROTOCOL_VERSIONS:
-                    raise
-                self._discover(session, chosen, probe=False)
+                self._rediscover(session, rejected)
                 return
             with _era_lock:  # only once the server has accepted the handshake
                 _era_cache[key] = "session"
             log.debug("%s is a session-era server (%s)", self.name, exc)
+
+    def _rediscover(self, session: Session, rejected: MCPError) -> None:
+        """After a timed-out probe, ``initialize`` was refused: ask ``server/discover``
+        again, this time with the full timeout. Raises ``rejected`` if that fails too."""
+        version = LATEST_PROTOCOL_VERSION
+        if isinstance(rejected, ServerError) and rejected.code == UNSUPPORTED_PROTOCOL_VERSION:
+            version = _choose_version(rejected.data, self.name, rejected)
+            if version not in MODERN_PROTOCOL_VERSIONS:
+                raise rejected
+        log.debug("%s refused initialize after a silent probe (%s): discovering again",
+                  self.name, rejected)
+        try:
+            self._discover(session, version, probe=False)
+        except MCPError as again:
+            raise rejected from again
 
     def _envelope(self, version: str) -> Dict[str, Any]:
         meta: Dict[str, Any] = {
