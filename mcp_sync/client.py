@@ -88,6 +88,17 @@ META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 _era_cache: Dict[Any, str] = {}
 _era_lock = threading.Lock()
 
+
+def _renew_era_lock() -> None:
+    """In a forked child: another thread of the parent may have held the lock at the
+    fork, and that thread does not exist here to release it."""
+    global _era_lock
+    _era_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_era_lock)
+
 T = TypeVar("T")
 
 
