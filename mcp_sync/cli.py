@@ -369,7 +369,7 @@ def _hints(tool: types.Tool) -> str:
 def _cmd_tools(args: argparse.Namespace) -> int:
     with _connect(args) as client:
         try:
-            tools = client.list_tools()
+            tools: List[types.Tool] = client.list_tools()
         except CapabilityError:
             tools = []
     if args.json:

@@ -88,6 +88,17 @@ META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 _era_cache: Dict[Any, str] = {}
 _era_lock = threading.Lock()
 
+
+def _renew_era_lock() -> None:
+    """In a forked child: another thread of the parent may have held the lock at the
+    fork, and that thread does not exist here to release it."""
+    global _era_lock
+    _era_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_era_lock)
+
 T = TypeVar("T")
 
 
@@ -213,7 +224,9 @@ class Client:
             to the ``initialize`` handshake at once when the server answers like an older
             one (or not within ``probe_timeout``). The era found is remembered per server
             for the life of the process. A pinned version skips the probe.
-        probe_timeout: how long the era probe waits for an answer (default 1 s).
+        probe_timeout: how long the era probe waits for an answer (default 1 s). A
+            server silent that long that then refuses ``initialize`` is asked
+            ``server/discover`` again, with ``timeout``.
         max_input_rounds: the most ``input_required`` rounds (2026-07-28 multi round-trip
             requests) one call may take before it fails with ``ProtocolError``.
         sampling_handler: answers ``sampling/createMessage``; called with
@@ -299,6 +312,9 @@ class Client:
         # Tools seen in the last list_tools(), by name: their input schemas give the
         # x-mcp-header headers and their output schemas validate results.
         self._known_tools: Dict[str, Any] = {}
+        # Tools the last list_tools() dropped for invalid x-mcp-header annotations, with
+        # the reason: calling one is refused rather than sent without its headers.
+        self._refused_tools: Dict[str, str] = {}
         self._subscriptions: List[Any] = []
         self._resource_subscription: Any = None
         self._server_log = logging.getLogger(f"mcp_sync.server.{self.name}")
@@ -469,21 +485,35 @@ class Client:
         except _LegacyServer as exc:
             try:
                 self._handshake(session, None, fallback)
-            except ServerError as rejected:
+            except (ServerError, HTTPError) as rejected:
                 # Silence was no proof: a slow starter (a stdio server importing a big
-                # SDK) answered the probe after our timeout and now serves 2026-07-28.
-                if not isinstance(exc.__cause__, RequestTimeout) or (
-                    rejected.code != UNSUPPORTED_PROTOCOL_VERSION
-                ):
+                # SDK) or a busy server answered the probe after our timeout and serves
+                # 2026-07-28 only, so it refuses initialize.
+                silent = isinstance(exc.__cause__, RequestTimeout)
+                refused = not isinstance(rejected, HTTPError) or rejected.status in (
+                    400, 404, 405)
+                if not (silent and refused):
                     raise
-                chosen = _choose_version(rejected.data, self.name, rejected)
-                if chosen not in MODERN_PROTOCOL_VERSIONS:
-                    raise
-                self._discover(session, chosen, probe=False)
+                self._rediscover(session, rejected)
                 return
             with _era_lock:  # only once the server has accepted the handshake
                 _era_cache[key] = "session"
             log.debug("%s is a session-era server (%s)", self.name, exc)
+
+    def _rediscover(self, session: Session, rejected: MCPError) -> None:
+        """After a timed-out probe, ``initialize`` was refused: ask ``server/discover``
+        again, this time with the full timeout. Raises ``rejected`` if that fails too."""
+        version = LATEST_PROTOCOL_VERSION
+        if isinstance(rejected, ServerError) and rejected.code == UNSUPPORTED_PROTOCOL_VERSION:
+            version = _choose_version(rejected.data, self.name, rejected)
+            if version not in MODERN_PROTOCOL_VERSIONS:
+                raise rejected
+        log.debug("%s refused initialize after a silent probe (%s): discovering again",
+                  self.name, rejected)
+        try:
+            self._discover(session, version, probe=False)
+        except MCPError as again:
+            raise rejected from again
 
     def _envelope(self, version: str) -> Dict[str, Any]:
         meta: Dict[str, Any] = {
@@ -865,7 +895,7 @@ class Client:
                     self._cache[method] = items
         return list(items)
 
-    def list_tools(self, *, timeout: Timeout = DEFAULT) -> List[types.Tool]:
+    def list_tools(self, *, timeout: Timeout = DEFAULT) -> types.ToolList:
         """Every tool the server offers (all pages), as a list (a ``types.ToolList``,
         which Jupyter shows as a table).
 
@@ -876,18 +906,19 @@ class Client:
         self._require_capability("tools", "tools")
         tools = self._paginate("tools/list", "tools", types.Tool, timeout,
                                self._cacheable("tools"))
+        refused: Dict[str, str] = {}
         if self._era == "stateless" and self.transport.mirrors_headers:
-            tools = [tool for tool in tools if self._valid_header_tool(tool)]
+            from ._headers import invalid_header_annotation
+
+            for tool in tools:
+                reason = invalid_header_annotation(tool.input_schema)
+                if reason is not None:
+                    log.warning("dropping tool %r of %s: %s", tool.name, self.name, reason)
+                    refused[tool.name] = reason
+            tools = [tool for tool in tools if tool.name not in refused]
         self._known_tools = {tool.name: tool for tool in tools}
+        self._refused_tools = refused
         return types.ToolList(tools)
-
-    def _valid_header_tool(self, tool: types.Tool) -> bool:
-        from ._headers import invalid_header_annotation
-
-        reason = invalid_header_annotation(tool.input_schema)
-        if reason is not None:
-            log.warning("dropping tool %r of %s: %s", tool.name, self.name, reason)
-        return reason is None
 
     def _cacheable(self, kind: str) -> bool:
         """May ``kind``'s list be cached? Only while a list_changed notification would
@@ -912,6 +943,13 @@ class Client:
             self.list_tools()
             tool = self._tool(name)
         if tool is None:
+            reason = self._refused_tools.get(name)
+            if reason is not None:
+                raise ProtocolError(
+                    f"refusing to call tool {excerpt(repr(name), 120)} of {self.name}: its "
+                    f"definition is invalid ({excerpt(reason, 200)}), so the client cannot send "
+                    "its Mcp-Param headers"
+                )
             return None
         try:
             return param_headers(tool.input_schema, arguments) or None

@@ -817,8 +817,9 @@ class Manager:
 
     # -- tools ---------------------------------------------------------------------------
 
-    def list_tools(self, *, refresh: bool = False) -> List[types.Tool]:
-        """Every server's tools, named ``<server><separator><tool>``, in configuration order.
+    def list_tools(self, *, refresh: bool = False) -> types.ToolList:
+        """Every server's tools, named ``<server><separator><tool>``, in configuration order,
+        as a list (a ``types.ToolList``, which Jupyter shows as a table).
 
         Served from the cache: fetched at connect and after ``tools/list_changed``; a
         server that is reconnecting keeps its last known tools listed; a failed or
@@ -833,7 +834,9 @@ class Manager:
             self._require_started()
             listed = [s for s in self._servers.values()
                       if s.state in (ServerState.CONNECTED, ServerState.RECONNECTING)]
-        tools: List[types.Tool] = []
+        from . import types
+
+        tools = types.ToolList()
         for server in listed:
             current = self._refresh_tools(server) if refresh else None
             with self._changed:

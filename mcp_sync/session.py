@@ -24,9 +24,10 @@ import threading
 import time
 import weakref
 from concurrent.futures import Future
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, Mapping, Optional
 
 from ._core import Kind, Pending, ProgressCallback, RequestTable, Waiter, classify, settle
+from ._pool import ThreadPool
 from .exceptions import (
     ClientNotConnected,
     ConnectionClosed,
@@ -97,60 +98,6 @@ class RequestFuture(Future):  # type: ignore[type-arg]
         return True
 
 
-class _WorkerPool:
-    """Up to ``size`` named daemon threads running submitted callables; started on demand.
-
-    ``_lock`` guards ``_threads`` and ``_idle``.
-    """
-
-    def __init__(self, name: str, size: int) -> None:
-        self._name = name
-        self._size = size
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._threads: List[threading.Thread] = []
-        self._idle = 0
-        self._stopped = False
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> None:
-        with self._lock:
-            if self._stopped:
-                return
-            if self._idle == 0 and len(self._threads) < self._size:
-                thread = threading.Thread(
-                    target=self._work, name=f"{self._name}-{len(self._threads)}", daemon=True
-                )
-                self._threads.append(thread)
-                self._idle += 1
-                thread.start()
-            self._idle -= 1
-        self._queue.put((fn, args))
-
-    def _work(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            fn, args = item
-            try:
-                fn(*args)
-            except Exception:
-                log.exception("%s: unexpected error in %r", self._name, fn)
-            with self._lock:
-                self._idle += 1
-
-    def stop(self, timeout: float) -> None:
-        with self._lock:
-            self._stopped = True
-            threads = list(self._threads)
-        for _ in threads:
-            self._queue.put(None)
-        deadline = time.monotonic() + timeout
-        for thread in threads:
-            if thread is not threading.current_thread():
-                thread.join(max(0.0, deadline - time.monotonic()))
-
-
 class Session:
     """A JSON-RPC 2.0 conversation with one server over one transport.
 
@@ -199,7 +146,7 @@ class Session:
         self.table = RequestTable()
         self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._callbacks: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._pool = _WorkerPool(f"mcp-sync-handler-{self.name}", handler_threads)
+        self._pool = ThreadPool(f"mcp-sync-handler-{self.name}", max_threads=handler_threads)
         self._dispatcher: Optional[threading.Thread] = None
         self._callback_thread: Optional[threading.Thread] = None
         # Set once when the transport reports it closed (or close() is called); from then

@@ -12,6 +12,7 @@ import os
 import select
 import signal
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -138,3 +139,31 @@ def test_a_process_manager_builds_a_new_manager_in_a_forked_child() -> None:
     finally:
         process_manager.close()
     assert not process_manager.built
+
+
+def test_a_fork_while_another_thread_holds_the_era_lock() -> None:
+    """The era cache's lock, held by another thread at the fork, would be held forever in
+    the child (that thread is not there to release it): every negotiation would hang."""
+    from mcp_sync import client as client_module
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with client_module._era_lock:
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold, name="test-era-lock-holder", daemon=True)
+    holder.start()
+    try:
+        assert held.wait(10)
+
+        def child() -> Dict[str, Any]:
+            with mcp_sync.connect(DEMO, cwd=str(ROOT), timeout=10) as fresh:
+                return {"sum": fresh.call_tool("add", {"a": 2, "b": 3}).structured}
+
+        report = in_forked_child(child, timeout=20)
+    finally:
+        release.set()
+        holder.join(10)
+    assert report == {"sum": {"sum": 5}}

@@ -133,6 +133,9 @@ def test_three_servers_aggregate_tools_and_route_calls(trio: Manager) -> None:
     tools = manager.list_tools()
     names = [tool.name for tool in tools]
     assert all(isinstance(tool, types.Tool) for tool in tools)
+    assert isinstance(tools, types.ToolList)  # a table in Jupyter, like Client.list_tools()
+    assert f"{len(tools)} tools" in tools._repr_html_()
+    assert r"| **sdk\_\_add** |" in tools._repr_markdown_()  # "_" escaped
     assert {"fake__echo", "fake__add", "sdk__add", "sdk__crash_once_plain", "everything__echo",
             "everything__get-sum"} <= set(names)
     assert len(names) == len(set(names))

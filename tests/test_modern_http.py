@@ -36,6 +36,7 @@ from mcp_sync import (
     HeaderMismatch,
     HttpTransport,
     MissingClientCapability,
+    ProtocolError,
     ProtocolVersionRejected,
     RequestTimeout,
     TransportError,
@@ -449,8 +450,15 @@ def test_tools_with_invalid_x_mcp_header_annotations_are_dropped(
         with connect(server.url) as client:
             assert [t.name for t in client.list_tools()] == ["valid"]
             assert client.call_tool("valid", {"region": "us"}).text == '{"region": "us"}'
+            # A dropped tool is refused, not sent without its headers.
+            with pytest.raises(ProtocolError, match=r"refusing to call tool 'twice'.*used twice"):
+                client.call_tool("twice", {"a": "x", "b": "y"})
+            with pytest.raises(ProtocolError, match="refusing to call tool 'on_a_number'"):
+                client.call_tool_future("on_a_number", {"score": 1.5})
         call = server.http.wait_for(lambda r: r.rpc_method == "tools/call", WAIT)
     assert call.header("mcp-param-region") == "us"
+    calls = [r.json["params"]["name"] for r in server.requests if r.rpc_method == "tools/call"]
+    assert calls == ["valid"]
     warned = " ".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
     for dropped in tools[1:]:
         assert f"dropping tool {dropped['name']!r}" in warned
@@ -603,6 +611,67 @@ def test_fallback_against_a_silent_http_server_costs_no_more_than_the_probe() ->
             # The abandoned probe's connection is closed, not held for the session's life.
             assert probe_closed.wait(WAIT)
     assert 0.5 <= elapsed < 0.5 + 3.0
+
+
+@pytest.mark.parametrize("refusal", ["method not found", "HTTP 404", "-32022"])
+def test_a_stateless_server_slow_to_answer_the_probe_is_not_mistaken(refusal: str) -> None:
+    """The probe times out (the server is busy), so the client falls back to initialize;
+    a stateless-only server refuses that, however it does, and the client asks
+    server/discover again with its full timeout instead of failing to connect."""
+    probe_closed = threading.Event()
+    server = StatelessServer([tool("echo")])
+    answer = server._post
+
+    def busy_first(handler: Any, message: Any) -> bool:
+        method = message.get("method") if isinstance(message, dict) else None
+        if method == "server/discover" and not probe_closed.is_set():
+            wait_for_disconnect(handler, probe_closed)  # too busy: answers nothing
+            return True
+        if method == "initialize" and refusal == "HTTP 404":
+            handler.send_status(404, b"Not Found")
+            return True
+        if method == "initialize" and refusal == "-32022":
+            handler.send_json({"jsonrpc": "2.0", "id": message["id"], "error": {
+                "code": -32022, "message": "Unsupported protocol version",
+                "data": {"supported": [MODERN], "requested": "2025-11-25"}}}, 400)
+            return True
+        return answer(handler, message)
+
+    server.http.post_hook = busy_first
+    with server, connect(server.url, probe_timeout=0.3) as client:
+        assert client.era == "stateless" and client.protocol_version == MODERN
+        assert client.server_info.name == "stateless-test"
+        assert client.call_tool("echo", {"text": "hi"}).text == '{"text": "hi"}'
+        methods = [r.rpc_method for r in server.requests]
+    assert probe_closed.is_set()  # the timed-out probe's connection was closed
+    assert methods[:4] == ["server/discover", "initialize", "server/discover", "tools/list"]
+
+
+def test_a_refused_initialize_after_a_silent_probe_still_fails_clearly() -> None:
+    """A server that stays silent on server/discover and refuses initialize: the
+    initialize refusal is what the caller sees, once discover has failed again."""
+    probe_closed = threading.Event()
+
+    def refuse(handler: Any, message: Any) -> bool:
+        method = message.get("method") if isinstance(message, dict) else None
+        if method == "server/discover":
+            if probe_closed.is_set():
+                handler.send_status(404, b"Not Found")
+            else:
+                wait_for_disconnect(handler, probe_closed)
+            return True
+        handler.send_status(405, b"Method Not Allowed")
+        return True
+
+    with McpHttpServer(session_era_fake()) as server:
+        server.post_hook = refuse
+        with pytest.raises(mcp_sync.HTTPError) as caught:  # no legacy SSE fallback:
+            connect(server.url, probe_timeout=0.3, transport="http")
+        methods = [r.rpc_method for r in server.requests]
+    assert caught.value.status == 405 and caught.value.method == "initialize"
+    assert isinstance(caught.value.__cause__, mcp_sync.HTTPError)
+    assert caught.value.__cause__.status == 404  # the second discover
+    assert methods == ["server/discover", "initialize", "server/discover"]
 
 
 def test_fallback_against_server_everything_over_http() -> None:

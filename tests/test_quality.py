@@ -1,4 +1,4 @@
-"""The library stays typed (mypy --strict) and lint-clean (ruff)."""
+"""mypy --strict over the library; ruff over it, its tests, benchmarks and examples."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def test_mypy_strict_is_clean() -> None:
 
 def test_ruff_is_clean() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "mcp_sync", "tests", "bench"],
+        [sys.executable, "-m", "ruff", "check", "mcp_sync", "tests", "bench", "examples"],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr

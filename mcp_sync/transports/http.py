@@ -61,11 +61,9 @@ from __future__ import annotations
 import http.client
 import json
 import logging
-import queue
 import re
 import socket
 import threading
-import time
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
@@ -81,6 +79,7 @@ from requests.structures import CaseInsensitiveDict
 from requests.utils import get_netrc_auth
 
 from .._headers import encode_header_value
+from .._pool import ThreadPool
 from ..exceptions import (
     ConnectionClosed,
     HTTPError,
@@ -353,85 +352,6 @@ class _Exchange:
             _shutdown_socket(sock)
 
 
-class _StreamThreads:
-    """Named daemon threads that run exchanges; started on demand, reused, retired idle.
-
-    ``_lock`` guards ``_threads``, ``_idle``, ``_count`` and ``_stopped``; a job is queued
-    under it too, so that a thread deciding to retire never strands one.
-    """
-
-    def __init__(self, name: str, idle_timeout: float = _WORKER_IDLE) -> None:
-        self._name = name
-        self._idle_timeout = idle_timeout
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._threads: List[threading.Thread] = []
-        self._idle = 0
-        self._count = 0
-        self._stopped = False
-
-    def submit(self, fn: Callable[..., None], *args: Any) -> None:
-        """Run ``fn(*args)`` on a stream thread.
-
-        Raises:
-            ConnectionClosed: the transport is closing.
-        """
-        with self._lock:
-            if self._stopped:
-                closed = ConnectionClosed(f"connection to {self._name} closed by the client")
-                closed.request_sent = False
-                raise closed
-            if self._idle == 0:
-                self._count += 1
-                # A daemon, so that a client nobody closed never keeps the interpreter
-                # alive; close() aborts its exchange and joins it all the same.
-                thread = threading.Thread(
-                    target=self._work, name=f"mcp-sync-stream-{self._name}-{self._count}",
-                    daemon=True,
-                )
-                self._threads.append(thread)
-                self._idle += 1
-                thread.start()
-            self._idle -= 1
-            self._queue.put((fn, args))
-
-    def _work(self) -> None:
-        me = threading.current_thread()
-        while True:
-            try:
-                item = self._queue.get(timeout=self._idle_timeout)
-            except queue.Empty:
-                with self._lock:
-                    if self._queue.empty():  # nothing was handed to us meanwhile: retire
-                        self._idle -= 1
-                        self._threads.remove(me)
-                        return
-                continue
-            if item is None:
-                return
-            fn, args = item
-            try:
-                fn(*args)
-            except Exception:
-                log.exception("%s: unexpected error in %r", me.name, fn)
-            with self._lock:
-                self._idle += 1
-
-    def stop(self, timeout: float) -> None:
-        """Refuse new jobs, wake every thread and join them all within ``timeout``."""
-        with self._lock:
-            self._stopped = True
-            threads = list(self._threads)
-            for _ in threads:
-                self._queue.put(None)
-        deadline = time.monotonic() + timeout
-        for thread in threads:
-            if thread is not threading.current_thread():
-                thread.join(max(0.0, deadline - time.monotonic()))
-                if thread.is_alive():
-                    log.warning("%s did not stop within %.1f s", thread.name, timeout)
-
-
 class HttpTransport(Transport):
     """Talks to an MCP server over Streamable HTTP (MCP 2025-03-26 and later).
 
@@ -522,7 +442,7 @@ class HttpTransport(Transport):
         self._on_close: Optional[CloseCallback] = None
         self._http: Optional[requests.Session] = None
         self._owns_http = False
-        self._workers = _StreamThreads(self.name)
+        self._workers = ThreadPool(f"mcp-sync-stream-{self.name}", idle_timeout=_WORKER_IDLE)
         self._exchanges: Dict[Any, _Exchange] = {}
         self._session_id: Optional[str] = None
         self._protocol_version: Optional[str] = None
@@ -715,11 +635,11 @@ class HttpTransport(Transport):
             self._exchanges[request_id] = exchange
         try:
             if self.on_request_failed is not None:
-                self._workers.submit(self._run_exchange, exchange)
+                self._spawn(self._run_exchange, exchange)
                 return
             response = self._open(exchange)
             if response is not None:
-                self._workers.submit(self._finish_exchange, exchange, response)
+                self._spawn(self._finish_exchange, exchange, response)
             else:
                 self._forget(exchange)
         except BaseException:
@@ -881,7 +801,7 @@ class HttpTransport(Transport):
                 response.close()
                 return
             try:
-                self._workers.submit(self._drain, exchange, response)
+                self._spawn(self._drain, exchange, response)
             except ConnectionClosed:
                 self._forget(exchange)
                 response.close()
@@ -925,6 +845,17 @@ class HttpTransport(Transport):
                           exchange.request_id)
         finally:
             self._forget(exchange)
+
+    def _spawn(self, fn: Callable[..., None], *args: Any) -> None:
+        """Run ``fn(*args)`` on a stream thread.
+
+        Raises:
+            ConnectionClosed: the transport is closing.
+        """
+        if not self._workers.submit(fn, *args):
+            closed = ConnectionClosed(f"connection to {self.name} closed by the client")
+            closed.request_sent = False
+            raise closed
 
     def _forget(self, exchange: _Exchange) -> None:
         with self._state_lock:
