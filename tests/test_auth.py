@@ -20,8 +20,11 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, List, Optional
 
+import jwt
 import pytest
 import requests
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 import mcp_sync
 from mcp_sync import AuthError
@@ -583,8 +586,6 @@ def test_client_credentials_with_a_secret(server: OAuthTestServer) -> None:
 
 
 def test_client_credentials_with_private_key_jwt(server: OAuthTestServer) -> None:
-    ec = pytest.importorskip("cryptography.hazmat.primitives.asymmetric.ec")
-    serialization = pytest.importorskip("cryptography.hazmat.primitives.serialization")
     key = ec.generate_private_key(ec.SECP256R1())
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption()).decode()
@@ -596,8 +597,6 @@ def test_client_credentials_with_private_key_jwt(server: OAuthTestServer) -> Non
 
 
 def test_jwt_bearer_grant_for_a_workload(server: OAuthTestServer) -> None:
-    ec = pytest.importorskip("cryptography.hazmat.primitives.asymmetric.ec")
-    jwt = pytest.importorskip("jwt")
     key = ec.generate_private_key(ec.SECP256R1())
     server.workload_key = key.public_key()
     server.scopes_supported = ["mcp:write"]
