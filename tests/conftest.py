@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -10,6 +9,9 @@ from pathlib import Path
 from typing import Iterator, List
 
 import pytest
+
+# The process measurements live with the workloads, which bench/ imports without pytest.
+from .faults.workloads import child_pids
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVERS = Path(__file__).resolve().parent / "servers"
@@ -20,25 +22,6 @@ EVERYTHING = (
     / "dist" / "index.js"
 )
 PY = sys.executable
-
-
-def child_pids() -> List[int]:
-    """Processes (zombies included) whose parent is this test process."""
-    me = os.getpid()
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read().decode(errors="replace")
-        except OSError:
-            continue
-        # pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 1 and int(fields[1]) == me:
-            pids.append(int(entry))
-    return pids
 
 
 def mcp_threads() -> List[threading.Thread]:

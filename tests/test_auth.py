@@ -281,17 +281,10 @@ def test_bearer_auth_with_a_token_a_callable_and_static_headers(
 
 
 def test_bearer_auth_over_the_legacy_sse_transport() -> None:
-    from mcp_sync.testing import FakeServer
-
+    from .servers.http_server import echo_fake
     from .servers.legacy_sse_server import LegacySseServer
 
-    fake = FakeServer("legacy")
-
-    @fake.tool()
-    def echo(text: str) -> str:
-        return text
-
-    with LegacySseServer(fake) as legacy:
+    with LegacySseServer(echo_fake("legacy")) as legacy:
         legacy.required_headers = {"Authorization": "Bearer legacy-token"}
         with mcp_sync.connect(legacy.url, transport="sse", timeout=WAIT,
                               auth=BearerAuth(lambda: "legacy-token")) as client:

@@ -43,10 +43,9 @@ from mcp_sync import (
     UnsupportedProtocolVersion,
 )
 from mcp_sync.client import forget_protocol_eras
-from mcp_sync.testing import FakeServer
 
 from .conftest import PY, SERVERS, require_everything
-from .servers.http_server import McpHttpServer, Recorded
+from .servers.http_server import McpHttpServer, Recorded, echo_fake
 
 WAIT = 10.0  # the bound for anything a test waits on; nothing should come near it
 MODERN = "2026-07-28"
@@ -565,18 +564,9 @@ def test_a_server_sharing_no_version_refuses_the_connection_with_its_own_error()
 # -- falling back to the session era over HTTP --------------------------------------------
 
 
-def session_era_fake() -> FakeServer:
-    fake = FakeServer("session-only")
-
-    @fake.tool()
-    def echo(text: str) -> str:
-        return text
-
-    return fake
-
 
 def test_fallback_against_a_session_era_http_server() -> None:
-    with McpHttpServer(session_era_fake()) as server:
+    with McpHttpServer(echo_fake("session-only")) as server:
         started = time.monotonic()
         with connect(server.url, probe_timeout=5.0) as client:
             elapsed = time.monotonic() - started
@@ -601,7 +591,7 @@ def test_fallback_against_a_silent_http_server_costs_no_more_than_the_probe() ->
             return True
         return False
 
-    with McpHttpServer(session_era_fake()) as server:
+    with McpHttpServer(echo_fake("session-only")) as server:
         server.post_hook = silent_probe
         started = time.monotonic()
         with connect(server.url, probe_timeout=0.5) as client:
@@ -663,7 +653,7 @@ def test_a_refused_initialize_after_a_silent_probe_still_fails_clearly() -> None
         handler.send_status(405, b"Method Not Allowed")
         return True
 
-    with McpHttpServer(session_era_fake()) as server:
+    with McpHttpServer(echo_fake("session-only")) as server:
         server.post_hook = refuse
         with pytest.raises(mcp_sync.HTTPError) as caught:  # no legacy SSE fallback:
             connect(server.url, probe_timeout=0.3, transport="http")

@@ -43,13 +43,12 @@ from mcp_sync import (
 )
 from mcp_sync.auth import BearerAuth, FileTokenStorage
 from mcp_sync.exceptions import excerpt
-from mcp_sync.testing import FakeServer
 from mcp_sync.transports.stdio import default_environment
 
 from .conftest import PY, fake_server_command
 from .faults.helpers import fault_client
 from .faults.workloads import FAULT_SERVER, PINNED
-from .servers.http_server import McpHttpServer
+from .servers.http_server import McpHttpServer, echo_fake
 from .servers.legacy_sse_server import LegacySseServer
 
 SECRETS = {
@@ -61,19 +60,10 @@ SECRETS = {
 HEADERS = {"Authorization": f"Bearer {SECRETS['header']}", "X-Api-Key": SECRETS["api_key"]}
 
 
-def make_fake() -> FakeServer:
-    fake = FakeServer("security")
-
-    @fake.tool()
-    def echo(text: str) -> str:
-        return text
-
-    return fake
-
 
 @pytest.fixture
 def server() -> Iterator[McpHttpServer]:
-    with McpHttpServer(make_fake()) as running:
+    with McpHttpServer(echo_fake("security")) as running:
         yield running
 
 
@@ -210,7 +200,7 @@ def test_credentials_never_appear_in_errors_logs_or_repr(
 
 def test_url_credentials_reach_a_legacy_server_as_basic_auth() -> None:
     basic = base64.b64encode(f"alice:{SECRETS['password']}".encode()).decode()
-    with LegacySseServer(make_fake()) as server:
+    with LegacySseServer(echo_fake("security")) as server:
         server.required_headers = {"Authorization": f"Basic {basic}"}
         url = server.url.replace("http://", f"http://alice:{SECRETS['password']}@")
         transport = SseTransport(url)
@@ -237,7 +227,7 @@ def test_a_stdio_servers_env_values_stay_out_of_errors(
 
 
 def test_no_credential_follows_a_redirect_to_another_origin(server: McpHttpServer) -> None:
-    with McpHttpServer(make_fake()) as elsewhere:
+    with McpHttpServer(echo_fake("security")) as elsewhere:
         def hook(handler: Any, message: Any) -> bool:
             handler.send_status(307, b"", {"Location": elsewhere.url})
             return True
@@ -252,7 +242,8 @@ def test_no_credential_follows_a_redirect_to_another_origin(server: McpHttpServe
 
 
 def test_a_legacy_endpoint_on_another_origin_is_refused() -> None:
-    with LegacySseServer(make_fake()) as server, McpHttpServer(make_fake()) as elsewhere:
+    with LegacySseServer(echo_fake("security")) as server, \
+            McpHttpServer(echo_fake("security")) as elsewhere:
         server.endpoint = lambda sid: f"{elsewhere.url}?sessionId={sid}"
         with pytest.raises(ProtocolError, match="refusing the endpoint"):
             mcp_sync.Client(SseTransport(server.url, headers=HEADERS, connect_timeout=3),

@@ -29,9 +29,8 @@ from mcp_sync import (
     SseTransport,
     TransportError,
 )
-from mcp_sync.testing import FakeServer
 
-from ..servers.http_server import McpHttpServer
+from ..servers.http_server import McpHttpServer, echo_fake
 from ..servers.legacy_sse_server import LegacySseServer
 from .helpers import assert_reports_closed, assert_usable, expect, timed
 from .workloads import PINNED, HttpServerProcess
@@ -41,26 +40,17 @@ SECRET_HEADERS = {"Authorization": "Bearer secret-token", "X-Api-Key": "secret-k
 Hook = Callable[[Any, Dict[str, Any]], None]
 
 
-def make_fake() -> FakeServer:
-    fake = FakeServer("http-faults")
-
-    @fake.tool()
-    def echo(text: str) -> str:
-        return text
-
-    return fake
-
 
 @pytest.fixture
 def server() -> Iterator[McpHttpServer]:
-    with McpHttpServer(make_fake()) as running:
+    with McpHttpServer(echo_fake("http-faults")) as running:
         yield running
 
 
 @pytest.fixture
 def other_origin() -> Iterator[McpHttpServer]:
     """A second server on another port: another origin, recording what reaches it."""
-    with McpHttpServer(make_fake()) as running:
+    with McpHttpServer(echo_fake("http-faults")) as running:
         yield running
 
 
@@ -395,7 +385,7 @@ def test_a_redirect_within_the_origin_is_followed(server: McpHttpServer) -> None
 
 
 def test_an_error_status_on_initialize() -> None:
-    with McpHttpServer(make_fake()) as server:
+    with McpHttpServer(echo_fake("http-faults")) as server:
         def hook(handler: Any, message: Any) -> bool:
             handler.send_status(503, b"<html>maintenance</html>", content_type="text/html")
             return True
@@ -440,7 +430,7 @@ def legacy(url: str, **kwargs: Any) -> mcp_sync.Client:
 def test_a_legacy_endpoint_on_another_origin_is_refused(
         other_origin: McpHttpServer, endpoint: str) -> None:
     port = other_origin.port
-    with LegacySseServer(make_fake()) as server:
+    with LegacySseServer(echo_fake("http-faults")) as server:
         server.endpoint = {
             "other": lambda sid: f"{other_origin.url}?sessionId={sid}",
             "scheme-relative": lambda sid: f"//127.0.0.1:{port}/mcp?sessionId={sid}",
@@ -453,7 +443,7 @@ def test_a_legacy_endpoint_on_another_origin_is_refused(
 
 
 def test_a_legacy_stream_redirected_to_another_origin(other_origin: McpHttpServer) -> None:
-    with LegacySseServer(make_fake()) as server:
+    with LegacySseServer(echo_fake("http-faults")) as server:
         server.get_status = 307
         server.get_headers = {"Location": other_origin.url}
         with expect(TransportError, 4.0, fault="legacy sse: GET redirected to another origin",
@@ -463,7 +453,7 @@ def test_a_legacy_stream_redirected_to_another_origin(other_origin: McpHttpServe
 
 
 def test_a_legacy_post_redirected_to_another_origin(other_origin: McpHttpServer) -> None:
-    with LegacySseServer(make_fake()) as server:
+    with LegacySseServer(echo_fake("http-faults")) as server:
         client = legacy(server.url)
         try:
             server.post_status = 307
@@ -479,7 +469,7 @@ def test_a_legacy_post_redirected_to_another_origin(other_origin: McpHttpServer)
 
 
 def test_a_legacy_stream_that_ends_mid_request(other_origin: McpHttpServer) -> None:
-    with LegacySseServer(make_fake()) as server:
+    with LegacySseServer(echo_fake("http-faults")) as server:
         client = legacy(server.url)
         try:
             server.post_status = 202  # accepted, never answered

@@ -41,6 +41,7 @@ def child_pids() -> List[int]:
                 stat = f.read().decode(errors="replace")
         except OSError:
             continue
+        # pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
         fields = stat[stat.rfind(")") + 2:].split()
         if len(fields) > 1 and int(fields[1]) == me:
             pids.append(int(entry))

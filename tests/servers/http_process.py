@@ -17,9 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mcp_sync.testing import FakeServer
 from tests.servers import http_server
-from tests.servers.http_server import McpHttpServer
+from tests.servers.http_server import McpHttpServer, echo_fake
 
 # socketserver listens with a backlog of 5: 64 threads connecting at once would see
 # dropped SYNs and resets from the test server, not from the client under test.
@@ -30,14 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reply", choices=("json", "sse"), default="json")
     options = parser.parse_args()
-    fake = FakeServer("http-load")
-
-    @fake.tool()
-    def echo(text: str) -> str:
-        """Echo the text."""
-        return text
-
-    with McpHttpServer(fake, reply=options.reply) as server:
+    with McpHttpServer(echo_fake("http-load"), reply=options.reply) as server:
         sys.stdout.write(server.url + "\n")
         sys.stdout.flush()
         sys.stdin.buffer.read()  # until the parent closes the pipe

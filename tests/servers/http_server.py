@@ -54,6 +54,18 @@ _POLL = 0.05
 _JSON_WAIT = 30.0
 
 
+def echo_fake(name: str) -> FakeServer:
+    """A FakeServer with one tool, ``echo(text)``: the peer most HTTP tests need."""
+    fake = FakeServer(name)
+
+    @fake.tool()
+    def echo(text: str) -> str:
+        """Echo the text."""
+        return text
+
+    return fake
+
+
 class Recorded:
     """One request the server received."""
 
