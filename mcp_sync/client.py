@@ -75,6 +75,8 @@ HEADER_MISMATCH = -32020
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 _MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
+# HTTP statuses with which a server says it does not know a method or this transport.
+REFUSED_STATUSES = (400, 404, 405)
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -490,8 +492,8 @@ class Client:
                 # SDK) or a busy server answered the probe after our timeout and serves
                 # 2026-07-28 only, so it refuses initialize.
                 silent = isinstance(exc.__cause__, RequestTimeout)
-                refused = not isinstance(rejected, HTTPError) or rejected.status in (
-                    400, 404, 405)
+                refused = not isinstance(rejected, HTTPError) or (
+                    rejected.status in REFUSED_STATUSES)
                 if not (silent and refused):
                     raise
                 self._rediscover(session, rejected)
@@ -557,7 +559,7 @@ class Client:
                     raise
                 raise _LegacyServer("server/discover failed") from exc
             except HTTPError as exc:
-                if probe and exc.status in (400, 404, 405):
+                if probe and exc.status in REFUSED_STATUSES:
                     raise _LegacyServer(f"server/discover got HTTP {exc.status}") from exc
                 raise
         else:  # pragma: no cover - the loop always breaks, returns or raises

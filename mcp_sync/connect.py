@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from .client import Client
+from .client import REFUSED_STATUSES, Client
 from .exceptions import HTTPError
 from .transports.base import Transport
 from .transports.stdio import StdioTransport, split_command
@@ -126,7 +126,7 @@ def connect(
     try:
         return client.connect()
     except HTTPError as exc:
-        fallback = transport is None and exc.status in (400, 404, 405) and _is_url_target(target)
+        fallback = transport is None and exc.status in REFUSED_STATUSES and _is_url_target(target)
         if not fallback:
             raise
         log.info("%s answered HTTP %s to initialize; trying the legacy HTTP+SSE transport",
