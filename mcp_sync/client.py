@@ -225,7 +225,9 @@ class Client:
             probes with ``server/discover`` for the stateless 2026-07-28 era and falls back
             to the ``initialize`` handshake at once when the server answers like an older
             one (or not within ``probe_timeout``). The era found is remembered per server
-            for the life of the process. A pinned version skips the probe.
+            for the life of the process, except a fallback over Streamable HTTP after
+            mere silence (older servers refuse the probe at once there, so a silent one
+            was busy and is probed again next time). A pinned version skips the probe.
         probe_timeout: how long the era probe waits for an answer (default 1 s). A
             server silent that long that then refuses ``initialize`` is asked
             ``server/discover`` again, with ``timeout``.
@@ -497,6 +499,13 @@ class Client:
                 if not (silent and refused):
                     raise
                 self._rediscover(session, rejected)
+                return
+            if isinstance(exc.__cause__, RequestTimeout) and self.transport.legacy_servers_answer:
+                # Over Streamable HTTP an older server refuses the probe at once; silence
+                # means a busy server (maybe one serving both eras), so this connection
+                # takes the handshake it accepted and the next one probes again.
+                log.debug("%s accepted initialize after a silent probe: era not remembered",
+                          self.name)
                 return
             with _era_lock:  # only once the server has accepted the handshake
                 _era_cache[key] = "session"

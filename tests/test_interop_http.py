@@ -338,6 +338,11 @@ class Peer:
         kwargs.setdefault("timeout", T)
         kwargs.setdefault("name", self.kind)
         kwargs.setdefault("protocol_version", self.spec.protocol_version)
+        # The era probe gets the tests' patience: these tests are about each era's
+        # features, and a server's first 2026-07-28 answer on a loaded machine can take
+        # longer than the 1 s default. test_negotiation_finds_each_servers_era_without_
+        # stalling holds the default to its promise.
+        kwargs.setdefault("probe_timeout", T)
         if self.spec.transport is not None:
             kwargs.setdefault("transport", self.spec.transport)
         client = mcp_sync.connect(self.server.url, **kwargs)

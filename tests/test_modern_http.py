@@ -637,6 +637,40 @@ def test_a_stateless_server_slow_to_answer_the_probe_is_not_mistaken(refusal: st
     assert methods[:4] == ["server/discover", "initialize", "server/discover", "tools/list"]
 
 
+def test_a_silent_probe_over_http_is_not_remembered() -> None:
+    """A server that serves both eras but is too busy to answer the first probe gets the
+    initialize handshake; over Streamable HTTP silence is no proof of age (older servers
+    refuse server/discover at once), so the next client probes again and finds 2026-07-28.
+    A refusal, by contrast, is remembered (test_fallback_against_a_session_era_http_server)."""
+    probe_closed = threading.Event()
+    server = StatelessServer([tool("echo")])
+    answer = server._post
+
+    def busy_first(handler: Any, message: Any) -> bool:
+        method = message.get("method") if isinstance(message, dict) else None
+        if method == "server/discover" and not probe_closed.is_set():
+            wait_for_disconnect(handler, probe_closed)  # too busy: answers nothing
+            return True
+        if method == "initialize":
+            handler.send_json({"jsonrpc": "2.0", "id": message["id"], "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "both-eras", "version": "1"}}})
+            return True
+        return answer(handler, message)
+
+    server.http.post_hook = busy_first
+    with server:
+        with connect(server.url, probe_timeout=0.3) as client:
+            assert client.era == "session" and client.protocol_version == "2025-11-25"
+        assert probe_closed.is_set()
+        with connect(server.url, probe_timeout=0.3) as client:
+            assert client.era == "stateless" and client.protocol_version == MODERN
+            assert client.call_tool("echo", {"text": "hi"}).text == '{"text": "hi"}'
+        methods = [r.rpc_method for r in server.requests if r.rpc_method]
+    assert methods[:2] == ["server/discover", "initialize"]
+    assert methods.count("server/discover") == 2 and methods.count("initialize") == 1
+
+
 def test_a_refused_initialize_after_a_silent_probe_still_fails_clearly() -> None:
     """A server that stays silent on server/discover and refuses initialize: the
     initialize refusal is what the caller sees, once discover has failed again."""

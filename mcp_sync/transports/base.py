@@ -53,6 +53,10 @@ class Transport(abc.ABC):
     #: True for transports that mirror request fields into HTTP headers (2026-07-28), so
     #: that the client must drop tools with invalid ``x-mcp-header`` annotations.
     mirrors_headers: bool = False
+    #: True when a session-era server answers every request, even one sent before
+    #: ``initialize`` (an HTTP POST always gets a status), so an unanswered era probe means
+    #: a slow server, not an old one, and the fallback is not remembered.
+    legacy_servers_answer: bool = False
     #: True when one thread calls ``on_message``, in wire order (stdio's reader). The
     #: session may then resolve a blocked caller's response on that thread directly.
     single_reader: bool = False

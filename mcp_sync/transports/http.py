@@ -390,6 +390,9 @@ class HttpTransport(Transport):
 
     #: Request fields are mirrored into headers in the stateless era (``Mcp-Name``, ...).
     mirrors_headers = True
+    #: Session-era servers refuse ``server/discover`` at once (HTTP 400/404/405 or a
+    #: JSON-RPC error): silence from a server here means it is busy, not old.
+    legacy_servers_answer = True
 
     def __init__(
         self,
