@@ -123,7 +123,11 @@ def sdk_url() -> Iterator[str]:
 
 
 def connect(url: str, **kwargs: Any) -> mcp_sync.Client:
+    """``mcp_sync.connect`` with the tests' bounds. The era probe waits up to WAIT too:
+    a freshly started SDK server's first answer can take more than the 1 s default on a
+    loaded machine. Tests about the probe's timing pass their own ``probe_timeout``."""
     kwargs.setdefault("timeout", WAIT)
+    kwargs.setdefault("probe_timeout", WAIT)
     return mcp_sync.connect(url, **kwargs)
 
 
@@ -282,7 +286,8 @@ def test_a_header_mismatch_from_the_server_is_a_header_mismatch_error(sdk_url: s
     adapter = TamperingAdapter()
     with requests.Session() as http:
         http.mount("http://", adapter)
-        with mcp_sync.Client(HttpTransport(sdk_url, session=http), timeout=WAIT) as client:
+        with mcp_sync.Client(HttpTransport(sdk_url, session=http), timeout=WAIT,
+                             probe_timeout=WAIT) as client:
             with pytest.raises(HeaderMismatch) as info:
                 client.call_tool("regional", {"region": "home", "query": "q"})
             assert info.value.code == -32020
