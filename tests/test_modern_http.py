@@ -608,31 +608,47 @@ def test_fallback_against_a_silent_http_server_costs_no_more_than_the_probe() ->
     assert 0.5 <= elapsed < 0.5 + 3.0
 
 
+def busy_on_the_first_probe(
+    server: StatelessServer, on_initialize: Callable[[Any, Dict[str, Any]], bool],
+) -> threading.Event:
+    """Make ``server`` too busy to answer its first ``server/discover`` (it answers
+    nothing until the client hangs up) and let ``on_initialize`` answer ``initialize``
+    (returning False leaves it to the server). Returns the Event set once the client has
+    closed the probe's connection."""
+    probe_closed = threading.Event()
+    answer = server._post
+
+    def post(handler: Any, message: Any) -> bool:
+        method = message.get("method") if isinstance(message, dict) else None
+        if method == "server/discover" and not probe_closed.is_set():
+            wait_for_disconnect(handler, probe_closed)
+            return True
+        if method == "initialize" and on_initialize(handler, message):
+            return True
+        return answer(handler, message)
+
+    server.http.post_hook = post
+    return probe_closed
+
+
 @pytest.mark.parametrize("refusal", ["method not found", "HTTP 404", "-32022"])
 def test_a_stateless_server_slow_to_answer_the_probe_is_not_mistaken(refusal: str) -> None:
     """The probe times out (the server is busy), so the client falls back to initialize;
     a stateless-only server refuses that, however it does, and the client asks
     server/discover again with its full timeout instead of failing to connect."""
-    probe_closed = threading.Event()
-    server = StatelessServer([tool("echo")])
-    answer = server._post
-
-    def busy_first(handler: Any, message: Any) -> bool:
-        method = message.get("method") if isinstance(message, dict) else None
-        if method == "server/discover" and not probe_closed.is_set():
-            wait_for_disconnect(handler, probe_closed)  # too busy: answers nothing
-            return True
-        if method == "initialize" and refusal == "HTTP 404":
+    def refuse(handler: Any, message: Dict[str, Any]) -> bool:
+        if refusal == "HTTP 404":
             handler.send_status(404, b"Not Found")
             return True
-        if method == "initialize" and refusal == "-32022":
+        if refusal == "-32022":
             handler.send_json({"jsonrpc": "2.0", "id": message["id"], "error": {
                 "code": -32022, "message": "Unsupported protocol version",
                 "data": {"supported": [MODERN], "requested": "2025-11-25"}}}, 400)
             return True
-        return answer(handler, message)
+        return False  # the stateless server's own answer: method not found
 
-    server.http.post_hook = busy_first
+    server = StatelessServer([tool("echo")])
+    probe_closed = busy_on_the_first_probe(server, refuse)
     with server, connect(server.url, probe_timeout=0.3) as client:
         assert client.era == "stateless" and client.protocol_version == MODERN
         assert client.server_info.name == "stateless-test"
@@ -647,23 +663,14 @@ def test_a_silent_probe_over_http_is_not_remembered() -> None:
     initialize handshake; over Streamable HTTP silence is no proof of age (older servers
     refuse server/discover at once), so the next client probes again and finds 2026-07-28.
     A refusal, by contrast, is remembered (test_fallback_against_a_session_era_http_server)."""
-    probe_closed = threading.Event()
+    def accept(handler: Any, message: Dict[str, Any]) -> bool:
+        handler.send_json({"jsonrpc": "2.0", "id": message["id"], "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "both-eras", "version": "1"}}})
+        return True
+
     server = StatelessServer([tool("echo")])
-    answer = server._post
-
-    def busy_first(handler: Any, message: Any) -> bool:
-        method = message.get("method") if isinstance(message, dict) else None
-        if method == "server/discover" and not probe_closed.is_set():
-            wait_for_disconnect(handler, probe_closed)  # too busy: answers nothing
-            return True
-        if method == "initialize":
-            handler.send_json({"jsonrpc": "2.0", "id": message["id"], "result": {
-                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                "serverInfo": {"name": "both-eras", "version": "1"}}})
-            return True
-        return answer(handler, message)
-
-    server.http.post_hook = busy_first
+    probe_closed = busy_on_the_first_probe(server, accept)
     with server:
         with connect(server.url, probe_timeout=0.3) as client:
             assert client.era == "session" and client.protocol_version == "2025-11-25"
