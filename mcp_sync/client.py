@@ -487,20 +487,20 @@ class Client:
         try:
             self._discover(session, LATEST_PROTOCOL_VERSION, probe=True)
         except _LegacyServer as exc:
+            silent = isinstance(exc.__cause__, RequestTimeout)
             try:
                 self._handshake(session, None, fallback)
             except (ServerError, HTTPError) as rejected:
                 # Silence was no proof: a slow starter (a stdio server importing a big
                 # SDK) or a busy server answered the probe after our timeout and serves
                 # 2026-07-28 only, so it refuses initialize.
-                silent = isinstance(exc.__cause__, RequestTimeout)
                 refused = not isinstance(rejected, HTTPError) or (
                     rejected.status in REFUSED_STATUSES)
                 if not (silent and refused):
                     raise
                 self._rediscover(session, rejected)
                 return
-            if isinstance(exc.__cause__, RequestTimeout) and self.transport.legacy_servers_answer:
+            if silent and self.transport.legacy_servers_answer:
                 # Over Streamable HTTP an older server refuses the probe at once; silence
                 # means a busy server (maybe one serving both eras), so this connection
                 # takes the handshake it accepted and the next one probes again.
