@@ -569,7 +569,6 @@ def test_a_server_sharing_no_version_refuses_the_connection_with_its_own_error()
 # -- falling back to the session era over HTTP --------------------------------------------
 
 
-
 def test_fallback_against_a_session_era_http_server() -> None:
     with McpHttpServer(echo_fake("session-only")) as server:
         started = time.monotonic()

@@ -60,7 +60,6 @@ SECRETS = {
 HEADERS = {"Authorization": f"Bearer {SECRETS['header']}", "X-Api-Key": SECRETS["api_key"]}
 
 
-
 @pytest.fixture
 def server() -> Iterator[McpHttpServer]:
     with McpHttpServer(echo_fake("security")) as running:

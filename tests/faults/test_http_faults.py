@@ -40,7 +40,6 @@ SECRET_HEADERS = {"Authorization": "Bearer secret-token", "X-Api-Key": "secret-k
 Hook = Callable[[Any, Dict[str, Any]], None]
 
 
-
 @pytest.fixture
 def server() -> Iterator[McpHttpServer]:
     with McpHttpServer(echo_fake("http-faults")) as running:
