@@ -4,9 +4,10 @@
     nox -s core-3.9          # one of them
 
 Only the modules of the library's own layers run here, without their tests marked ``peer``
-(those need the official ``mcp`` SDK, which needs a newer Python, or the Node peers); the full
-suite, peers included, runs with ``python -m pytest`` on the default interpreter. nox looks the interpreters up on ``PATH`` (``python3.9``, ``python3.13``);
-``.ci/run`` puts pyenv's on it.
+(those need the official ``mcp`` SDK, which needs a newer Python, or the Node peers); the
+full suite, peers included, runs with ``python -m pytest`` on the default interpreter. nox
+looks the interpreters up on ``PATH`` (``python3.9``, ``python3.13``); ``.ci/run`` puts
+pyenv's there.
 """
 
 from __future__ import annotations
