@@ -246,6 +246,7 @@ class MissingClientCapability(ServerError):
 
     @property
     def required_capabilities(self) -> Any:
+        """The capabilities the server said the call needs (``data.requiredCapabilities``)."""
         return self.data.get("requiredCapabilities") if isinstance(self.data, dict) else None
 
     def __str__(self) -> str:
@@ -264,6 +265,7 @@ class ProtocolVersionRejected(ServerError, UnsupportedProtocolVersion):
 
     @property
     def supported(self) -> Any:
+        """The protocol versions the server said it supports (``data.supported``)."""
         return self.data.get("supported") if isinstance(self.data, dict) else None
 
     def __str__(self) -> str:
