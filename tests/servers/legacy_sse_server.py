@@ -7,7 +7,8 @@ answers ``202 Accepted``; the reply travels on the stream. The MCP side is a
 :class:`mcp_sync.testing.FakeServer`, one connection per stream.
 
 Knobs for tests (set them before the client connects): ``endpoint`` (a function of the
-session id returning the endpoint event's data, or None to send none), ``get_status`` and
+session id returning the endpoint event's data, or None to send none), ``preamble`` (raw
+bytes the stream starts with, before the endpoint event), ``get_status`` and
 ``post_status`` (answer GETs or POSTs with an error status instead), ``get_headers`` and
 ``post_headers`` (extra headers on those errors), ``required_headers`` (401 unless every
 one is present). ``requests`` records every request as ``(method, path, headers)``.
@@ -100,6 +101,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
+        self.wfile.write(owner.preamble)
         endpoint = owner.endpoint(stream.session_id)
         if endpoint is not None:
             self.wfile.write(f"event: endpoint\ndata: {endpoint}\n\n".encode())
@@ -184,6 +186,7 @@ class LegacySseServer:
     def __init__(self, fake: Optional[FakeServer] = None) -> None:
         self.fake = fake or FakeServer("legacy")
         self.endpoint: Callable[[str], Optional[str]] = lambda sid: f"/messages?sessionId={sid}"
+        self.preamble = b""
         self.get_status: Optional[int] = None
         self.get_headers: Dict[str, str] = {}
         self.post_status: Optional[int] = None
