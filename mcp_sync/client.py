@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import json
 import logging
 import os
 import threading
@@ -35,6 +36,7 @@ from .exceptions import (
     ClientNotConnected,
     ForkedClientError,
     HTTPError,
+    ListingTooLarge,
     MCPError,
     ProtocolError,
     RequestTimeout,
@@ -51,6 +53,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT",
+    "DEFAULT_MAX_LIST_BYTES",
+    "DEFAULT_MAX_LIST_ITEMS",
     "LATEST_PROTOCOL_VERSION",
     "MODERN_PROTOCOL_VERSIONS",
     "SESSION_PROTOCOL_VERSIONS",
@@ -77,6 +81,12 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 _MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
 # HTTP statuses with which a server says it does not know a method or this transport.
 REFUSED_STATUSES = (400, 404, 405)
+
+#: The most items one ``list_*`` call collects, all pages together (``max_list_items``).
+DEFAULT_MAX_LIST_ITEMS = 10_000
+#: The most bytes of items one ``list_*`` call collects, all pages together
+#: (``max_list_bytes``), measured as compact JSON.
+DEFAULT_MAX_LIST_BYTES = 64 * 1024 * 1024
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -201,6 +211,57 @@ def _adapter(model: Any) -> Any:
     return TypeAdapter(model)
 
 
+# Measures listed items for max_list_bytes: compact, non-ASCII kept as is (one byte per
+# character, close to the UTF-8 on the wire), C-accelerated (no indent).
+_measure = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
+class _ListingBudget:
+    """What one ``list_*`` call may still collect, all its pages together.
+
+    The server decides how many pages there are and how big each one is, so the client
+    puts a number on the total: ``max_list_items`` items and ``max_list_bytes`` bytes
+    (``None`` turns a bound off). Each page is counted before its items are parsed, and
+    nothing is kept when a bound is passed, so a listing holds at most about one bound's
+    worth of items plus one page.
+
+    Bytes are the items' size as compact JSON: the session hands the client parsed
+    results, not frames, so the frame sizes the transport read are not at hand here (and
+    an in-process transport has none). Each item is encoded on its own (C speed, about
+    the cost of decoding it; listings only, never ``tools/call``, and cached while the
+    server promises ``list_changed``), which keeps the transient string to one item's
+    size and stops mid-page at the bound.
+    """
+
+    def __init__(self, client: Client, method: str) -> None:
+        self.client = client
+        self.method = method
+        self.items = 0
+        self.bytes = 0
+
+    def take(self, items: List[Any], pages: int) -> None:
+        """Count one page's raw ``items``; raise :class:`ListingTooLarge` past a bound."""
+        max_items, max_bytes = self.client.max_list_items, self.client.max_list_bytes
+        self.items += len(items)
+        if max_items is not None and self.items > max_items:
+            raise self.error("max_list_items", max_items,
+                             f"listed more than {max_items} items in {pages} pages")
+        if max_bytes is None:
+            return
+        for item in items:
+            self.bytes += len(_measure(item))
+            if self.bytes > max_bytes:
+                raise self.error("max_list_bytes", max_bytes,
+                                 f"listed more than {max_bytes} bytes of items in {pages} pages")
+
+    def error(self, bound: str, limit: int, what: str) -> ListingTooLarge:
+        return ListingTooLarge(
+            f"{self.method} from {self.client.name} passed {bound}={limit}: the server {what}; "
+            f"raise it with Client({bound}=...) or connect(..., {bound}=...) (None: no limit)",
+            method=self.method, bound=bound, limit=limit,
+        )
+
+
 def _dump(value: Any) -> Any:
     dump = getattr(value, "model_dump", None)
     if dump is not None:
@@ -246,7 +307,13 @@ class Client:
         reset_timeout_on_progress: progress from the server pushes a request's deadline out.
         max_total_timeout: ...but never past this many seconds (default 600).
         close_timeout: bound for each step of :meth:`close` (and of stopping a stdio child).
-        max_pages: the most pages a ``list_*`` method follows before it gives up.
+        max_pages: the most pages a ``list_*`` method follows before it gives up
+            (default 1000).
+        max_list_items, max_list_bytes: the most items, and bytes of items (measured as
+            compact JSON), one ``list_*`` call collects, all pages together (defaults
+            10,000 and 64 MiB; ``None``: no limit). A server past a bound (or past
+            ``max_pages``) fails the call with :class:`~mcp_sync.ListingTooLarge`, which
+            names the bound; nothing of that listing is kept, and the client stays usable.
         on_connection_lost: called once per connection, as ``on_connection_lost(error)``
             with the :class:`~mcp_sync.ConnectionClosed`, on the session's callback thread,
             when a connected client's link closes without :meth:`close` (the server exited,
@@ -279,6 +346,8 @@ class Client:
         max_total_timeout: Optional[float] = 600.0,
         close_timeout: float = 2.0,
         max_pages: int = 1000,
+        max_list_items: Optional[int] = DEFAULT_MAX_LIST_ITEMS,
+        max_list_bytes: Optional[int] = DEFAULT_MAX_LIST_BYTES,
         probe_timeout: float = 1.0,
         max_input_rounds: int = 10,
         on_connection_lost: Optional[Callable[[Any], None]] = None,
@@ -304,6 +373,8 @@ class Client:
         self.max_total_timeout = max_total_timeout
         self.close_timeout = close_timeout
         self.max_pages = max_pages
+        self.max_list_items = max_list_items
+        self.max_list_bytes = max_list_bytes
         self.probe_timeout = probe_timeout
         self.max_input_rounds = max_input_rounds
         self.on_connection_lost = on_connection_lost
@@ -884,11 +955,13 @@ class Client:
         items: List[Any] = []
         cursor: Optional[str] = None
         seen_cursors = set()
-        for _ in range(self.max_pages):
+        budget = _ListingBudget(self, method)
+        for pages in range(1, self.max_pages + 1):
             params = {"cursor": cursor} if cursor is not None else None
             page = self.request(method, params, timeout=timeout)
             if not isinstance(page, dict) or not isinstance(page.get(key), list):
                 raise ProtocolError(f"{method} result from {self.name} has no list {key!r}")
+            budget.take(page[key], pages)
             items.extend(_parse(model, item, f"{method} item") for item in page[key])
             cursor = page.get("nextCursor")
             if not cursor:
@@ -897,9 +970,8 @@ class Client:
                 raise ProtocolError(f"{self.name} repeated the cursor {cursor!r} in {method}")
             seen_cursors.add(cursor)
         else:
-            raise ProtocolError(
-                f"{method} from {self.name} did not end after {self.max_pages} pages"
-            )
+            raise budget.error("max_pages", self.max_pages,
+                               f"did not end its listing after {self.max_pages} pages")
         if cache:
             with self._cache_lock:
                 if self._cache_generation.get(method, 0) == generation:

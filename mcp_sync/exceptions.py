@@ -20,7 +20,9 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     │   └── ProtocolVersionRejected     ... -32022: unsupported version (also an
     │                                       UnsupportedProtocolVersion)
     ├── ProtocolError                   a malformed or schema-invalid reply, a bad handshake
-    │   └── UnsupportedProtocolVersion  the server speaks no protocol version we do
+    │   ├── UnsupportedProtocolVersion  the server speaks no protocol version we do
+    │   └── ListingTooLarge             a list_* call passed max_list_items, max_list_bytes
+    │                                   or max_pages
     ├── CapabilityError                 the server did not declare the capability a call needs
     ├── CallbackError                   a handler given to the client raised while answering
     │                                   the server (2026-07-28 input requests)
@@ -45,6 +47,7 @@ __all__ = [
     "ForkedClientError",
     "HTTPError",
     "HeaderMismatch",
+    "ListingTooLarge",
     "MCPError",
     "MethodNotFound",
     "MissingClientCapability",
@@ -210,6 +213,24 @@ class ProtocolError(MCPError):
 
 class UnsupportedProtocolVersion(ProtocolError):
     """The server offered a protocol version this client does not speak."""
+
+
+class ListingTooLarge(ProtocolError):
+    """A ``list_*`` call collected more than the client allows: more items than
+    ``max_list_items``, more bytes than ``max_list_bytes``, or more pages than
+    ``max_pages`` (a server that sends too much, or never stops paging).
+
+    ``method`` is the list method (``"tools/list"``...), ``bound`` the name of the
+    :class:`~mcp_sync.Client` keyword that sets the limit (also a ``connect()`` and
+    ``Manager`` keyword), ``limit`` its value. Nothing of the listing is kept; the
+    client stays usable.
+    """
+
+    def __init__(self, message: str, *, method: str, bound: str, limit: int) -> None:
+        super().__init__(message)
+        self.method = method
+        self.bound = bound
+        self.limit = limit
 
 
 class CapabilityError(MCPError):

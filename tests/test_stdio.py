@@ -544,7 +544,7 @@ def test_public_api_is_pinned() -> None:
     assert sorted(mcp_sync.__all__) == sorted([
         "DEFAULT", "AuthError", "CallbackError", "CapabilityError", "Client",
         "ClientNotConnected", "CommandNotFound", "ConnectionClosed", "ForkedClientError",
-        "HTTPError",
+        "HTTPError", "ListingTooLarge",
         "HttpTransport", "MCPError", "MemoryTransport", "MethodNotFound", "ProtocolError",
         "Manager", "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
         "RequestCancelled", "RequestTimeout", "ServerError", "SseTransport", "StdioTransport",

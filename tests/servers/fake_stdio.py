@@ -8,6 +8,11 @@ Options:
   --banner               print a non-JSON banner line on stdout before serving
   --exit-at-start N      exit with status N before reading anything
   --ignore-unknown       never answer unknown methods (some servers ignore server/discover)
+  --endless METHOD       answer the list METHOD (tools/list, resources/list,
+                         resources/templates/list, prompts/list) with pages that never end:
+                         every page has a nextCursor (repeatable)
+  --endless-items N      items per endless page (default 100)
+  --endless-item-size N  characters of description in each endless item (default 100)
 """
 
 from __future__ import annotations
@@ -33,6 +38,11 @@ parser.add_argument("--banner", action="store_true")
 parser.add_argument("--exit-at-start", type=int)
 parser.add_argument("--ignore-unknown", action="store_true",
                     help="never answer unknown methods (e.g. server/discover)")
+parser.add_argument("--endless", action="append", default=[],
+                    choices=["tools/list", "resources/list", "resources/templates/list",
+                             "prompts/list"])
+parser.add_argument("--endless-items", type=int, default=100)
+parser.add_argument("--endless-item-size", type=int, default=100)
 options = parser.parse_args()
 
 if options.exit_at_start is not None:
@@ -174,6 +184,37 @@ for index in range(options.extra_tools):
     server.tool(name=f"tool_{index:03d}", description=f"Extra tool {index}")(
         lambda: "extra"
     )
+
+
+def endless_item(method: str, page: int, index: int, description: str) -> Dict[str, Any]:
+    name = f"endless_{page}_{index}"
+    if method == "tools/list":
+        return {"name": name, "description": description, "inputSchema": {"type": "object"}}
+    if method == "resources/list":
+        return {"uri": f"test://endless/{page}/{index}", "name": name,
+                "description": description}
+    if method == "resources/templates/list":
+        return {"uriTemplate": f"test://endless/{page}/{index}/{{x}}", "name": name,
+                "description": description}
+    return {"name": name, "description": description}
+
+
+def endless_pages(method: str, key: str) -> None:
+    # Distinct names on every page, and always a new cursor: a hostile server's listing.
+    description = "d" * options.endless_item_size
+
+    @server.method(method)
+    def page(params: Dict[str, Any]) -> Dict[str, Any]:
+        number = int(params.get("cursor") or 0)
+        return {key: [endless_item(method, number, index, description)
+                      for index in range(options.endless_items)],
+                "nextCursor": str(number + 1)}
+
+
+for endless in options.endless:
+    endless_pages(endless, {"tools/list": "tools", "resources/list": "resources",
+                            "resources/templates/list": "resourceTemplates",
+                            "prompts/list": "prompts"}[endless])
 
 if not options.no_resources:
     server.resource("test://hello", "hello world", name="hello")
