@@ -13,6 +13,8 @@ Options:
                          every page has a nextCursor (repeatable)
   --endless-items N      items per endless page (default 100)
   --endless-item-size N  characters of description in each endless item (default 100)
+  --display-tools        add the tools whose results test the Jupyter display's bounds
+                         and escaping (records, flat, blocks, images, hostile, wide)
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ parser.add_argument("--endless", action="append", default=[],
                              "prompts/list"])
 parser.add_argument("--endless-items", type=int, default=100)
 parser.add_argument("--endless-item-size", type=int, default=100)
+parser.add_argument("--display-tools", action="store_true")
 options = parser.parse_args()
 
 if options.exit_at_start is not None:
@@ -184,6 +187,58 @@ for index in range(options.extra_tools):
     server.tool(name=f"tool_{index:03d}", description=f"Extra tool {index}")(
         lambda: "extra"
     )
+
+# Text that would be markup or terminal control if shown raw: ANSI colours, a bell, a C1
+# CSI, a right-to-left override, Markdown emphasis, links and mathematics, and HTML.
+HOSTILE_TEXT = ("red \x1b[31mALERT\x1b[0m\x07 \x9b2J \u202egnp.exe *bold* _it_ "
+                "[link](javascript:alert(1)) $x^2$ | pipe <b>tag</b> & `tick`")
+
+
+def display_tools() -> None:
+    @server.tool()
+    def records(count: int, keys: int = 1, size: int = 1) -> Dict[str, Any]:
+        """`count` flat records, each with `keys` keys of its own holding `size`
+        characters; structuredContent is the list itself (2026-07-28 shape)."""
+        rows = [{f"r{i}_k{j}": "v" * size for j in range(keys)} for i in range(count)]
+        return {"content": [{"type": "text", "text": f"{count} records"}],
+                "structuredContent": rows}
+
+    @server.tool()
+    def flat(keys: int, size: int = 1) -> Dict[str, Any]:
+        """A flat structured result: `keys` keys each holding `size` characters."""
+        return {f"key_{j}": "x" * size for j in range(keys)}
+
+    @server.tool()
+    def blocks(count: int, size: int = 10) -> List[Dict[str, Any]]:
+        """`count` text content blocks of `size` characters."""
+        return [{"type": "text", "text": f"{i}:" + "b" * size} for i in range(count)]
+
+    @server.tool()
+    def images(count: int, size: int) -> List[Dict[str, Any]]:
+        """`count` PNG image blocks of `size` characters of base64 each."""
+        return [{"type": "image", "mimeType": "image/png", "data": "AAAA" * (size // 4)}
+                for _ in range(count)]
+
+    @server.tool(description=HOSTILE_TEXT)
+    def hostile() -> Dict[str, Any]:
+        """Hostile text in a text block, a structured key and value, an embedded
+        resource and a resource link."""
+        return {"content": [
+            {"type": "text", "text": HOSTILE_TEXT},
+            {"type": "resource", "resource": {"uri": "test://hostile", "text": HOSTILE_TEXT}},
+            {"type": "resource_link", "uri": "https://example.com/\x1b[2J", "name": "link"},
+        ], "structuredContent": {"note": HOSTILE_TEXT, HOSTILE_TEXT: "key"}}
+
+    server.tool(name="wide", description="A tool with 100 parameters", input_schema={
+        "type": "object",
+        "properties": {f"p{index}": {"type": "string", "description": HOSTILE_TEXT * 20}
+                       for index in range(100)},
+        "required": ["p0", {"not": "a name"}],
+    })(lambda **_: "wide")
+
+
+if options.display_tools:
+    display_tools()
 
 
 def endless_item(method: str, page: int, index: int, description: str) -> Dict[str, Any]:
