@@ -23,9 +23,10 @@ import stat
 import subprocess
 import unicodedata
 from pathlib import Path
-from typing import Any, Iterator, List
+from typing import Any, Iterator, List, Union
 
 import pytest
+import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,6 +51,7 @@ from .faults.helpers import fault_client
 from .faults.workloads import FAULT_SERVER, PINNED
 from .servers.http_server import McpHttpServer, echo_fake
 from .servers.legacy_sse_server import LegacySseServer
+from .servers.tls import Certificate, self_signed, server_context
 
 SECRETS = {
     "header": "s3cr3t-authorization-header",
@@ -64,6 +66,29 @@ HEADERS = {"Authorization": f"Bearer {SECRETS['header']}", "X-Api-Key": SECRETS[
 def server() -> Iterator[McpHttpServer]:
     with McpHttpServer(echo_fake("security")) as running:
         yield running
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> Certificate:
+    """A self-signed certificate for 127.0.0.1 that nothing trusts unless told to."""
+    return self_signed(tmp_path / "tls")
+
+
+@pytest.fixture
+def no_ca_bundle(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No CA bundle from the environment: requests would prefer it to a session's
+    ``verify`` (and the machine's bundle must not decide a test)."""
+    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def tls_server(kind: str, certificate: Certificate) -> Union[McpHttpServer, LegacySseServer]:
+    """An HTTPS server of ``kind`` ("http": Streamable HTTP, "sse": legacy HTTP+SSE)."""
+    context = server_context(certificate)
+    if kind == "http":
+        return McpHttpServer(echo_fake("security"), tls=context)
+    return LegacySseServer(echo_fake("security"), tls=context)
 
 
 def error_text(error: BaseException) -> str:
@@ -393,15 +418,34 @@ def test_server_requests_without_a_handler_are_refused() -> None:
 # -- 8. transport hygiene ------------------------------------------------------------------
 
 
-def test_tls_verification_stays_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
-    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
-    transport = HttpTransport("https://mcp.example.com/mcp")
-    transport.start(lambda message: None, lambda error: None)
-    try:
-        assert transport._send_kwargs["verify"] is True
-    finally:
-        transport.close()
+@pytest.mark.parametrize("kind", ["http", "sse"])
+def test_tls_verification_stays_on(kind: str, certificate: Certificate,
+                                   no_ca_bundle: pytest.MonkeyPatch) -> None:
+    """A real handshake with a server whose certificate nobody vouched for fails, before
+    any request is read; the same server works once its certificate is trusted (a
+    session's ``verify``, or ``REQUESTS_CA_BUNDLE``)."""
+    with tls_server(kind, certificate) as server:
+        assert server.url.startswith("https://127.0.0.1:")
+        with pytest.raises(TransportError, match="CERTIFICATE_VERIFY_FAILED") as caught:
+            mcp_sync.connect(server.url, transport=kind, timeout=5)
+        assert not isinstance(caught.value, HTTPError)
+        assert isinstance(caught.value.__cause__, requests.exceptions.SSLError)
+        assert server.requests == []  # the handshake failed: not one request was read
+
+        session = requests.Session()
+        session.verify = str(certificate.cert)
+        transport = (HttpTransport(server.url, session=session) if kind == "http"
+                     else SseTransport(server.url, session=session))
+        try:
+            with mcp_sync.Client(transport, timeout=5, protocol_version=PINNED) as client:
+                assert client.call_tool("echo", {"text": "trusted"}).text == "trusted"
+        finally:
+            session.close()
+
+        no_ca_bundle.setenv("REQUESTS_CA_BUNDLE", str(certificate.cert))
+        with mcp_sync.connect(server.url, transport=kind, timeout=5,
+                              protocol_version=PINNED) as client:
+            assert client.call_tool("echo", {"text": "bundle"}).text == "bundle"
 
 
 def test_a_session_id_that_could_inject_headers_is_refused(server: McpHttpServer) -> None:

@@ -31,6 +31,8 @@ Controls: ``expire_sessions()`` (the server forgets them: later requests get 404
 ``drop_get_streams()``, ``push(method, params)`` (a notification on the GET streams),
 ``stream_end(request_id)`` (an Event set when that request's reply is over).
 
+``tls``: an ``ssl.SSLContext`` (tests/servers/tls.py) serves HTTPS instead of HTTP.
+
 Binds 127.0.0.1 on a free port; ``stop()`` (or the context manager) ends every stream,
 closes the FakeServer connections and joins the serving thread. Its threads are named
 ``http-test-*``, outside the ``mcp-sync`` names the leak check watches.
@@ -41,6 +43,7 @@ from __future__ import annotations
 import itertools
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -49,6 +52,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from mcp_sync.testing import FakeServer, ServerConnection
+
+from .tls import wrap_listener
 
 __all__ = ["McpHttpServer", "Recorded"]
 
@@ -469,8 +474,9 @@ class McpHttpServer:
     """The scriptable server; see the module docstring."""
 
     def __init__(self, fake: Optional[FakeServer] = None, *, reply: str = "sse",
-                 path: str = "/mcp") -> None:
+                 path: str = "/mcp", tls: Optional[ssl.SSLContext] = None) -> None:
         self.fake = fake or FakeServer("http-test")
+        self.scheme = "https" if tls is not None else "http"
         self.reply = reply
         self.path = path
         self.get_status: Optional[int] = None
@@ -491,6 +497,8 @@ class McpHttpServer:
         self._changed = threading.Condition()
         self._httpd = _HttpServer(("127.0.0.1", 0), _Handler)
         self._httpd.mcp = self
+        if tls is not None:
+            self._httpd.socket = wrap_listener(self._httpd.socket, tls)
         self._thread: Optional[threading.Thread] = None
 
     @property
@@ -499,7 +507,7 @@ class McpHttpServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}{self.path}"
+        return f"{self.scheme}://127.0.0.1:{self.port}{self.path}"
 
     def start(self) -> McpHttpServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),

@@ -15,8 +15,9 @@ one is present). ``requests`` records every request as ``(method, path, headers)
 ``end_streams()`` hangs up on every open stream; ``send_raw(text)`` writes raw SSE text to
 every open stream.
 
-Binds 127.0.0.1 on a free port; ``stop()`` (or the context manager) ends every stream and
-joins every thread it started.
+Binds 127.0.0.1 on a free port (HTTPS with ``tls=``, an ``ssl.SSLContext`` from
+tests/servers/tls.py); ``stop()`` (or the context manager) ends every stream and joins
+every thread it started.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import json
 import queue
 import select
 import socket
+import ssl
+import sys
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,6 +35,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
 
 from mcp_sync.testing import FakeServer, ServerConnection
+
+from .tls import wrap_listener
 
 __all__ = ["LegacySseServer", "SseStream"]
 
@@ -137,6 +142,18 @@ class _Handler(BaseHTTPRequestHandler):
         readable, _, _ = select.select([self.connection], [], [], 0)
         if not readable:
             return False
+        if isinstance(self.connection, ssl.SSLSocket):
+            # TLS cannot peek. The client sends nothing after its GET, so what arrives
+            # now is its close_notify or its end: reading it consumes nothing of value.
+            self.connection.setblocking(False)
+            try:
+                return self.connection.recv(1) == b""
+            except ssl.SSLWantReadError:  # part of a record: nothing decided yet
+                return False
+            except OSError:
+                return True
+            finally:
+                self.connection.setblocking(True)
         try:
             return self.connection.recv(1, socket.MSG_PEEK) == b""
         except OSError:
@@ -179,12 +196,19 @@ class _HttpServer(ThreadingHTTPServer):
         self.owner = owner
         super().__init__(("127.0.0.1", 0), _Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ssl.SSLError):
+            return  # a client that refused the certificate: what a TLS test expects
+        super().handle_error(request, client_address)
+
 
 class LegacySseServer:
     """A threaded legacy-SSE MCP server on 127.0.0.1. Use as a context manager."""
 
-    def __init__(self, fake: Optional[FakeServer] = None) -> None:
+    def __init__(self, fake: Optional[FakeServer] = None, *,
+                 tls: Optional[ssl.SSLContext] = None) -> None:
         self.fake = fake or FakeServer("legacy")
+        self.scheme = "https" if tls is not None else "http"
         self.endpoint: Callable[[str], Optional[str]] = lambda sid: f"/messages?sessionId={sid}"
         self.preamble = b""
         self.get_status: Optional[int] = None
@@ -198,6 +222,8 @@ class LegacySseServer:
         # Guards streams and signals stream_opened.
         self._lock = threading.Condition()
         self._httpd = _HttpServer(self)
+        if tls is not None:
+            self._httpd.socket = wrap_listener(self._httpd.socket, tls)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
             name="legacy-sse-server",
@@ -210,7 +236,7 @@ class LegacySseServer:
     @property
     def url(self) -> str:
         """The URL a client connects to (the SSE stream)."""
-        return f"http://127.0.0.1:{self.port}/sse"
+        return f"{self.scheme}://127.0.0.1:{self.port}/sse"
 
     def start(self) -> LegacySseServer:
         self._thread.start()
