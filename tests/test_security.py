@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 import logging
 import os
@@ -44,6 +45,7 @@ from mcp_sync import (
 )
 from mcp_sync.auth import BearerAuth, FileTokenStorage
 from mcp_sync.exceptions import excerpt
+from mcp_sync.transports._requests import CrossOriginRedirect, refuse_cross_origin
 from mcp_sync.transports.stdio import default_environment
 
 from .conftest import PY, fake_server_command
@@ -273,6 +275,66 @@ def test_a_legacy_endpoint_on_another_origin_is_refused() -> None:
             mcp_sync.Client(SseTransport(server.url, headers=HEADERS, connect_timeout=3),
                             timeout=5, protocol_version="2024-11-05").connect()
         assert elsewhere.requests == []
+
+
+def redirect(source: str, location: str, status: int = 307) -> requests.Response:
+    """A redirect response as requests hands it to a response hook (no I/O)."""
+    response = requests.Response()
+    response.status_code = status
+    response.url = source
+    response.headers["Location"] = location
+    response.raw = io.BytesIO()  # what the hook closes when it refuses
+    return response
+
+
+@pytest.mark.parametrize("source, location", [
+    ("https://mcp.example.com/mcp", "http://mcp.example.com/mcp"),  # default ports
+    ("https://mcp.example.com:8443/mcp", "http://mcp.example.com:8443/mcp"),  # same port
+], ids=["default-ports", "same-port"])
+def test_a_redirect_from_https_down_to_http_is_refused(source: str, location: str) -> None:
+    """The only scheme change the redirect rule allows is the upgrade (http -> https on
+    the default ports); the way down, on the same host, is another origin."""
+    with pytest.raises(CrossOriginRedirect, match="refusing to follow a redirect"):
+        refuse_cross_origin(redirect(source, location))
+    # the same hop upwards is the one change of scheme that is followed
+    refuse_cross_origin(redirect("http://mcp.example.com/mcp", "https://mcp.example.com/mcp"))
+
+
+def test_an_https_server_redirecting_to_http_on_its_own_port(
+        certificate: Certificate, no_ca_bundle: pytest.MonkeyPatch) -> None:
+    no_ca_bundle.setenv("REQUESTS_CA_BUNDLE", str(certificate.cert))
+    with tls_server("http", certificate) as server:
+        assert isinstance(server, McpHttpServer)
+        clear = server.url.replace("https://", "http://")
+
+        def hook(handler: Any, message: Any) -> bool:
+            if not (isinstance(message, dict) and message.get("method") == "tools/call"):
+                return False
+            handler.send_status(307, b"", {"Location": clear})
+            return True
+
+        with mcp_sync.connect(server.url, timeout=5, protocol_version=PINNED,
+                              headers=HEADERS) as client:
+            server.post_hook = hook
+            with pytest.raises(TransportError, match="refusing to follow a redirect") as caught:
+                client.call_tool("echo", {"text": "in clear?"})
+            assert clear in str(caught.value)
+        # one tools/call, over TLS: the redirected one was never sent in clear
+        assert len(server.matching(lambda r: r.rpc_method == "tools/call")) == 1
+
+
+def test_a_legacy_endpoint_switching_from_https_to_http_is_refused(
+        certificate: Certificate, no_ca_bundle: pytest.MonkeyPatch) -> None:
+    no_ca_bundle.setenv("REQUESTS_CA_BUNDLE", str(certificate.cert))
+    with tls_server("sse", certificate) as server:
+        assert isinstance(server, LegacySseServer)
+        server.endpoint = lambda sid: f"http://127.0.0.1:{server.port}/messages?sessionId={sid}"
+        with pytest.raises(ProtocolError, match="refusing the endpoint") as caught:
+            mcp_sync.Client(SseTransport(server.url, headers=HEADERS, connect_timeout=3),
+                            timeout=5, protocol_version="2024-11-05").connect()
+        assert (f"its origin http://127.0.0.1:{server.port} differs from the SSE stream's "
+                f"origin https://127.0.0.1:{server.port}") in str(caught.value)
+        assert [method for method, _, _ in server.requests] == ["GET"]  # nothing POSTed
 
 
 # -- 4. the file token store ---------------------------------------------------------------
