@@ -48,7 +48,7 @@ from mcp_sync.exceptions import excerpt
 from mcp_sync.transports._requests import CrossOriginRedirect, refuse_cross_origin
 from mcp_sync.transports.stdio import default_environment
 
-from .conftest import PY, fake_server_command
+from .conftest import PY, ROOT, fake_server_command
 from .faults.helpers import fault_client
 from .faults.workloads import FAULT_SERVER, PINNED
 from .servers.http_server import McpHttpServer, echo_fake
@@ -525,12 +525,68 @@ def test_a_session_id_that_could_inject_headers_is_refused(server: McpHttpServer
         mcp_sync.connect(server.url, timeout=5, protocol_version=PINNED)
 
 
-def test_hostile_servers_meet_memory_bounds_by_default() -> None:
-    """The stdio bounds are on by default (tests/faults sends 100 MB lines and fills the
-    stdin pipe). HTTP has no such bound yet: see SECURITY.md, "Open points"."""
-    transport = StdioTransport(PY, ["-c", "pass"])
-    assert transport.max_message_size == 64 * 1024 * 1024
-    assert transport.max_write_backlog == 64 * 1024 * 1024
+MIB = 1024 * 1024
+#: Run in a fresh process, so that its peak RSS (ru_maxrss) is the case's alone: a client
+#: of the fault server with the stdio transport's defaults, then the hostile part.
+MEMORY_PROBE = """
+import json, resource, sys
+sys.path.insert(0, sys.argv[1])
+import mcp_sync
+from tests.faults.helpers import fault_client
+case, size = sys.argv[2], int(sys.argv[3])
+client = fault_client(timeout=60)
+client.call_tool("echo", {"text": "warm up"})
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+report = {"error": None, "sent": 0}
+if case == "line":
+    report["text"] = client.call_tool("huge_line", {"size": size, "newline": True},
+                                      timeout=60).text
+    report["after"] = client.call_tool("echo", {"text": "after"}).text
+else:
+    client.call_tool("stop_reading")
+    pad = "x" * (4 << 20)
+    try:
+        while report["sent"] < size:
+            client.notify("fault/pad", {"pad": pad})
+            report["sent"] += len(pad)
+    except mcp_sync.MCPError as exc:
+        report["error"] = [type(exc).__name__, str(exc), exc.request_sent]
+report["growth_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base
+client.close()
+print(json.dumps(report))
+"""
+
+
+def memory_probe(case: str, size: int) -> Any:
+    probe = subprocess.run([PY, "-c", MEMORY_PROBE, str(ROOT), case, str(size)],
+                           capture_output=True, text=True, timeout=120, cwd=str(ROOT))
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    return json.loads(probe.stdout.strip().splitlines()[-1])
+
+
+def test_a_line_past_the_default_bound_is_skipped_in_bounded_memory() -> None:
+    """A stdio server sends a 100 MB line: by default (max_message_size 64 MiB) it is read
+    up to the bound and skipped, so the client's peak grows by about twice the bound (the
+    reader's buffer), not by the line's size (read whole, it costs three times that);
+    the call's answer after the line still arrives. HTTP has no such bound yet: see
+    SECURITY.md, "Open points"."""
+    size = 100 * 1000 * 1000
+    report = memory_probe("line", size)
+    assert report["text"] == f"after {size} bytes" and report["after"] == "after"
+    assert report["growth_kib"] < (2 * 64 + 32) * 1024, report
+
+
+def test_writes_to_a_server_that_stops_reading_are_bounded_by_default() -> None:
+    """A stdio server stops reading its stdin: by default (max_write_backlog 64 MiB) the
+    client queues 64 MiB for it, then refuses the next message with the specific error;
+    it does not grow with what the caller goes on sending (here up to 160 MiB)."""
+    report = memory_probe("backlog", 160 * MIB)
+    assert report["error"] is not None, report  # never refused: the backlog grew unbounded
+    kind, message, request_sent = report["error"]
+    assert kind == "TransportError" and request_sent is False
+    assert "is not reading its stdin" in message and "max_write_backlog=67108864" in message
+    assert report["sent"] == 64 * MIB  # sixteen 4 MiB messages wait; the 17th is refused
+    assert report["growth_kib"] < (64 + 32) * 1024, report
 
 
 def test_a_late_answer_never_lands_on_a_newer_request() -> None:
