@@ -471,12 +471,15 @@ def test_a_missing_variable_fails_only_its_server_until_it_is_set() -> None:
         assert manager.call_tool("needy__echo", {"text": "ok"}, timeout=T).text == "ok"
 
 
-def test_per_server_timeout_from_the_configuration() -> None:
-    config = {"mcpServers": {"fake": {**fake_entry(), "timeout": 0.3}}}
-    with Manager(config, timeout=T) as manager:
-        assert manager["fake"].timeout == 0.3
-        with pytest.raises(mcp_sync.RequestTimeout):
-            manager.call_tool("fake__slow", {"seconds": 5})
+def test_per_server_timeout_from_the_configuration(recorder: Recorder) -> None:
+    # The server's timeout bounds its handshake too: on a busy machine a first attempt may
+    # miss it, and the manager then connects again.
+    config = {"mcpServers": {"fake": {**fake_entry(), "timeout": 1.0}}}
+    with Manager(config, timeout=T, backoff=(0.05,), on_status=recorder) as manager:
+        recorder.wait(lambda s: s.name == "fake" and s.state is ServerState.CONNECTED)
+        assert manager["fake"].timeout == 1.0
+        with pytest.raises(mcp_sync.RequestTimeout, match=r"timed out after 1\.0 s"):
+            manager.call_tool("fake__slow", {"seconds": 30})
         # The call was cancelled on the wire: the session sends notifications/cancelled
         # before it fails the call, and the server reads its stdin in order, so the
         # cancellation is on record before the "received" call below is read.
