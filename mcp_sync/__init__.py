@@ -24,6 +24,7 @@ __version__ = "0.1.0"
 
 from .client import DEFAULT, Client
 from .connect import connect
+from .context import RequestContext, request_context
 from .exceptions import (
     AuthError,
     CallbackError,
@@ -78,6 +79,7 @@ __all__ = [
     "ProtocolError",
     "ProtocolVersionRejected",
     "RequestCancelled",
+    "RequestContext",
     "RequestTimeout",
     "ServerError",
     "SseTransport",
@@ -87,6 +89,7 @@ __all__ = [
     "UnsupportedProtocolVersion",
     "__version__",
     "connect",
+    "request_context",
     "types",
 ]
 

@@ -29,6 +29,7 @@ from typing import (
 
 from . import __version__
 from ._core import ProgressCallback
+from .context import RequestContext, serving
 from .exceptions import (
     CallbackError,
     CapabilityError,
@@ -260,6 +261,14 @@ class Client:
     dispatch thread, and may call the client. In the stateless era a blocking call's
     handlers (answering ``input_required``) run on the calling thread itself, between
     rounds; ``call_tool_future`` runs them on the handler pool.
+
+    Handlers answering the server (sampling, elicitation, roots) are called with the
+    params alone; inside one, :func:`mcp_sync.request_context` returns the request's
+    :class:`~mcp_sync.RequestContext`: its id, ``report_progress()`` (when the server gave
+    a progress token) and ``cancelled``, an event set when the server cancels the request.
+    A request the server cancelled is never answered. In the stateless era the id is the
+    input request's key, there is no progress, and ``cancelled`` follows
+    ``call_tool_future().cancel()``.
     """
 
     def __init__(
@@ -785,23 +794,31 @@ class Client:
             f"{method} to {self.name} still required input after {self.max_input_rounds} rounds"
         )
 
-    def _next_round(self, params: Dict[str, Any], result: Dict[str, Any]) -> Dict[str, Any]:
-        """The params of the retry: the original ones plus this round's answers."""
+    def _next_round(self, params: Dict[str, Any], result: Dict[str, Any],
+                    cancelled: Optional[threading.Event] = None) -> Dict[str, Any]:
+        """The params of the retry: the original ones plus this round's answers.
+
+        ``cancelled`` is the event the handlers' contexts share: set when the call they
+        answer for is cancelled (``call_tool_future``).
+        """
         requests = result.get("inputRequests") or {}
         if not isinstance(requests, dict):
             raise ProtocolError(f"inputRequests from {self.name} is not an object")
         retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        if cancelled is None:
+            cancelled = threading.Event()
         if requests:
             retry["inputResponses"] = {
-                key: self._fulfil_safely(request) for key, request in requests.items()
+                key: self._fulfil_safely(request, key, cancelled)
+                for key, request in requests.items()
             }
         if "requestState" in result:
             retry["requestState"] = result["requestState"]
         return retry
 
-    def _fulfil_safely(self, request: Any) -> Any:
+    def _fulfil_safely(self, request: Any, key: str, cancelled: threading.Event) -> Any:
         try:
-            return self._fulfil(request)
+            return self._fulfil(request, key, cancelled)
         except MCPError:
             raise
         except Exception as exc:
@@ -810,30 +827,34 @@ class Client:
                 f"the handler answering {method} for {self.name} raised {exc!r}"
             ) from exc
 
-    def _fulfil(self, request: Any) -> Any:
+    def _fulfil(self, request: Any, key: str, cancelled: threading.Event) -> Any:
         """Answer one input request with the user's handler (or the spec's refusal)."""
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):
             raise ProtocolError(f"malformed input request from {self.name}: {request!r}")
         method, params = request["method"], request.get("params")
+        context = RequestContext(method, key, cancelled=cancelled)
         if method == "elicitation/create":
             if self.elicitation_handler is None:
                 log.warning("%s asked for elicitation but no elicitation_handler is set; "
                             "declining", self.name)
                 return {"action": "decline"}
-            return self._answer_elicitation(params)
+            with serving(context):
+                return self._answer_elicitation(params)
         if method == "sampling/createMessage":
             if self.sampling_handler is None:
                 raise CapabilityError(
                     f"{self.name} asked for sampling/createMessage, but this client has no "
                     "sampling_handler (and did not declare the sampling capability)"
                 )
-            return self._answer_sampling(params)
+            with serving(context):
+                return self._answer_sampling(params)
         if method == "roots/list":
             if self.roots is None:
                 log.warning("%s asked for roots but none are configured; answering none",
                             self.name)
                 return {"roots": []}
-            return self._answer_roots(params)
+            with serving(context):
+                return self._answer_roots(params)
         raise ProtocolError(f"{self.name} sent an input request of unknown method {method!r}")
 
     def submit(
@@ -1367,7 +1388,8 @@ class _RoundsFuture(RequestFuture):
 
     Each round is an ordinary request future; when one comes back ``input_required``, the
     next round is prepared on the session's handler pool (never on the dispatch thread,
-    since it runs user handlers). ``cancel()`` cancels the round in flight on the wire.
+    since it runs user handlers). ``cancel()`` cancels the round in flight on the wire,
+    and sets the ``cancelled`` event of the handlers' contexts.
     """
 
     def __init__(
@@ -1386,6 +1408,8 @@ class _RoundsFuture(RequestFuture):
         self._convert = convert
         self._rounds = 0
         self._current: Optional[RequestFuture] = None
+        # Shared by the RequestContext of every handler this call runs.
+        self._inputs_cancelled = threading.Event()
 
     def start(self) -> _RoundsFuture:
         self._launch(self._params)
@@ -1428,8 +1452,10 @@ class _RoundsFuture(RequestFuture):
         self._rounds_session._pool.submit(self._continue, result)
 
     def _continue(self, result: Dict[str, Any]) -> None:
+        if self.done():
+            return  # cancelled while this job waited: run no handler for it
         try:
-            params = self._client._next_round(self._params, result)
+            params = self._client._next_round(self._params, result, self._inputs_cancelled)
         except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
             if not self.done():
                 self.set_exception(exc)
@@ -1440,6 +1466,7 @@ class _RoundsFuture(RequestFuture):
     def cancel(self) -> bool:
         if not Future.cancel(self):
             return False
+        self._inputs_cancelled.set()
         current = self._current
         if current is not None:
             current.cancel()
