@@ -45,6 +45,7 @@ from .exceptions import (
     ServerError,
     TransportError,
     UnsupportedProtocolVersion,
+    URLElicitationRequired,
 )
 from .manager import Manager
 from .transports.base import Transport
@@ -86,6 +87,7 @@ __all__ = [
     "StdioTransport",
     "Transport",
     "TransportError",
+    "URLElicitationRequired",
     "UnsupportedProtocolVersion",
     "__version__",
     "connect",

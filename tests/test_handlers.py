@@ -1,4 +1,5 @@
-"""Handlers answering the server: their RequestContext (id, progress, cancellation).
+"""Handlers answering the server: their RequestContext (id, progress, cancellation), the
+capabilities they declare, and URL-mode elicitation.
 
 Peers (subprocesses): the project's fake stdio server (session era; ``--stateless`` adds
 2026-07-28) and the official SDK's dual-era server.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import pickle
 import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List, Optional
@@ -15,11 +17,13 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import pytest
 
 import mcp_sync
+from mcp_sync import CapabilityError, ServerError, URLElicitationRequired, types
 from mcp_sync.client import forget_protocol_eras
 
 from .conftest import PY, SERVERS, fake_server_command
 
 SDK_MODERN = [PY, str(SERVERS / "sdk_modern_server.py")]
+CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 
 # A request of each kind the server may send, and an answer the client may give to it.
 PARAMS: Dict[str, Dict[str, Any]] = {
@@ -41,6 +45,8 @@ ANSWERS: Dict[str, Any] = {
 }
 KEYWORD = {"sampling/createMessage": "sampling_handler",
            "elicitation/create": "elicitation_handler", "roots/list": "roots"}
+URL_ELICITATION = {"mode": "url", "elicitationId": "el-7", "url": "https://example.com/auth",
+                   "message": "Authorize access"}
 METHODS = list(PARAMS)
 
 
@@ -249,3 +255,173 @@ def test_stateless_cancelling_the_future_cancels_its_handlers() -> None:
         assert finished.wait(10)
         assert seen == [True]
         assert client.call_tool("add", {"a": 1, "b": 2}).structured == {"result": 3}
+
+
+# -- 3. capabilities that tell the truth -------------------------------------------------
+
+
+def noop(params: Any = None) -> Any:
+    return {}
+
+
+@pytest.mark.parametrize(("keywords", "declared"), [
+    ({"elicitation_handler": noop}, {"elicitation": {"form": {}}}),
+    ({"elicitation_handler": noop, "elicitation_modes": ("form", "url")},
+     {"elicitation": {"form": {}, "url": {}}}),
+    ({"elicitation_handler": noop, "elicitation_modes": "url"}, {"elicitation": {"url": {}}}),
+    ({"sampling_handler": noop, "sampling_features": ("tools", "context")},
+     {"sampling": {"tools": {}, "context": {}}}),
+    # Modes and features without their handler declare nothing.
+    ({"elicitation_modes": ("url",), "sampling_features": ("tools",)}, {}),
+])
+def test_the_handshake_declares_what_the_handlers_support(
+    keywords: Dict[str, Any], declared: Dict[str, Any]
+) -> None:
+    with connect(**keywords) as client:
+        assert received(client, "initialize")[0]["params"]["capabilities"] == declared
+
+
+def test_the_stateless_envelope_declares_the_same() -> None:
+    with connect("--stateless", roots=[], elicitation_handler=noop,
+                 elicitation_modes=("url",), sampling_handler=noop,
+                 sampling_features=("tools",)) as client:
+        assert client.era == "stateless"
+        meta = received(client, "tools/call")[-1]["params"]["_meta"]
+    # No roots listChanged: the stateless era has no roots/list_changed notification.
+    assert meta[CAPABILITIES_META] == {"roots": {}, "elicitation": {"url": {}},
+                                       "sampling": {"tools": {}}}
+
+
+@pytest.mark.parametrize("keywords", [
+    {"elicitation_modes": ("popup",)}, {"elicitation_modes": ()},
+    {"sampling_features": ("images",)},
+])
+def test_unknown_modes_and_features_are_refused(keywords: Dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="must name some of"):
+        mcp_sync.Client(mcp_sync.StdioTransport(PY, ["-c", "pass"]), **keywords)
+
+
+def test_url_elicitation_reaches_only_a_handler_that_declared_it() -> None:
+    calls: List[Any] = []
+
+    def elicit(params: Any) -> Dict[str, Any]:
+        calls.append(params)
+        return {"action": "accept"}
+
+    with connect(elicitation_handler=elicit) as client:
+        answer = tool(client, "ask", method="elicitation/create", params=URL_ELICITATION)
+        assert answer["error"]["code"] == -32602
+        assert "url-mode elicitation is not supported" in answer["error"]["message"]
+        assert calls == []
+        form = tool(client, "ask", method="elicitation/create",
+                    params=PARAMS["elicitation/create"])
+        assert form == {"result": {"action": "accept"}}
+    with connect(elicitation_handler=elicit, elicitation_modes=("form", "url")) as client:
+        answer = tool(client, "ask", method="elicitation/create", params=URL_ELICITATION)
+        assert answer == {"result": {"action": "accept"}}
+    assert isinstance(calls[-1], types.ElicitRequestURLParams)
+    assert (calls[-1].elicitation_id, calls[-1].url) == ("el-7", "https://example.com/auth")
+
+
+def test_stateless_url_elicitation_is_declined_unless_declared() -> None:
+    calls: List[Any] = []
+
+    def elicit(params: Any) -> Dict[str, Any]:
+        calls.append(params)
+        return {"action": "accept"}
+
+    url = {k: v for k, v in URL_ELICITATION.items() if k != "elicitationId"}  # not in 2026
+    requests = {"auth": {"method": "elicitation/create", "params": url}}
+    with connect("--stateless", elicitation_handler=elicit) as client:
+        result = tool(client, "needs_input", input_requests=requests)
+        assert result["inputResponses"] == {"auth": {"action": "decline"}}
+        assert calls == []
+    with connect("--stateless", elicitation_handler=elicit,
+                 elicitation_modes=("form", "url")) as client:
+        result = tool(client, "needs_input", input_requests=requests)
+        assert result["inputResponses"] == {"auth": {"action": "accept"}}
+    assert [(c.mode, c.url) for c in calls] == [("url", "https://example.com/auth")]
+
+
+def test_sampling_with_tools_needs_the_tools_feature() -> None:
+    calls: List[Any] = []
+
+    def sampling(params: Any) -> Any:
+        calls.append(params)
+        return ANSWERS["sampling/createMessage"]
+
+    with_tools = dict(PARAMS["sampling/createMessage"],
+                      tools=[{"name": "lookup", "inputSchema": {"type": "object"}}])
+    with connect(sampling_handler=sampling) as client:
+        answer = tool(client, "ask", method="sampling/createMessage", params=with_tools)
+        assert answer["error"]["code"] == -32602 and "sampling.tools" in answer["error"]["message"]
+        assert calls == []
+    with connect(sampling_handler=sampling, sampling_features=["tools"]) as client:
+        answer = tool(client, "ask", method="sampling/createMessage", params=with_tools)
+        assert answer["result"]["content"]["text"] == "sampled"
+        assert calls[0].tools[0].name == "lookup"
+    requests = {"q": {"method": "sampling/createMessage", "params": with_tools}}
+    with connect("--stateless", sampling_handler=sampling) as client, \
+            pytest.raises(CapabilityError, match=r"sampling\.tools"):
+        client.call_tool("needs_input", {"input_requests": requests})
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("era", ["session", "stateless"])
+def test_url_elicitation_required_is_its_own_error(era: str) -> None:
+    args = ("--stateless",) if era == "stateless" else ()
+    with connect(*args) as client:
+        assert client.era == era
+        with pytest.raises(URLElicitationRequired) as info:
+            client.call_tool("needs_url", {"url": "https://example.com/connect"})
+    error = info.value
+    assert isinstance(error, ServerError) and error.code == -32042
+    assert error.method == "tools/call"
+    [elicitation] = error.elicitations
+    assert isinstance(elicitation, types.ElicitRequestURLParams)
+    assert (elicitation.url, elicitation.elicitation_id) == ("https://example.com/connect",
+                                                             "el-1")
+    assert "https://example.com/connect" in str(error)
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is URLElicitationRequired
+    assert (again.code, again.message, again.data, again.method, str(again)) == (
+        error.code, error.message, error.data, error.method, str(error))
+
+
+def test_url_elicitation_required_skips_malformed_entries(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    error = mcp_sync.exceptions.server_error(-32042, "needs more", {"elicitations": [
+        {"mode": "url", "url": "https://a.example"},  # no elicitationId or message
+        dict(URL_ELICITATION),
+    ]})
+    assert isinstance(error, URLElicitationRequired)
+    assert [e.elicitation_id for e in error.elicitations] == ["el-7"]
+    assert any("malformed URL elicitation" in r.getMessage() for r in caplog.records)
+    assert mcp_sync.exceptions.server_error(-32042, "no data").elicitations == []
+
+
+def test_elicitation_complete_reaches_its_callback_and_the_notification_handler() -> None:
+    completed: List[Any] = []
+    notified: List[Any] = []
+    done = threading.Event()
+
+    def on_complete(params: Any) -> None:
+        completed.append(params)
+
+    def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
+        if method == "notifications/elicitation/complete":
+            notified.append(params)
+            if len(notified) == 2:
+                done.set()
+
+    with connect(on_elicitation_complete=on_complete,
+                 notification_handler=on_notification) as client:
+        client.call_tool("notify", {"method": "notifications/elicitation/complete",
+                                    "params": {"id": "not an elicitationId"}})
+        client.call_tool("notify", {"method": "notifications/elicitation/complete",
+                                    "params": {"elicitationId": "el-7"}})
+        assert done.wait(10)
+    assert [type(p) for p in completed] == [types.ElicitationCompleteNotificationParams]
+    assert completed[0].elicitation_id == "el-7"
+    assert notified == [{"id": "not an elicitationId"}, {"elicitationId": "el-7"}]

@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mcp_sync.testing import FakeServer, ToolContext
+from mcp_sync.testing import FakeServer, RpcError, ToolContext
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--page-size", type=int)
@@ -175,6 +175,14 @@ def answers(request_id: str) -> List[Dict[str, Any]]:
 
 
 @server.tool()
+def needs_url(url: str, elicitation_id: str = "el-1") -> str:
+    """Fail with -32042: the user must complete a URL-mode elicitation first."""
+    raise RpcError({"code": -32042, "message": "This request requires more information.",
+                    "data": {"elicitations": [{"mode": "url", "elicitationId": elicitation_id,
+                                               "url": url, "message": "Authorize access."}]}})
+
+
+@server.tool()
 def needs_input(input_requests: Dict[str, Any], ctx: ToolContext) -> Dict[str, Any]:
     """2026-07-28: answer input_required with `input_requests` first; the retry gets
     the client's inputResponses back as structured content."""
@@ -202,9 +210,9 @@ def log(level: str, data: str, ctx: ToolContext) -> str:
 
 
 @server.tool()
-def notify(method: str, ctx: ToolContext) -> str:
-    """Send a notification with no params (e.g. notifications/tools/list_changed)."""
-    ctx.connection.notify(method)
+def notify(method: str, ctx: ToolContext, params: Optional[Dict[str, Any]] = None) -> str:
+    """Send a notification (e.g. notifications/tools/list_changed), with `params` if given."""
+    ctx.connection.notify(method, params)
     return "sent"
 
 
