@@ -23,6 +23,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    Tuple,
     Type,
     TypeVar,
     Union,
@@ -30,6 +31,7 @@ from typing import (
 
 from . import __version__
 from ._core import ProgressCallback
+from .context import RequestContext, serving
 from .exceptions import (
     CallbackError,
     CapabilityError,
@@ -81,6 +83,12 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 _MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
 # HTTP statuses with which a server says it does not know a method or this transport.
 REFUSED_STATUSES = (400, 404, 405)
+INVALID_PARAMS = -32602
+
+#: The elicitation modes a handler may support (``elicitation_modes=``).
+ELICITATION_MODES = ("form", "url")
+#: The optional sampling features a handler may support (``sampling_features=``).
+SAMPLING_FEATURES = ("tools", "context")
 
 #: The most items one ``list_*`` call collects, all pages together (``max_list_items``).
 DEFAULT_MAX_LIST_ITEMS = 10_000
@@ -297,8 +305,22 @@ class Client:
         sampling_handler: answers ``sampling/createMessage``; called with
             ``types.CreateMessageRequestParams``, returns ``types.CreateMessageResult`` or
             an equivalent dict. Declares the ``sampling`` capability.
+        sampling_features: what the sampling handler supports beyond plain messages:
+            ``"tools"`` (``tools``/``toolChoice`` in the request) and/or ``"context"``
+            (``includeContext``); declared as ``sampling.tools`` / ``sampling.context``.
+            A request with ``tools`` or ``toolChoice`` when ``"tools"`` is not declared is
+            refused (-32602; ``CapabilityError`` in the stateless era), as MCP requires.
         elicitation_handler: answers ``elicitation/create``; called with the request
-            params, returns ``types.ElicitResult`` or a dict. Declares ``elicitation``.
+            params (``types.ElicitRequestFormParams`` or ``types.ElicitRequestURLParams``),
+            returns ``types.ElicitResult`` or a dict. Declares ``elicitation``.
+        elicitation_modes: the modes the elicitation handler supports, ``"form"`` and/or
+            ``"url"`` (default: form only); declared as ``elicitation.form`` /
+            ``elicitation.url``. A request in another mode never reaches the handler: it
+            gets -32602 (the stateless era: the client declines it).
+        on_elicitation_complete: called on the callback thread with
+            ``types.ElicitationCompleteNotificationParams`` when the server sends
+            ``notifications/elicitation/complete`` (a URL-mode elicitation finished out of
+            band); ``notification_handler`` sees the notification too.
         roots: a list of ``types.Root`` or dicts (``{"uri": "file:///..."}``), or a callable
             returning one; answers ``roots/list``. Declares ``roots``.
         logging_handler: receives ``types.LoggingMessageNotificationParams``; without it
@@ -327,6 +349,14 @@ class Client:
     dispatch thread, and may call the client. In the stateless era a blocking call's
     handlers (answering ``input_required``) run on the calling thread itself, between
     rounds; ``call_tool_future`` runs them on the handler pool.
+
+    Handlers answering the server (sampling, elicitation, roots) are called with the
+    params alone; inside one, :func:`mcp_sync.request_context` returns the request's
+    :class:`~mcp_sync.RequestContext`: its id, ``report_progress()`` (when the server gave
+    a progress token) and ``cancelled``, an event set when the server cancels the request.
+    A request the server cancelled is never answered. In the stateless era the id is the
+    input request's key, there is no progress, and ``cancelled`` follows
+    ``call_tool_future().cancel()``.
     """
 
     def __init__(
@@ -338,7 +368,10 @@ class Client:
         timeout: Timeout = DEFAULT,
         protocol_version: Optional[str] = None,
         sampling_handler: Optional[Callable[[Any], Any]] = None,
+        sampling_features: Sequence[str] = (),
         elicitation_handler: Optional[Callable[[Any], Any]] = None,
+        elicitation_modes: Sequence[str] = ("form",),
+        on_elicitation_complete: Optional[Callable[[Any], None]] = None,
         roots: Union[Sequence[Any], Callable[[], Sequence[Any]], None] = None,
         logging_handler: Optional[Callable[[Any], None]] = None,
         notification_handler: Optional[Callable[[str, Optional[Dict[str, Any]]], None]] = None,
@@ -365,7 +398,12 @@ class Client:
         )
         self.requested_protocol_version = protocol_version
         self.sampling_handler = sampling_handler
+        self.sampling_features = _choices("sampling_features", sampling_features,
+                                          SAMPLING_FEATURES, allow_empty=True)
         self.elicitation_handler = elicitation_handler
+        self.elicitation_modes = _choices("elicitation_modes", elicitation_modes,
+                                          ELICITATION_MODES, allow_empty=False)
+        self.on_elicitation_complete = on_elicitation_complete
         self.roots = roots
         self.logging_handler = logging_handler
         self.notification_handler = notification_handler
@@ -524,14 +562,16 @@ class Client:
         if session is not None:
             session.close()
 
-    def _capabilities(self) -> Dict[str, Any]:
+    def _capabilities(self, *, stateless: bool = False) -> Dict[str, Any]:
+        """What the client declares: only what its handlers do. The stateless era has no
+        ``notifications/roots/list_changed`` (the server asks for roots each time)."""
         capabilities: Dict[str, Any] = {}
         if self.roots is not None:
-            capabilities["roots"] = {"listChanged": True}
+            capabilities["roots"] = {} if stateless else {"listChanged": True}
         if self.sampling_handler is not None:
-            capabilities["sampling"] = {}
+            capabilities["sampling"] = {feature: {} for feature in self.sampling_features}
         if self.elicitation_handler is not None:
-            capabilities["elicitation"] = {"form": {}, "url": {}}
+            capabilities["elicitation"] = {mode: {} for mode in self.elicitation_modes}
         return capabilities
 
     def _negotiate(self, session: Session) -> None:
@@ -600,7 +640,7 @@ class Client:
     def _envelope(self, version: str) -> Dict[str, Any]:
         meta: Dict[str, Any] = {
             META_PROTOCOL_VERSION: version,
-            META_CLIENT_CAPABILITIES: self._capabilities(),
+            META_CLIENT_CAPABILITIES: self._capabilities(stateless=True),
             META_CLIENT_INFO: self.client_info,
         }
         if self.log_level is not None:
@@ -856,23 +896,31 @@ class Client:
             f"{method} to {self.name} still required input after {self.max_input_rounds} rounds"
         )
 
-    def _next_round(self, params: Dict[str, Any], result: Dict[str, Any]) -> Dict[str, Any]:
-        """The params of the retry: the original ones plus this round's answers."""
+    def _next_round(self, params: Dict[str, Any], result: Dict[str, Any],
+                    cancelled: Optional[threading.Event] = None) -> Dict[str, Any]:
+        """The params of the retry: the original ones plus this round's answers.
+
+        ``cancelled`` is the event the handlers' contexts share: set when the call they
+        answer for is cancelled (``call_tool_future``).
+        """
         requests = result.get("inputRequests") or {}
         if not isinstance(requests, dict):
             raise ProtocolError(f"inputRequests from {self.name} is not an object")
         retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        if cancelled is None:
+            cancelled = threading.Event()
         if requests:
             retry["inputResponses"] = {
-                key: self._fulfil_safely(request) for key, request in requests.items()
+                key: self._fulfil_safely(request, key, cancelled)
+                for key, request in requests.items()
             }
         if "requestState" in result:
             retry["requestState"] = result["requestState"]
         return retry
 
-    def _fulfil_safely(self, request: Any) -> Any:
+    def _fulfil_safely(self, request: Any, key: str, cancelled: threading.Event) -> Any:
         try:
-            return self._fulfil(request)
+            return self._fulfil(request, key, cancelled)
         except MCPError:
             raise
         except Exception as exc:
@@ -881,30 +929,45 @@ class Client:
                 f"the handler answering {method} for {self.name} raised {exc!r}"
             ) from exc
 
-    def _fulfil(self, request: Any) -> Any:
-        """Answer one input request with the user's handler (or the spec's refusal)."""
+    def _fulfil(self, request: Any, key: str, cancelled: threading.Event) -> Any:
+        """Answer one input request with the user's handler (or the spec's refusal).
+
+        The stateless era has no error answer to an input request: what the session era
+        refuses with -32602 is declined (elicitation) or fails the call (sampling).
+        """
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):
             raise ProtocolError(f"malformed input request from {self.name}: {request!r}")
         method, params = request["method"], request.get("params")
+        context = RequestContext(method, key, cancelled=cancelled)
         if method == "elicitation/create":
             if self.elicitation_handler is None:
                 log.warning("%s asked for elicitation but no elicitation_handler is set; "
                             "declining", self.name)
                 return {"action": "decline"}
-            return self._answer_elicitation(params)
+            refusal = self._elicitation_refusal(params)
+            if refusal is not None:
+                log.warning("%s asked for elicitation; declining: %s", self.name, refusal)
+                return {"action": "decline"}
+            with serving(context):
+                return self._answer_elicitation(params)
         if method == "sampling/createMessage":
             if self.sampling_handler is None:
                 raise CapabilityError(
                     f"{self.name} asked for sampling/createMessage, but this client has no "
                     "sampling_handler (and did not declare the sampling capability)"
                 )
-            return self._answer_sampling(params)
+            refusal = self._sampling_refusal(params if isinstance(params, dict) else {})
+            if refusal is not None:
+                raise CapabilityError(f"{self.name} asked for sampling/createMessage; {refusal}")
+            with serving(context):
+                return self._answer_sampling(params)
         if method == "roots/list":
             if self.roots is None:
                 log.warning("%s asked for roots but none are configured; answering none",
                             self.name)
                 return {"roots": []}
-            return self._answer_roots(params)
+            with serving(context):
+                return self._answer_roots(params)
         raise ProtocolError(f"{self.name} sent an input request of unknown method {method!r}")
 
     def submit(
@@ -1330,15 +1393,45 @@ class Client:
         from . import types
 
         assert self.sampling_handler is not None
-        parsed = _parse(types.CreateMessageRequestParams, params or {}, "sampling request")
+        params = params or {}
+        refusal = self._sampling_refusal(params)
+        if refusal is not None:
+            raise ServerError(INVALID_PARAMS, refusal)
+        model = (types.CreateMessageRequestParams2026 if self._era == "stateless"
+                 else types.CreateMessageRequestParams)
+        parsed = _parse(model, params, "sampling request")
         return _dump(self.sampling_handler(parsed))
 
     def _answer_elicitation(self, params: Optional[Dict[str, Any]]) -> Any:
         from . import types
 
         assert self.elicitation_handler is not None
-        parsed = _parse(types.ElicitRequestParams, params or {}, "elicitation request")
+        params = params or {}
+        refusal = self._elicitation_refusal(params)
+        if refusal is not None:
+            raise ServerError(INVALID_PARAMS, refusal)
+        model = (types.ElicitRequestParams2026 if self._era == "stateless"
+                 else types.ElicitRequestParams)
+        parsed = _parse(model, params, "elicitation request")
         return _dump(self.elicitation_handler(parsed))
+
+    def _sampling_refusal(self, params: Dict[str, Any]) -> Optional[str]:
+        """Why a sampling request must be refused unanswered (MCP: tools need
+        ``sampling.tools``), or None."""
+        if "tools" in self.sampling_features:
+            return None
+        if params.get("tools") is not None or params.get("toolChoice") is not None:
+            return ("sampling with tools or toolChoice needs the sampling.tools capability, "
+                    "which this client did not declare")
+        return None
+
+    def _elicitation_refusal(self, params: Any) -> Optional[str]:
+        """Why an elicitation request must be refused (a mode not declared), or None."""
+        mode = _elicitation_mode(params)
+        if mode in self.elicitation_modes:
+            return None
+        return (f"{mode}-mode elicitation is not supported by this client (it declared "
+                f"{', '.join(self.elicitation_modes)})")
 
     def _on_notification(self, method: str, params: Optional[Dict[str, Any]]) -> None:
         if method == "notifications/subscriptions/acknowledged":
@@ -1349,6 +1442,8 @@ class Client:
                     subscription.acknowledge(params or {})
         elif method == "notifications/message":
             self._on_log_message(params or {})
+        elif method == "notifications/elicitation/complete":
+            self._on_elicitation_complete(params or {})
         elif method.endswith("/list_changed"):
             listed = {
                 "notifications/tools/list_changed": ("tools/list",),
@@ -1367,6 +1462,25 @@ class Client:
             except Exception:
                 log.exception("notification_handler raised for %s from %s", method, self.name)
 
+    def _on_elicitation_complete(self, params: Dict[str, Any]) -> None:
+        callback = self.on_elicitation_complete
+        if callback is None:
+            return
+        from . import types
+
+        try:
+            parsed = _parse(types.ElicitationCompleteNotificationParams, params,
+                            "elicitation/complete notification")
+        except ProtocolError as exc:
+            log.warning("%s: skipping a malformed notifications/elicitation/complete: %s",
+                        self.name, excerpt(str(exc), 300))
+            return
+        try:
+            callback(parsed)
+        except Exception:
+            log.exception("on_elicitation_complete raised for a notification from %s",
+                          self.name)
+
     def _on_log_message(self, params: Dict[str, Any]) -> None:
         if self.logging_handler is not None:
             from . import types
@@ -1382,6 +1496,24 @@ class Client:
         if params.get("logger"):
             logger = logger.getChild(str(params["logger"]))
         logger.log(level, "%s", params.get("data"))
+
+
+def _choices(keyword: str, given: Sequence[str], known: Sequence[str], *,
+             allow_empty: bool) -> Tuple[str, ...]:
+    """Validate a keyword naming some of ``known`` (``elicitation_modes=``...)."""
+    if isinstance(given, str):
+        given = (given,)
+    chosen = tuple(dict.fromkeys(given))
+    unknown = [value for value in chosen if value not in known]
+    if unknown or not (chosen or allow_empty):
+        raise ValueError(f"{keyword} must name some of {', '.join(known)}; got {given!r}")
+    return chosen
+
+
+def _elicitation_mode(params: Any) -> str:
+    """An elicitation request's mode: ``mode`` is optional and means form when absent."""
+    mode = params.get("mode") if isinstance(params, dict) else None
+    return "url" if mode == "url" else "form" if mode in (None, "form") else excerpt(mode, 40)
 
 
 def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any]:
@@ -1439,7 +1571,8 @@ class _RoundsFuture(RequestFuture):
 
     Each round is an ordinary request future; when one comes back ``input_required``, the
     next round is prepared on the session's handler pool (never on the dispatch thread,
-    since it runs user handlers). ``cancel()`` cancels the round in flight on the wire.
+    since it runs user handlers). ``cancel()`` cancels the round in flight on the wire,
+    and sets the ``cancelled`` event of the handlers' contexts.
     """
 
     def __init__(
@@ -1458,6 +1591,8 @@ class _RoundsFuture(RequestFuture):
         self._convert = convert
         self._rounds = 0
         self._current: Optional[RequestFuture] = None
+        # Shared by the RequestContext of every handler this call runs.
+        self._inputs_cancelled = threading.Event()
 
     def start(self) -> _RoundsFuture:
         self._launch(self._params)
@@ -1500,8 +1635,10 @@ class _RoundsFuture(RequestFuture):
         self._rounds_session._pool.submit(self._continue, result)
 
     def _continue(self, result: Dict[str, Any]) -> None:
+        if self.done():
+            return  # cancelled while this job waited: run no handler for it
         try:
-            params = self._client._next_round(self._params, result)
+            params = self._client._next_round(self._params, result, self._inputs_cancelled)
         except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
             if not self.done():
                 self.set_exception(exc)
@@ -1512,6 +1649,7 @@ class _RoundsFuture(RequestFuture):
     def cancel(self) -> bool:
         if not Future.cancel(self):
             return False
+        self._inputs_cancelled.set()
         current = self._current
         if current is not None:
             current.cancel()

@@ -547,9 +547,9 @@ def test_public_api_is_pinned() -> None:
         "HTTPError", "ListingTooLarge",
         "HttpTransport", "MCPError", "MemoryTransport", "MethodNotFound", "ProtocolError",
         "Manager", "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
-        "RequestCancelled", "RequestTimeout", "ServerError", "SseTransport", "StdioTransport",
-        "Transport", "TransportError", "UnsupportedProtocolVersion", "__version__",
-        "connect", "types",
+        "RequestCancelled", "RequestContext", "RequestTimeout", "ServerError", "SseTransport",
+        "StdioTransport", "Transport", "TransportError", "URLElicitationRequired",
+        "UnsupportedProtocolVersion", "__version__", "connect", "request_context", "types",
     ])
     for name in mcp_sync.__all__:
         assert getattr(mcp_sync, name) is not None

@@ -105,7 +105,8 @@ def _route_once(message: Any, fast: bool) -> Tuple[Any, ...]:
     transport = _NullTransport()
     session = Session(transport, name="fuzz")
     requests: List[Any] = []
-    session._pool.submit = lambda fn, *args: requests.append(args[0])  # type: ignore[method-assign]
+    session._pool.submit = (  # type: ignore[method-assign]
+        lambda fn, *args: requests.append(args) or True)
     waiters: Dict[int, Waiter] = {}
     for _ in PENDING_IDS:
         waiter = Waiter()
@@ -121,7 +122,7 @@ def _route_once(message: Any, fast: bool) -> Tuple[Any, ...]:
             break
         session._route(item)
     for request in requests:  # the handler pool's job, done here (no threads)
-        session._answer(request)
+        session._answer(*request)
     resolved = {}
     for request_id, waiter in waiters.items():
         if waiter.wait(0):

@@ -15,11 +15,14 @@ Options:
   --endless-item-size N  characters of description in each endless item (default 100)
   --display-tools        add the tools whose results test the Jupyter display's bounds
                          and escaping (records, flat, blocks, images, hostile, wide)
+  --stateless            also serve 2026-07-28 (server/discover); tools may answer
+                         input_required (see needs_input)
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -29,7 +32,7 @@ from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mcp_sync.testing import FakeServer, ToolContext
+from mcp_sync.testing import FakeServer, RpcError, ToolContext
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--page-size", type=int)
@@ -46,6 +49,8 @@ parser.add_argument("--endless", action="append", default=[],
 parser.add_argument("--endless-items", type=int, default=100)
 parser.add_argument("--endless-item-size", type=int, default=100)
 parser.add_argument("--display-tools", action="store_true")
+parser.add_argument("--stateless", action="store_true",
+                    help="answer server/discover: serve the 2026-07-28 era too")
 options = parser.parse_args()
 
 if options.exit_at_start is not None:
@@ -151,6 +156,59 @@ def ask(method: str, ctx: ToolContext, params: Optional[Dict[str, Any]] = None) 
         return {"error": getattr(exc, "error", {"message": str(exc)})}
 
 
+_cancelled_ids = itertools.count(1)
+
+
+@server.tool()
+def ask_and_cancel(method: str, ctx: ToolContext, params: Optional[Dict[str, Any]] = None,
+                   after_progress: bool = False, wait: float = 10.0) -> Dict[str, Any]:
+    """Send a request to the client with a progress token, then cancel it: at once, or
+    once the client reported progress for it. Returns the request's id and that progress."""
+    request_id = f"cancel-{next(_cancelled_ids)}"
+    token = f"token-{request_id}"
+    request_params = dict(params or {})
+    request_params["_meta"] = {"progressToken": token}
+    ctx.connection.send({"jsonrpc": "2.0", "id": request_id, "method": method,
+                         "params": request_params})
+    progress = None
+    if after_progress:
+        progress = ctx.connection.wait_for(
+            lambda m: m.get("method") == "notifications/progress"
+            and (m.get("params") or {}).get("progressToken") == token, wait)["params"]
+    ctx.connection.notify("notifications/cancelled",
+                          {"requestId": request_id, "reason": "no longer needed"})
+    return {"id": request_id, "progress": progress}
+
+
+@server.tool()
+def answers(request_id: str) -> List[Dict[str, Any]]:
+    """Responses this server received to its request `request_id`."""
+    return [m for c in server.connections for m in c.received
+            if m.get("id") == request_id and "method" not in m]
+
+
+@server.tool()
+def needs_url(url: str, elicitation_id: str = "el-1") -> str:
+    """Fail with -32042: the user must complete a URL-mode elicitation first."""
+    raise RpcError({"code": -32042, "message": "This request requires more information.",
+                    "data": {"elicitations": [{"mode": "url", "elicitationId": elicitation_id,
+                                               "url": url, "message": "Authorize access."}]}})
+
+
+@server.tool()
+def needs_input(input_requests: Dict[str, Any], ctx: ToolContext) -> Dict[str, Any]:
+    """2026-07-28: answer input_required with `input_requests` first; the retry gets
+    the client's inputResponses back as structured content."""
+    call = next(m for m in reversed(ctx.connection.received) if m.get("id") == ctx.request_id
+                and m.get("method") == "tools/call")
+    responses = call["params"].get("inputResponses")
+    if responses is None:
+        return {"resultType": "input_required", "content": [],
+                "inputRequests": input_requests, "requestState": "asked"}
+    return {"content": [{"type": "text", "text": "answered"}],
+            "structuredContent": {"inputResponses": responses}}
+
+
 @server.tool()
 def received(method: str) -> List[Dict[str, Any]]:
     """Messages this server received with the given method, in order."""
@@ -165,9 +223,9 @@ def log(level: str, data: str, ctx: ToolContext) -> str:
 
 
 @server.tool()
-def notify(method: str, ctx: ToolContext) -> str:
-    """Send a notification with no params (e.g. notifications/tools/list_changed)."""
-    ctx.connection.notify(method)
+def notify(method: str, ctx: ToolContext, params: Optional[Dict[str, Any]] = None) -> str:
+    """Send a notification (e.g. notifications/tools/list_changed), with `params` if given."""
+    ctx.connection.notify(method, params)
     return "sent"
 
 
@@ -281,6 +339,15 @@ if not options.no_resources:
 def greet(who: str) -> str:
     """Greet someone."""
     return f"Hello, {who}!"
+
+
+if options.stateless:
+    @server.method("server/discover")
+    def discover(params: Dict[str, Any]) -> Dict[str, Any]:
+        return {"resultType": "complete", "supportedVersions": ["2026-07-28", *versions],
+                "capabilities": server.capabilities(),
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": server.name,
+                                                                 "version": server.version}}}
 
 
 server.completion("greet", lambda name, value: [w for w in ("alice", "bob", "alina")
