@@ -396,7 +396,7 @@ class Client:
                 )
             if self._session is not None:
                 self._session.close()
-            self._cache.clear()
+            self._forget_lists()
 
             def lost(error: Any) -> None:
                 self._connection_lost(session, error)
@@ -447,11 +447,17 @@ class Client:
             self._state = _State.CLOSED
             subscriptions, self._subscriptions = list(self._subscriptions), []
             self._resource_subscription = None
+            self._forget_lists()
         for subscription in subscriptions:
             subscription._subscribed_uris.clear()  # no unsubscribe round trips on close
             subscription.close()
         if session is not None:
             session.close()
+
+    def _forget_lists(self) -> None:
+        """Drop what the last connection listed: a new one lists again."""
+        with self._cache_lock:
+            self._cache.clear()
 
     def _capabilities(self) -> Dict[str, Any]:
         capabilities: Dict[str, Any] = {}
@@ -690,6 +696,8 @@ class Client:
         return node is not None and node is not False
 
     def _require_capability(self, what: str, *path: str) -> None:
+        # A closed client says so, rather than what its last server could do.
+        self._live_session()
         if not self._has_capability(*path):
             raise CapabilityError(
                 f"{self.name} does not support {what} (capability {'.'.join(path)!r} "
@@ -874,7 +882,10 @@ class Client:
     def _paginate(
         self, method: str, key: str, model: Any, timeout: Timeout, cache: bool
     ) -> List[Any]:
-        if cache:
+        # A list is served from the cache only while connected; otherwise the request
+        # below raises what any request would: ClientNotConnected (closed), ConnectionClosed
+        # (the link died), ForkedClientError (the connection is the parent process's).
+        if cache and self.connected:
             with self._cache_lock:
                 cached = self._cache.get(method)
             if cached is not None:
@@ -910,7 +921,12 @@ class Client:
         """Every tool the server offers (all pages), as a list (a ``types.ToolList``,
         which Jupyter shows as a table).
 
-        Cached while the server promises ``notifications/tools/list_changed``.
+        Cached while the server promises ``notifications/tools/list_changed``; the cache
+        (of every ``list_*`` method) is served only while connected.
+
+        Raises:
+            ClientNotConnected: the client is not connected, or closed.
+            ConnectionClosed: the link to the server is gone.
         """
         from . import types
 
