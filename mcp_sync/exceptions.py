@@ -8,7 +8,8 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     MCPError
     ├── TransportError                  the link to the server failed
     │   ├── ConnectionClosed            the transport closed; carries exit code and stderr tail
-    │   │   └── ForkedClientError       a client inherited over fork() was used in the child
+    │   │   ├── ForkedClientError       a client inherited over fork() was used in the child
+    │   │   └── ServerUnavailable       a Manager's server is down (mcp_sync.manager)
     │   ├── CommandNotFound             the stdio command does not exist
     │   └── HTTPError                   a non-2xx HTTP status; carries status, body, auth hints
     ├── RequestTimeout                  no answer before the deadline (also a TimeoutError)
@@ -29,16 +30,26 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── CallbackError                   a handler given to the client raised while answering
     │                                   the server (2026-07-28 input requests)
     ├── ClientNotConnected              the client is not connected (before connect, after close)
+    ├── ConfigError                     an invalid mcpServers configuration (mcp_sync.config;
+    │                                   also a ValueError)
     └── AuthError                       authorization failed
+        ├── OAuthError                  an authorization server refused a request
+        │                               (mcp_sync.auth)
+        └── AuthorizationRequired       the user must authorize in a browser first
+                                        (mcp_sync.auth)
 
 A tool result with ``isError: true`` is a result, not an exception.
+
+Every one of them pickles with its attributes and message intact, so errors cross
+process boundaries (``multiprocessing``, ``concurrent.futures.ProcessPoolExecutor``)
+like results do. (``__cause__`` and the traceback do not travel, as for any exception.)
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 __all__ = [
     "AuthError",
@@ -81,8 +92,26 @@ def excerpt(text: Any, limit: int = 200) -> str:
     return clean
 
 
+def _unpickle(cls: type, args: Tuple[Any, ...], state: Dict[str, Any]) -> BaseException:
+    """Rebuild a pickled :class:`MCPError` without calling its ``__init__``.
+
+    The constructors take their fields (``status``, ``code``...) and build the message
+    from them, so the message alone (``args``) cannot rebuild the error; the fields are
+    in ``state``.
+    """
+    error: BaseException = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
+
+
 class MCPError(Exception):
     """Root of every exception mcp_sync raises."""
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # Exception's own __reduce__ calls cls(*args) when unpickling: that fails for a
+        # constructor with required fields, or garbles the message of one that builds it.
+        return (_unpickle, (type(self), self.args, dict(self.__dict__)))
 
 
 class TransportError(MCPError):

@@ -12,7 +12,9 @@ Threads (all daemons, so a session nobody closed never keeps the interpreter ali
   changes), one at a time, in the order the server sent them.
 * ``mcp-sync-handler-<name>-<n>``: a small pool that answers server-to-client requests
   (a handler may call the client again; on the dispatch thread that would deadlock) and
-  sends ``notifications/cancelled`` for requests that timed out.
+  sends ``notifications/cancelled`` for requests that timed out. The client also runs
+  the steps of ``call_tool_future`` that follow a response on it (the next input round,
+  checking the result against an outputSchema).
 
 A server request is registered (``_serving``) by the dispatch thread before its handler is
 queued, so a ``notifications/cancelled`` the server sends after it, which the same thread
