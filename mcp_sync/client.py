@@ -183,7 +183,8 @@ def _parse(model: Any, data: Any, what: str) -> Any:
 
     On the hot path of every call: no imports here (pydantic resolves its top-level names
     lazily, which costs microseconds per lookup); pydantic's ValidationError is a
-    ValueError.
+    ValueError. Its text names the server's keys and values raw, so the ProtocolError
+    carries an excerpt of it and does not chain it (a traceback would print it whole).
     """
     try:
         validate = getattr(model, "model_validate", None)
@@ -191,7 +192,7 @@ def _parse(model: Any, data: Any, what: str) -> Any:
             return validate(data)
         return _adapter(model).validate_python(data)
     except ValueError as exc:
-        raise ProtocolError(f"invalid {what} from server: {exc}") from exc
+        raise ProtocolError(f"invalid {what} from server: {excerpt(exc, 1000)}") from None
 
 
 @functools.lru_cache(maxsize=64)
@@ -807,13 +808,15 @@ class Client:
         except Exception as exc:
             method = request.get("method") if isinstance(request, dict) else None
             raise CallbackError(
-                f"the handler answering {method} for {self.name} raised {exc!r}"
+                f"the handler answering {excerpt(method, 100)} for {self.name} raised "
+                f"{excerpt(repr(exc), 500)}"
             ) from exc
 
     def _fulfil(self, request: Any) -> Any:
         """Answer one input request with the user's handler (or the spec's refusal)."""
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):
-            raise ProtocolError(f"malformed input request from {self.name}: {request!r}")
+            raise ProtocolError(
+                f"malformed input request from {self.name}: {excerpt(repr(request), 200)}")
         method, params = request["method"], request.get("params")
         if method == "elicitation/create":
             if self.elicitation_handler is None:
@@ -834,7 +837,8 @@ class Client:
                             self.name)
                 return {"roots": []}
             return self._answer_roots(params)
-        raise ProtocolError(f"{self.name} sent an input request of unknown method {method!r}")
+        raise ProtocolError(f"{self.name} sent an input request of unknown method "
+                            f"{excerpt(repr(method), 100)}")
 
     def submit(
         self,
@@ -894,7 +898,8 @@ class Client:
             if not cursor:
                 break
             if cursor in seen_cursors:
-                raise ProtocolError(f"{self.name} repeated the cursor {cursor!r} in {method}")
+                raise ProtocolError(f"{self.name} repeated the cursor "
+                                    f"{excerpt(repr(cursor), 100)} in {method}")
             seen_cursors.add(cursor)
         else:
             raise ProtocolError(
@@ -924,7 +929,8 @@ class Client:
             for tool in tools:
                 reason = invalid_header_annotation(tool.input_schema)
                 if reason is not None:
-                    log.warning("dropping tool %r of %s: %s", tool.name, self.name, reason)
+                    log.warning("dropping tool %s of %s: %s", excerpt(repr(tool.name), 120),
+                                self.name, excerpt(reason, 200))
                     refused[tool.name] = reason
             tools = [tool for tool in tools if tool.name not in refused]
         self._known_tools = {tool.name: tool for tool in tools}
@@ -965,7 +971,7 @@ class Client:
         try:
             return param_headers(tool.input_schema, arguments) or None
         except ValueError as exc:
-            raise ValueError(f"cannot call {name!r}: {exc}") from None
+            raise ValueError(f"cannot call {name!r}: {excerpt(exc, 300)}") from None
 
     def _call_tool_params(
         self, name: str, arguments: Optional[Mapping[str, Any]], meta: Optional[Mapping[str, Any]]
@@ -1293,7 +1299,8 @@ class Client:
             try:
                 self.notification_handler(method, params)
             except Exception:
-                log.exception("notification_handler raised for %s from %s", method, self.name)
+                log.exception("notification_handler raised for %s from %s",
+                              excerpt(method, 100), self.name)
 
     def _on_log_message(self, params: Dict[str, Any]) -> None:
         if self.logging_handler is not None:
@@ -1308,8 +1315,9 @@ class Client:
         level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
         logger = self._server_log
         if params.get("logger"):
-            logger = logger.getChild(str(params["logger"]))
-        logger.log(level, "%s", params.get("data"))
+            logger = logger.getChild(excerpt(params["logger"], 100))
+        if logger.isEnabledFor(level):  # excerpt() only what is logged
+            logger.log(level, "%s", excerpt(params.get("data"), 2000))
 
 
 def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any]:
@@ -1352,10 +1360,12 @@ def _validate_schema(instance: Any, schema: Mapping[str, Any], tool: str) -> Non
         jsonschema.validate(instance, schema)
     except jsonschema.ValidationError as exc:
         raise ProtocolError(
-            f"structuredContent of tool {tool!r} does not match its outputSchema: {exc.message}"
-        ) from exc
+            f"structuredContent of tool {tool!r} does not match its outputSchema: "
+            f"{excerpt(exc.message, 500)}"
+        ) from None  # its text holds the whole instance and schema, raw
     except jsonschema.SchemaError as exc:
-        log.warning("outputSchema of tool %r is not a valid JSON schema: %s", tool, exc.message)
+        log.warning("outputSchema of tool %r is not a valid JSON schema: %s", tool,
+                    excerpt(exc.message, 500))
 
 
 def _input_required(result: Any) -> bool:

@@ -5,8 +5,8 @@
    messages or ``repr()``.
 3. No credential crosses origins (redirects, legacy endpoints).
 4. The file token store is readable by its owner only (0600, folder 0700).
-5. Untrusted server strings in exception messages are truncated and stripped of control
-   characters (C0, C1, bidi overrides).
+5. Untrusted server strings in exception messages are truncated and their control
+   characters (C0, C1, bidi overrides) escaped (more in test_hostile_text.py).
 6. A server cannot make the client write outside what the user asked (``--save-images``).
 7. A server can make the client do nothing the user did not hand it a handler for.
 8. Transport hygiene: TLS verification stays on; session ids cannot inject headers.
@@ -339,7 +339,7 @@ def test_a_hostile_protocol_version_is_truncated_and_stripped() -> None:
        st.integers(1, 300))
 def test_excerpt_never_lets_a_control_character_through(text: str, limit: int) -> None:
     clean = excerpt(text, limit)
-    assert_clean(clean, limit + len(f"... ({len(text)} more chars)"))
+    assert_clean(clean, limit + len(f"… ({len(text)} characters in all)"))
 
 
 # -- 6. files only where the user asked ----------------------------------------------------
