@@ -13,10 +13,12 @@ Commands: ``tools``, ``call TOOL [--arg k=v ...] [--json-args '{...}']``, ``reso
 ``read URI``, ``prompts``, ``prompt NAME [--arg k=v ...]``, ``ping``, ``info``,
 ``servers``, ``demo``. Options may come before or after the command.
 
-Output is human-readable by default and JSON with ``--json``. While a tool reports
-progress, a bar is drawn on stderr (``--progress auto|always|never``; ``auto`` draws on a
-terminal). Ctrl-C cancels the call on the wire. Images (and audio) in results are written
-to files with ``--save-images DIR`` instead of being printed.
+Output is human-readable by default and JSON with ``--json``. What the server sent is
+shown with its terminal escapes, control, bidi and invisible characters escaped (``\\x1b``,
+``\\u202e``); ``--json`` writes them as ``\\u`` escapes. While a tool reports progress, a
+bar is drawn on stderr (``--progress auto|always|never``; ``auto`` draws on a terminal).
+Ctrl-C cancels the call on the wire. Images (and audio) in results are written to files
+with ``--save-images DIR`` instead of being printed.
 
 Exit codes: 0 ok, 1 the tool result has ``isError``, 2 usage (bad arguments or
 configuration), 3 connection or protocol failure, 4 timeout, 130 interrupted.
@@ -36,6 +38,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ._text import printable, printable_json
 from .client import DEFAULT, Client
 from .exceptions import CapabilityError, MCPError, RequestTimeout
 
@@ -47,7 +50,6 @@ __all__ = ["main"]
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_FAILURE, EXIT_TIMEOUT = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 _EXTENSIONS = {
     "image/png": "png", "image/jpeg": "jpg", "image/jpg": "jpg", "image/gif": "gif",
@@ -74,16 +76,17 @@ def _err(text: str) -> None:
 
 
 def _json(value: Any) -> None:
-    _out(json.dumps(value, indent=2, ensure_ascii=False))
+    """JSON for scripts: control, bidi and invisible characters written as \\u escapes."""
+    _out(printable_json(value, indent=2))
 
 
 def _clean(text: Any, *, multiline: bool = False) -> str:
-    """Server text made safe for a terminal: no escape sequences or control characters."""
+    """Server text made safe for a terminal: escape sequences, control, bidi and invisible
+    characters shown escaped (``printable()``); one line unless ``multiline``."""
     value = str(text)
     if multiline:
-        return "\n".join(_CONTROL.sub("?", line.replace("\t", "    "))
-                         for line in value.splitlines())
-    return _CONTROL.sub("?", " ".join(value.split()))
+        return printable("\n".join(line.replace("\t", "    ") for line in value.splitlines()))
+    return printable(" ".join(value.split()))
 
 
 def _first_line(text: Optional[str]) -> str:
@@ -407,7 +410,7 @@ def _print_result(args: argparse.Namespace, result: types.CallToolResult,
         return
     if not any(getattr(block, "type", None) == "text" for block in result.content) and (
             result.structured_content is not None):
-        lines.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
+        lines.append(printable_json(result.structured_content, indent=2))
     for line in lines:
         _out(line)
 
@@ -581,11 +584,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         info = client.server_info
         tools = client.list_tools()
         if not args.json:
-            _out(f"Connected to {info.name} {info.version} over stdio "
+            _out(f"Connected to {_clean(info.name)} {_clean(info.version)} over stdio "
                  f"(protocol {client.protocol_version})")
             _out("Tools:")
             for tool in tools:
-                _out(f"  {tool.name:<8} {_first_line(tool.description)}")
+                _out(f"  {_clean(tool.name):<8} {_clean(_first_line(tool.description))}")
             _out("Calling count(n=5) ...")
         try:
             result = client.call_tool("count", {"n": 5, "interval": 0.1}, on_progress=progress)
@@ -680,7 +683,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _error(args: Optional[argparse.Namespace], code: int, kind: str, message: str) -> int:
-    _err(f"mcp-sync: {message}")
+    _err(f"mcp-sync: {printable(message)}")
     if args is not None and getattr(args, "json", False):
         _json({"error": {"type": kind, "message": message, "exitCode": code}})
     return code

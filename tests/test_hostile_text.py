@@ -3,17 +3,19 @@
 A real hostile server (tests/servers/hostile_stdio.py) sends screen clears, OSC 52
 clipboard writes, C1 controls, bidi overrides and invisible characters in every string it
 owns, and a 5 MB value that breaks its output schema. Exception messages (and the
-tracebacks that print them) and log lines show them escaped and bounded.
+tracebacks that print them), log lines and the CLI's output, plain and ``--json``, show
+them escaped and bounded.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import subprocess
 import threading
 import traceback
 import unicodedata
-from typing import Any, Callable, List
+from typing import Any, Callable, Iterator, List
 
 import pytest
 from hypothesis import given, settings
@@ -24,10 +26,10 @@ from mcp_sync import ProtocolError
 from mcp_sync._text import printable, printable_json
 from mcp_sync.exceptions import excerpt
 
-from .conftest import PY, SERVERS
+from .conftest import PY, ROOT, SERVERS
 
 HOSTILE_SERVER = [PY, str(SERVERS / "hostile_stdio.py")]
-T = 60.0  # bound for one connection
+T = 60.0  # bound for one CLI run or one connection
 # What the server sends in every string (see hostile_stdio.py).
 HOSTILE = ("\x1b[2J\x1b]52;c;b3duZWQ=\x07\x1b]0;title\x1b\\\x9b31m\x9d0;t\x9c"
            "\u202eevil\u202c\u2066iso\u2069\u200b\U000e0041\x00\rend")
@@ -168,3 +170,58 @@ def test_a_hostile_form_schema_gives_a_printable_error_and_log_line(records: Rec
     logged = records.wait_for(lambda text: "handler for elicitation/create" in text)
     assert_printable(logged, 5000)
     assert "invalid elicitation request" in logged  # the traceback, as a handler writes it
+
+
+# -- the command line --------------------------------------------------------------------
+
+
+def cli(*args: str, server: List[str] = HOSTILE_SERVER) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-m", "mcp_sync", *args, "--", *server],
+                          capture_output=True, text=True, timeout=T, cwd=str(ROOT),
+                          check=False)
+
+
+@pytest.mark.parametrize("args", [
+    ["tools"], ["call", "text", "--progress", "always"], ["call", "structured"], ["info"],
+    ["resources"], ["read", "res://any/thing"], ["call", "media"],
+])
+def test_the_cli_shows_server_text_escaped(args: List[str]) -> None:
+    result = cli(*args)
+    assert result.returncode == 0, result.stderr
+    for output in (result.stdout, result.stderr):
+        assert not raw_controls(output), raw_controls(output)[:5]
+    assert "\\u202e" in result.stdout + result.stderr  # shown, escaped
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+@pytest.mark.parametrize("args", [["tools"], ["call", "text"], ["call", "structured"],
+                                  ["info"], ["resources"], ["read", "res://any/thing"]])
+def test_the_cli_json_output_escapes_server_text(args: List[str]) -> None:
+    result = cli("--json", *args)
+    assert result.returncode == 0, result.stderr
+    assert not raw_controls(result.stdout.replace("\n", "")), raw_controls(result.stdout)[:5]
+    assert any(HOSTILE in text for text in strings(json.loads(result.stdout)))  # as sent
+
+
+def test_cli_errors_are_escaped_in_both_modes() -> None:
+    bad = [*HOSTILE_SERVER, "--bad-capability"]
+    human = cli("info", server=bad)
+    assert human.returncode == 3
+    assert "invalid capabilities from server" in human.stderr
+    assert_printable(human.stderr, 2000)
+    machine = cli("--json", "info", server=bad)
+    assert machine.returncode == 3
+    assert not raw_controls(machine.stdout.replace("\n", ""))
+    assert "\\x1b[2J" in json.loads(machine.stdout)["error"]["message"]
