@@ -4,7 +4,8 @@ A real hostile server (tests/servers/hostile_stdio.py) sends screen clears, OSC 
 clipboard writes, C1 controls, bidi overrides and invisible characters in every string it
 owns, and a 5 MB value that breaks its output schema. Exception messages (and the
 tracebacks that print them), log lines and the CLI's output, plain and ``--json``, show
-them escaped and bounded.
+them escaped and bounded; ``--save-images`` writes raster images only, under names the
+client makes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import subprocess
 import threading
 import traceback
 import unicodedata
+from pathlib import Path
 from typing import Any, Callable, Iterator, List
 
 import pytest
@@ -225,3 +227,35 @@ def test_cli_errors_are_escaped_in_both_modes() -> None:
     assert machine.returncode == 3
     assert not raw_controls(machine.stdout.replace("\n", ""))
     assert "\\x1b[2J" in json.loads(machine.stdout)["error"]["message"]
+
+
+def test_save_images_writes_only_raster_images_under_client_made_names(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    called = cli("call", "media", "--save-images", str(folder))
+    assert called.returncode == 0, called.stderr
+    read = cli("read", "res://any/pic", "--save-images", str(folder))
+    assert read.returncode == 0, read.stderr
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "media-1.png", "media-2.jpg", "media-3.gif", "media-4.webp", "media-5.bmp",
+        "pic-1.png", "pic-6.gif"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]
+    printed = called.stdout + read.stdout
+    # Every other image or audio type (11 blocks from the tool, 1 blob from the resource)
+    # is reported; blobs of other types are listed, as always.
+    assert printed.count("not saved: only PNG, JPEG, GIF, WebP and BMP images") == 12
+    assert "[blob file:///evil.sh: application/x-sh, " in printed
+    assert "[image: text/html, " in printed and "image/\\x1b[2J" in printed
+    assert not raw_controls(printed)
+
+
+def test_save_images_with_json_reports_the_files(tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    result = cli("--json", "call", "media", "--save-images", str(folder))
+    assert result.returncode == 0, result.stderr
+    blocks = json.loads(result.stdout)["content"]
+    files = [block["file"] for block in blocks if "file" in block]
+    assert [Path(file).name for file in files] == [
+        "media-1.png", "media-2.jpg", "media-3.gif", "media-4.webp", "media-5.bmp"]
+    assert all("data" in block for block in blocks if "file" not in block
+               and block["type"] != "resource")  # not written: left as the server sent it

@@ -349,7 +349,7 @@ def test_saved_media_stay_in_the_folder_whatever_the_server_names(tmp_path: Path
     folder = tmp_path / "out"
     folder.mkdir()
     outside = tmp_path / "outside.png"
-    (folder / "bashrc.png").symlink_to(outside)  # planted: the file must not be followed
+    (folder / "thing-3.png").symlink_to(outside)  # planted: the file must not be followed
     server = [PY, str(FAULT_SERVER)]
     printed = ""
     for command in (["call", "images"], ["read", "res://any/thing"]):
@@ -364,9 +364,14 @@ def test_saved_media_stay_in_the_folder_whatever_the_server_names(tmp_path: Path
     for path in folder.iterdir():
         assert path.parent == folder and not path.name.startswith(".")
         assert all(ch.isalnum() or ch in "._-" for ch in path.name), path.name
-    # 4 media from the tool, 7 blobs from the resource, one of which was refused; and the
-    # planted link, left alone.
-    assert len(list(folder.iterdir())) == 11 and (folder / "bashrc.png").is_symlink()
+    # Of the tool's media only the PNG resource is an allowed type; the 7 PNG blobs are
+    # named after the URI asked for (not the server's), one refused; the planted link is
+    # left alone.
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "images.png", "thing-1.png", "thing-2.png", "thing-3.png", "thing-4.png",
+        "thing-5.png", "thing-6.png", "thing-7.png"]
+    assert (folder / "thing-3.png").is_symlink()
+    assert printed.count("not saved: only PNG, JPEG, GIF, WebP and BMP images") == 3
 
 
 def test_the_library_writes_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
