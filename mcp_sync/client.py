@@ -203,7 +203,8 @@ def _parse(model: Any, data: Any, what: str) -> Any:
 
     On the hot path of every call: no imports here (pydantic resolves its top-level names
     lazily, which costs microseconds per lookup); pydantic's ValidationError is a
-    ValueError.
+    ValueError. Its text names the server's keys and values raw, so the ProtocolError
+    carries an excerpt of it and does not chain it (a traceback would print it whole).
     """
     try:
         validate = getattr(model, "model_validate", None)
@@ -211,7 +212,7 @@ def _parse(model: Any, data: Any, what: str) -> Any:
             return validate(data)
         return _adapter(model).validate_python(data)
     except ValueError as exc:
-        raise ProtocolError(f"invalid {what} from server: {exc}") from exc
+        raise ProtocolError(f"invalid {what} from server: {excerpt(exc, 1000)}") from None
 
 
 @functools.lru_cache(maxsize=64)
@@ -952,7 +953,8 @@ class Client:
         except Exception as exc:
             method = request.get("method") if isinstance(request, dict) else None
             raise CallbackError(
-                f"the handler answering {method} for {self.name} raised {exc!r}"
+                f"the handler answering {excerpt(method, 100)} for {self.name} raised "
+                f"{excerpt(repr(exc), 500)}"
             ) from exc
 
     def _fulfil(self, request: Any, key: str, cancelled: threading.Event) -> Any:
@@ -962,7 +964,8 @@ class Client:
         refuses with -32602 is declined (elicitation) or fails the call (sampling).
         """
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):
-            raise ProtocolError(f"malformed input request from {self.name}: {request!r}")
+            raise ProtocolError(
+                f"malformed input request from {self.name}: {excerpt(repr(request), 200)}")
         method, params = request["method"], request.get("params")
         context = RequestContext(method, key, cancelled=cancelled)
         if method == "elicitation/create":
@@ -994,7 +997,8 @@ class Client:
                 return {"roots": []}
             with serving(context):
                 return self._answer_roots(params)
-        raise ProtocolError(f"{self.name} sent an input request of unknown method {method!r}")
+        raise ProtocolError(f"{self.name} sent an input request of unknown method "
+                            f"{excerpt(repr(method), 100)}")
 
     def submit(
         self,
@@ -1059,7 +1063,8 @@ class Client:
             if not cursor:
                 break
             if cursor in seen_cursors:
-                raise ProtocolError(f"{self.name} repeated the cursor {cursor!r} in {method}")
+                raise ProtocolError(f"{self.name} repeated the cursor "
+                                    f"{excerpt(repr(cursor), 100)} in {method}")
             seen_cursors.add(cursor)
         else:
             raise budget.error("max_pages", self.max_pages,
@@ -1095,7 +1100,8 @@ class Client:
             for tool in tools:
                 reason = invalid_header_annotation(tool.input_schema)
                 if reason is not None:
-                    log.warning("dropping tool %r of %s: %s", tool.name, self.name, reason)
+                    log.warning("dropping tool %s of %s: %s", excerpt(repr(tool.name), 120),
+                                self.name, excerpt(reason, 200))
                     refused[tool.name] = reason
             tools = [tool for tool in tools if tool.name not in refused]
         with self._cache_lock:
@@ -1165,7 +1171,7 @@ class Client:
         try:
             return param_headers(tool.input_schema, arguments) or None
         except ValueError as exc:
-            raise ValueError(f"cannot call {name!r}: {exc}") from None
+            raise ValueError(f"cannot call {name!r}: {excerpt(exc, 300)}") from None
 
     def _call_tool_params(
         self, name: str, arguments: Optional[Mapping[str, Any]], meta: Optional[Mapping[str, Any]]
@@ -1553,7 +1559,8 @@ class Client:
             try:
                 self.notification_handler(method, params)
             except Exception:
-                log.exception("notification_handler raised for %s from %s", method, self.name)
+                log.exception("notification_handler raised for %s from %s",
+                              excerpt(method, 100), self.name)
 
     def _on_elicitation_complete(self, params: Dict[str, Any]) -> None:
         callback = self.on_elicitation_complete
@@ -1587,8 +1594,9 @@ class Client:
         level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
         logger = self._server_log
         if params.get("logger"):
-            logger = logger.getChild(str(params["logger"]))
-        logger.log(level, "%s", params.get("data"))
+            logger = logger.getChild(excerpt(params["logger"], 100))
+        if logger.isEnabledFor(level):  # excerpt() only what is logged
+            logger.log(level, "%s", excerpt(params.get("data"), 2000))
 
 
 def _choices(keyword: str, given: Sequence[str], known: Sequence[str], *,
@@ -1701,9 +1709,9 @@ def _check_structured(validator: Any, instance: Any, tool: str, server: str) -> 
         return
     if error is not None:
         raise ProtocolError(
-            f"structuredContent of tool {tool!r} of {server} does not match its outputSchema "
-            f"at {excerpt(error.json_path, 120)}: {excerpt(error.message, 300)}"
-        ) from error
+            f"structuredContent of tool {excerpt(repr(tool), 120)} of {server} does not match "
+            f"its outputSchema at {excerpt(error.json_path, 120)}: {excerpt(error.message, 300)}"
+        ) from None  # the validator's error holds the whole instance and schema, raw
 
 
 def _input_required(result: Any) -> bool:

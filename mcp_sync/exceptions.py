@@ -48,8 +48,11 @@ like results do. (``__cause__`` and the traceback do not travel, as for any exce
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+# The one helper that makes server text safe for a message (bounded, escaped); imported
+# from here by the rest of the library.
+from ._text import excerpt as excerpt
 
 __all__ = [
     "AuthError",
@@ -76,20 +79,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-# C0 (but tab and newline), DEL and C1 (0x9b is CSI to some terminals), and the bidi
-# overrides and isolates that make text display in another order than it reads.
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def excerpt(text: Any, limit: int = 200) -> str:
-    """Make untrusted text safe for an error message: no control characters, bounded length."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "replace")
-    clean: str = _CONTROL_CHARS.sub("?", str(text))
-    if len(clean) > limit:
-        return clean[:limit] + f"... ({len(clean) - limit} more chars)"
-    return clean
 
 
 def _unpickle(cls: type, args: Tuple[Any, ...], state: Dict[str, Any]) -> BaseException:
@@ -199,8 +188,8 @@ class HTTPError(TransportError):
         message = f"HTTP {status}"
         if method:
             message += f" for {method}"
-        if url:
-            message += f" from {url}"
+        if url:  # a legacy endpoint or an auth URL is the server's choice
+            message += f" from {excerpt(url, 300)}"
         if self.body:
             message += f": {self.body}"
         if www_authenticate:

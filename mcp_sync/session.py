@@ -584,8 +584,8 @@ class Session:
         kind = classify(message)
         if kind is Kind.RESPONSE or kind is Kind.ERROR:
             if self.table.resolve(message) is None:
-                log.debug("ignoring response for unknown or late id=%r from %s",
-                          message.get("id"), self.name)
+                log.debug("ignoring response for unknown or late id=%s from %s",
+                          excerpt(repr(message.get("id")), 80), self.name)
         elif kind is Kind.NOTIFICATION:
             self._route_notification(message["method"], message.get("params"))
         elif kind is Kind.REQUEST:
@@ -688,7 +688,8 @@ class Session:
         try:
             self.transport.send(response)
         except TransportError as exc:
-            log.info("could not answer %s id=%r from %s: %r", method, request_id, self.name, exc)
+            log.info("could not answer %s id=%s from %s: %r", excerpt(method, 100),
+                     excerpt(repr(request_id), 80), self.name, exc)
 
 
 def _run_progress(entry: Pending, params: Dict[str, Any]) -> None:

@@ -42,7 +42,13 @@ import threading
 import weakref
 from typing import IO, Any, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..exceptions import CommandNotFound, ConnectionClosed, ForkedClientError, TransportError
+from ..exceptions import (
+    CommandNotFound,
+    ConnectionClosed,
+    ForkedClientError,
+    TransportError,
+    excerpt,
+)
 from .base import CloseCallback, MessageCallback, Transport, log_malformed
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "default_environment"]
@@ -337,7 +343,8 @@ class StdioTransport(Transport):
             for raw in self._process.stderr:
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
                 self.stderr_tail.append(line)
-                self._stderr_log.debug("%s", line)
+                if self._stderr_log.isEnabledFor(logging.DEBUG):  # excerpt() only what is logged
+                    self._stderr_log.debug("%s", excerpt(line, 1000))
         except (OSError, ValueError) as exc:  # pipe closed under us during close()
             log.debug("stderr drain for %s ended: %r", self.name, exc)
 
