@@ -7,7 +7,7 @@ import logging
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from .client import REFUSED_STATUSES, Client
-from .exceptions import HTTPError
+from .exceptions import HTTPError, MCPError
 from .transports.base import Transport
 from .transports.stdio import StdioTransport, split_command
 
@@ -131,9 +131,17 @@ def connect(
             raise
         log.info("%s answered HTTP %s to initialize; trying the legacy HTTP+SSE transport",
                  built.target, exc.status)
+        refused = exc
     legacy = make_transport(target, transport="sse", name=client_kwargs.get("name"),
                             headers=headers, auth=auth)
-    return Client(legacy, **client_kwargs).connect()
+    try:
+        return Client(legacy, **client_kwargs).connect()
+    except MCPError as legacy_error:
+        if getattr(legacy, "endpoint", None) is not None:
+            raise  # a legacy server answered: what went wrong with it is the news
+        # No MCP server of either kind here: the Streamable HTTP refusal (with its hint
+        # about the endpoint path) says more than the fallback's failed GET.
+        raise refused from legacy_error
 
 
 def _is_url_target(target: Target) -> bool:

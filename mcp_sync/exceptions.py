@@ -33,6 +33,7 @@ A tool result with ``isError: true`` is a result, not an exception.
 from __future__ import annotations
 
 import re
+from http import HTTPStatus
 from typing import Any, Optional, Sequence
 
 __all__ = [
@@ -70,6 +71,25 @@ def excerpt(text: Any, limit: int = 200) -> str:
     if len(clean) > limit:
         return clean[:limit] + f"... ({len(clean) - limit} more chars)"
     return clean
+
+
+_MARKUP_SKIPPED = re.compile(r"<(script|style)\b.*?</\1\s*>", re.I | re.S)
+_MARKUP_TAG = re.compile(r"<[^>]*>")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def body_excerpt(body: Any, limit: int = 200) -> str:
+    """A short, printable, one-line excerpt of an HTTP body for an error message.
+
+    An HTML page (a web server's 404 page, a proxy's error page) is reduced to its text:
+    no tags, scripts or styles; whitespace is collapsed; then :func:`excerpt` applies.
+    """
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("utf-8", "replace")
+    text = str(body)
+    if "<" in text and ">" in text:
+        text = _MARKUP_TAG.sub(" ", _MARKUP_SKIPPED.sub(" ", text))
+    return excerpt(_WHITESPACE.sub(" ", text).strip(), limit)
 
 
 class MCPError(Exception):
@@ -138,8 +158,15 @@ class CommandNotFound(TransportError):
 class HTTPError(TransportError):
     """A non-2xx HTTP status from the server.
 
-    Carries ``status``, ``body`` (an excerpt), ``url``, and the auth hints a caller needs to
-    log in: ``www_authenticate`` and ``auth_server`` (the ``Mcp-Auth-Server`` header).
+    Carries ``status``, ``body`` (an excerpt), ``url``, ``method`` (the MCP method, or
+    what the request was for), and the auth hints a caller needs to log in:
+    ``www_authenticate`` and ``auth_server`` (the ``Mcp-Auth-Server`` header).
+
+    The message reads ``<during>: HTTP <status> <reason> from <verb> <url>: <body>``, with
+    at most a short excerpt of the body (markup stripped, made printable). ``during``
+    names what the caller was doing (``"connect"`` for the handshake's requests; by
+    default ``method``); ``verb`` is the HTTP method; ``hint``, when given, says what to
+    try (the usual endpoint path after a 404 at connect) on a line of its own.
     """
 
     def __init__(
@@ -151,6 +178,9 @@ class HTTPError(TransportError):
         www_authenticate: Optional[str] = None,
         auth_server: Optional[str] = None,
         method: Optional[str] = None,
+        verb: Optional[str] = None,
+        during: Optional[str] = None,
+        hint: Optional[str] = None,
     ) -> None:
         self.status = status
         self.url = url
@@ -158,17 +188,25 @@ class HTTPError(TransportError):
         self.www_authenticate = www_authenticate
         self.auth_server = auth_server
         self.method = method
-        message = f"HTTP {status}"
-        if method:
-            message += f" for {method}"
+        self.hint = hint
+        label = during or method
+        message = f"{label}: " if label else ""
+        message += f"HTTP {status}"
+        try:
+            message += f" {HTTPStatus(status).phrase}"
+        except ValueError:
+            pass  # a status with no standard reason phrase
         if url:
-            message += f" from {url}"
-        if self.body:
-            message += f": {self.body}"
+            message += f" from {verb} {url}" if verb else f" from {url}"
+        short = body_excerpt(body)
+        if short:
+            message += f": {short}"
         if www_authenticate:
             message += f" [WWW-Authenticate: {excerpt(www_authenticate, 300)}]"
         if auth_server:
             message += f" [Mcp-Auth-Server: {excerpt(auth_server, 200)}]"
+        if hint:
+            message += f"\n  hint: {hint}"
         super().__init__(message)
 
 

@@ -1,0 +1,168 @@
+"""The first five minutes: mistakes a new user makes get errors that point at the fix, and
+results fit in a line of code.
+
+Against real servers: the threaded HTTP server (``tests/servers/http_server.py``, which
+answers paths other than ``/mcp`` with an HTML 404 page as web frameworks do), the demo
+server and the scriptable stdio server as subprocesses, and closed ports.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from typing import Any, Dict, Iterator
+
+import pytest
+
+import mcp_sync
+from mcp_sync import (
+    HTTPError,
+    TransportError,
+)
+from mcp_sync.testing import FakeServer, ToolContext
+
+from .conftest import PY, ROOT
+from .faults.workloads import HttpServerProcess
+from .servers.http_server import McpHttpServer
+
+WAIT = 10.0  # the bound for anything a test waits on; nothing should come near it
+DEMO = [PY, "-m", "mcp_sync.demo_server"]
+SUM_SCHEMA = {"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def make_fake() -> FakeServer:
+    fake = FakeServer("first-minutes")
+
+    @fake.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @fake.tool(output_schema=SUM_SCHEMA)
+    def add(a: float, b: float) -> Dict[str, Any]:
+        return {"sum": a + b}
+
+    @fake.tool(output_schema=SUM_SCHEMA)
+    def add_as_text(a: float, b: float) -> Dict[str, Any]:
+        """Declares an outputSchema but sends the result only as JSON text."""
+        return {"content": [{"type": "text", "text": json.dumps({"sum": a + b})}]}
+
+    @fake.tool()
+    def json_text() -> Dict[str, Any]:
+        """Text that happens to be JSON, from a tool that promised no structure."""
+        return {"content": [{"type": "text", "text": '{"sum": 1}'}]}
+
+    @fake.tool()
+    def fail(message: str) -> str:
+        raise RuntimeError(message)
+
+    @fake.tool()
+    def slow(seconds: float, ctx: ToolContext) -> str:
+        ctx.cancelled.wait(min(seconds, WAIT))
+        return "done"
+
+    return fake
+
+
+@pytest.fixture
+def server() -> Iterator[McpHttpServer]:
+    with McpHttpServer(make_fake()) as running:
+        yield running
+
+
+def root_url(server: McpHttpServer) -> str:
+    return f"http://127.0.0.1:{server.port}/"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-m", "mcp_sync", *args], capture_output=True, text=True,
+                          timeout=60, cwd=str(ROOT), check=False)
+
+
+# -- 1. a URL without the endpoint path ----------------------------------------------------
+
+
+def test_a_url_without_the_mcp_path_says_404_and_suggests_the_endpoint(
+        server: McpHttpServer) -> None:
+    url = root_url(server)
+    with pytest.raises(HTTPError) as caught:
+        mcp_sync.connect(url)
+    error = caught.value
+    message = str(error)
+    first_line = message.splitlines()[0]
+    assert error.status == 404
+    assert first_line.startswith(f"connect: HTTP 404 Not Found from POST {url}: ")
+    # The hint names the usual paths and the URL to try.
+    assert f"try http://127.0.0.1:{server.port}/mcp" in message and "/sse" in message
+    # Not the legacy fallback's failure, and no HTML: a short, cleaned excerpt of the page.
+    assert "SSE stream" not in message and "GET" not in message
+    assert "<" not in message and "Not Found The requested URL" in message
+    assert len(message) < 600
+    # The fallback was tried, and is kept as the cause.
+    assert isinstance(error.__cause__, HTTPError) and error.__cause__.status == 404
+    # The suggested URL works.
+    with mcp_sync.connect(f"http://127.0.0.1:{server.port}/mcp") as client:
+        assert client.call_tool("echo", {"text": "found"}).text == "found"
+
+
+def test_an_error_page_never_floods_the_message(server: McpHttpServer) -> None:
+    page = ("<html><head><style>body { color: red }</style><script>alert(1)</script></head>"
+            "<body><h1>Gateway says no</h1>\x1b[31m" + "x" * 100_000 + "</body></html>")
+
+    def hook(handler: Any, message: Any) -> bool:
+        handler.send_status(404, page.encode(), content_type="text/html")
+        return True
+
+    server.post_hook = hook
+    with pytest.raises(HTTPError) as caught:
+        mcp_sync.connect(server.url)
+    message = str(caught.value)
+    assert "Gateway says no" in message and "more chars" in message
+    assert len(message) < 700
+    assert "\x1b" not in message and "alert" not in message and "color" not in message
+    assert "/sse" in message  # a 404 at /mcp: the hint asks whether that is the endpoint
+
+
+def test_a_legacy_server_still_gets_its_fallback() -> None:
+    """The 404 handling keeps the legacy fallback: an SSE-only URL still connects."""
+    from .servers.legacy_sse_server import LegacySseServer
+
+    with LegacySseServer(make_fake()) as legacy, mcp_sync.connect(legacy.url) as client:
+        assert client.call_tool("echo", {"text": "legacy"}).text == "legacy"
+
+
+# -- 3. an unreachable server -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("transport", [None, "sse"])
+def test_a_refused_connection_says_so_in_words(transport: Any) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    with pytest.raises(TransportError) as caught:
+        mcp_sync.connect(url, transport=transport)
+    assert str(caught.value) == f"connect: cannot reach {url}: connection refused"
+    if transport is None:
+        assert caught.value.request_sent is False
+    assert caught.value.__cause__ is not None  # the requests error, for debugging
+
+
+def test_a_server_gone_mid_session_names_the_call() -> None:
+    with HttpServerProcess() as server:
+        client = mcp_sync.connect(server.url)
+        try:
+            assert client.call_tool("echo", {"text": "here"}).text == "here"
+            server.process.kill()  # every socket of the server closes with it
+            server.process.wait(WAIT)
+            with pytest.raises(TransportError) as caught:
+                client.call_tool("echo", {"text": "anyone?"}, timeout=5)
+        finally:
+            client.close()
+    message = str(caught.value)
+    assert message.startswith(f"tools/call: cannot reach {server.url}: "), message
+    assert "Pool" not in message and "server/discover" not in message and "(host=" not in message
