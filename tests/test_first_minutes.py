@@ -138,6 +138,49 @@ def test_a_legacy_server_still_gets_its_fallback() -> None:
         assert client.call_tool("echo", {"text": "legacy"}).text == "legacy"
 
 
+# -- 2. a URL without its scheme --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_loopback_url_without_scheme_is_http(server: McpHttpServer, host: str) -> None:
+    with mcp_sync.connect(f"{host}:{server.port}/mcp") as client:
+        assert client.call_tool("echo", {"text": "no scheme"}).text == "no scheme"
+        assert client.transport.target == f"http://{host}:{server.port}/mcp"
+
+
+def test_an_ipv6_loopback_url_without_scheme_is_http_too() -> None:
+    port = free_port()
+    with pytest.raises(TransportError) as caught:  # nothing listens: but it was tried as HTTP
+        mcp_sync.connect(f"[::1]:{port}/mcp")
+    assert f"cannot reach http://[::1]:{port}/mcp" in str(caught.value)
+
+
+@pytest.mark.parametrize("target", ["example.com:8000/mcp", "mcp.example.com:443",
+                                    "10.1.2.3:8000/mcp"])
+def test_another_host_without_scheme_names_the_missing_scheme(target: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        mcp_sync.connect(target)
+    assert f"'https://{target}'" in str(caught.value) and "scheme" in str(caught.value)
+    assert not isinstance(caught.value, mcp_sync.MCPError)
+
+
+def test_a_config_entry_url_without_scheme(server: McpHttpServer) -> None:
+    with mcp_sync.connect({"url": f"localhost:{server.port}/mcp"}) as client:
+        assert client.call_tool("echo", {"text": "entry"}).text == "entry"
+    with pytest.raises(ValueError, match="scheme"):
+        mcp_sync.connect({"url": "example.com/mcp"})
+
+
+def test_the_cli_url_without_scheme(server: McpHttpServer) -> None:
+    listed = cli("--url", f"127.0.0.1:{server.port}/mcp", "tools")
+    assert listed.returncode == 0, listed.stderr
+    assert "echo" in listed.stdout
+    refused = cli("--url", "example.com/mcp", "tools")
+    assert refused.returncode == 2
+    assert "https://example.com/mcp" in refused.stderr and "scheme" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
 # -- 3. an unreachable server -------------------------------------------------------------------
 
 
