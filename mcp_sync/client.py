@@ -283,6 +283,8 @@ class Client:
         max_input_rounds: int = 10,
         on_connection_lost: Optional[Callable[[Any], None]] = None,
     ) -> None:
+        if not isinstance(transport, Transport):
+            raise TypeError(_not_a_transport(transport))
         if protocol_version is not None and protocol_version not in SUPPORTED_PROTOCOL_VERSIONS:
             raise ValueError(
                 f"protocol_version {protocol_version!r} is not one of "
@@ -970,6 +972,7 @@ class Client:
     def _call_tool_params(
         self, name: str, arguments: Optional[Mapping[str, Any]], meta: Optional[Mapping[str, Any]]
     ) -> Dict[str, Any]:
+        _check_arguments(f"tool {excerpt(repr(name), 80)}", arguments)
         params: Dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         if meta:
             params["_meta"] = dict(meta)
@@ -1000,11 +1003,13 @@ class Client:
     ) -> types.CallToolResult:
         """Call a tool and block for its result.
 
+        ``arguments`` is a mapping of argument names to values (``{"text": "hi"}``).
         ``on_progress(progress, total, message)`` is called for each progress notification;
         progress also pushes the deadline out (never past ``max_total_timeout``). A result
         with ``isError: true`` is returned, not raised.
 
         Raises:
+            TypeError: ``arguments`` is not a mapping (nothing was sent).
             RequestTimeout: no result before the deadline; the call was cancelled on the wire.
             ServerError: the server answered with a JSON-RPC error (an unknown tool, say).
             ProtocolError: the result is malformed or does not match the tool's outputSchema.
@@ -1179,9 +1184,14 @@ class Client:
         *,
         timeout: Timeout = DEFAULT,
     ) -> types.GetPromptResult:
-        """Get a prompt filled in with ``arguments`` (string values)."""
+        """Get a prompt filled in with ``arguments`` (string values).
+
+        Raises:
+            TypeError: ``arguments`` is not a mapping (nothing was sent).
+        """
         from . import types
 
+        _check_arguments(f"prompt {excerpt(repr(name), 80)}", arguments)
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {key: str(value) for key, value in arguments.items()}
@@ -1340,6 +1350,26 @@ def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any
 
     future.add_done_callback(relay)
     return outer
+
+
+def _not_a_transport(value: Any) -> str:
+    kind = type(value).__name__
+    if isinstance(value, (str, bytes, Sequence, Mapping)):
+        return (f"Client() takes a transport, not a {kind}: for a URL, a command or an "
+                f"mcpServers entry use mcp_sync.connect({excerpt(repr(value), 100)}), which "
+                "builds the transport and connects")
+    return ("Client() takes a transport (StdioTransport, HttpTransport, SseTransport, "
+            f"MemoryTransport), not a {kind}")
+
+
+def _check_arguments(what: str, arguments: Any) -> None:
+    """Refuse ``arguments`` that are not a mapping, before anything is sent."""
+    if arguments is not None and not isinstance(arguments, Mapping):
+        raise TypeError(
+            f"arguments for {what} must be a mapping of argument names to values, like "
+            f"{{'text': 'hi'}}, not a {type(arguments).__name__} "
+            f"({excerpt(repr(arguments), 80)})"
+        )
 
 
 def _validate_schema(instance: Any, schema: Mapping[str, Any], tool: str) -> None:

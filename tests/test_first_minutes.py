@@ -17,12 +17,14 @@ import pytest
 
 import mcp_sync
 from mcp_sync import (
+    Client,
     HTTPError,
+    StdioTransport,
     TransportError,
 )
 from mcp_sync.testing import FakeServer, ToolContext
 
-from .conftest import PY, ROOT
+from .conftest import PY, ROOT, fake_server_command
 from .faults.workloads import HttpServerProcess
 from .servers.http_server import McpHttpServer
 
@@ -209,3 +211,42 @@ def test_a_server_gone_mid_session_names_the_call() -> None:
     message = str(caught.value)
     assert message.startswith(f"tools/call: cannot reach {server.url}: "), message
     assert "Pool" not in message and "server/discover" not in message and "(host=" not in message
+
+
+# -- 4. the wrong kind of argument ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["http://127.0.0.1:8000/mcp", ["python", "server.py"],
+                                    {"command": "python"}])
+def test_client_given_a_target_points_at_connect(target: Any) -> None:
+    with pytest.raises(TypeError) as caught:
+        Client(target)
+    assert "mcp_sync.connect(" in str(caught.value) and "transport" in str(caught.value)
+
+
+def test_client_rejects_a_non_transport_before_any_work() -> None:
+    transport = StdioTransport(PY, ["-c", "pass"])
+    client = Client(transport)  # a real transport is fine
+    assert client.transport is transport
+    with pytest.raises(TypeError, match="not a NoneType"):
+        Client(None)  # type: ignore[arg-type]
+
+
+def test_arguments_that_are_not_a_mapping_are_refused_before_sending() -> None:
+    with mcp_sync.connect(fake_server_command()) as client:
+        with pytest.raises(TypeError, match="arguments for tool 'echo' must be a mapping"):
+            client.call_tool("echo", "hi")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"arguments for tool 'echo' .* not a list"):
+            client.call_tool_future("echo", ["hi"])  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="arguments for prompt 'greet' must be a mapping"):
+            client.get_prompt("greet", "Ada")  # type: ignore[arg-type]
+        calls = json.loads(client.call_tool("received", {"method": "tools/call"}).text)
+        assert [call["params"]["name"] for call in calls] == ["received"]  # nothing else
+        assert json.loads(client.call_tool("received", {"method": "prompts/get"}).text) == []
+
+
+def test_the_demo_server_rejects_a_string_for_arguments_too() -> None:
+    with mcp_sync.connect(DEMO) as client:
+        with pytest.raises(TypeError, match="arguments"):
+            client.call_tool("echo", "hi")  # type: ignore[arg-type]
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
