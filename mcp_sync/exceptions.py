@@ -211,13 +211,32 @@ class HTTPError(TransportError):
 
 
 class RequestTimeout(MCPError, TimeoutError):
-    """No response arrived before the request's deadline. The request was cancelled."""
+    """No response arrived before the request's deadline. The request was cancelled.
 
-    def __init__(self, method: str, request_id: Any, timeout: Optional[float]) -> None:
+    ``method``, ``request_id`` and ``timeout`` (seconds) describe the request; ``subject``
+    is what it was about when that has a name: the tool (``tools/call``), the prompt
+    (``prompts/get``) or the resource URI (``resources/read``). The message names both:
+    ``tools/call 'slow' timed out after 1.0 s``.
+    """
+
+    def __init__(
+        self, method: str, request_id: Any, timeout: Optional[float],
+        subject: Optional[str] = None,
+    ) -> None:
         self.method = method
         self.request_id = request_id
         self.timeout = timeout
-        super().__init__(f"{method} (id={request_id}) timed out after {timeout} s")
+        self.subject = subject
+        what = method if subject is None else f"{method} {excerpt(repr(subject), 120)}"
+        super().__init__(f"{what} timed out after {_seconds(timeout)} s")
+
+
+def _seconds(timeout: Optional[float]) -> str:
+    """``1`` -> ``1.0``, ``0.25`` -> ``0.25``, ``1/3`` -> ``0.333``: readable seconds."""
+    if timeout is None:
+        return "None"
+    text = f"{timeout:.3f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
 
 
 class RequestCancelled(MCPError):

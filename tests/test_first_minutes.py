@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
+import threading
+import time
 from typing import Any, Dict, Iterator
 
 import pytest
@@ -19,6 +21,7 @@ import mcp_sync
 from mcp_sync import (
     Client,
     HTTPError,
+    RequestTimeout,
     StdioTransport,
     TransportError,
 )
@@ -250,3 +253,69 @@ def test_the_demo_server_rejects_a_string_for_arguments_too() -> None:
         with pytest.raises(TypeError, match="arguments"):
             client.call_tool("echo", "hi")  # type: ignore[arg-type]
         assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+
+
+# -- 5. timeouts --------------------------------------------------------------------------------
+
+
+def test_a_timeout_names_the_tool_and_the_bound_over_stdio() -> None:
+    with mcp_sync.connect(fake_server_command()) as client:
+        start = time.monotonic()
+        with pytest.raises(RequestTimeout) as caught:
+            client.call_tool("slow", {"seconds": 30}, timeout=1)
+        elapsed = time.monotonic() - start
+    assert str(caught.value) == "tools/call 'slow' timed out after 1.0 s"
+    assert caught.value.subject == "slow" and caught.value.timeout == 1
+    assert 1.0 <= elapsed < 1.2, elapsed
+
+
+def hold(server: McpHttpServer, method: str, release: threading.Event) -> None:
+    """Requests of ``method`` get no answer until ``release`` (bounded)."""
+
+    def hook(handler: Any, message: Any) -> bool:
+        if not isinstance(message, dict) or message.get("method") != method:
+            return False
+        release.wait(WAIT)
+        handler.send_status(202)
+        return True
+
+    server.post_hook = hook
+
+
+@pytest.mark.parametrize(("method", "call", "expected"), [
+    ("tools/call", lambda c: c.call_tool("echo", {"text": "x"}, timeout=0.5),
+     "tools/call 'echo' timed out after 0.5 s"),
+    ("prompts/get", lambda c: c.get_prompt("greet", {"who": "Ada"}, timeout=0.5),
+     "prompts/get 'greet' timed out after 0.5 s"),
+    ("resources/read", lambda c: c.read_resource("test://readme", timeout=0.5),
+     "resources/read 'test://readme' timed out after 0.5 s"),
+    ("ping", lambda c: c.ping(timeout=0.25), "ping timed out after 0.25 s"),
+])
+def test_a_timeout_message_names_what_was_asked(
+        server: McpHttpServer, method: str, call: Any, expected: str) -> None:
+    release = threading.Event()
+    try:
+        with mcp_sync.connect(server.url) as client:
+            hold(server, method, release)
+            with pytest.raises(RequestTimeout) as caught:
+                call(client)
+            assert str(caught.value) == expected
+    finally:
+        release.set()
+
+
+def test_a_server_slow_to_take_the_cancellation_does_not_delay_the_timeout(
+        server: McpHttpServer) -> None:
+    release = threading.Event()
+    try:
+        with mcp_sync.connect(server.url) as client:
+            hold(server, "notifications/cancelled", release)
+            start = time.monotonic()
+            with pytest.raises(RequestTimeout):
+                client.call_tool("slow", {"seconds": 30}, timeout=1)
+            elapsed = time.monotonic() - start
+            assert 1.0 <= elapsed < 1.2, elapsed
+            # The cancellation was sent all the same.
+            assert server.wait_for(lambda r: r.rpc_method == "notifications/cancelled", WAIT)
+    finally:
+        release.set()
