@@ -984,12 +984,14 @@ class Client:
         result: types.CallToolResult = _parse(types.CallToolResult, data, "tools/call result")
         tool = self._tool(name)
         if tool is not None and tool.output_schema and not result.is_error:
-            if result.structured_content is None:
+            result._output_declared = True  # .data may then parse the text as JSON
+            structured = result.data
+            if structured is None:
                 raise ProtocolError(
                     f"tool {name!r} of {self.name} declares an outputSchema but returned no "
-                    "structuredContent"
+                    "structuredContent (nor JSON text)"
                 )
-            _validate_schema(result.structured_content, tool.output_schema, name)
+            _validate_schema(structured, tool.output_schema, name)
         return result
 
     def call_tool(

@@ -21,9 +21,11 @@ import mcp_sync
 from mcp_sync import (
     Client,
     HTTPError,
+    ProtocolError,
     RequestTimeout,
     StdioTransport,
     TransportError,
+    types,
 )
 from mcp_sync.testing import FakeServer, ToolContext
 
@@ -58,6 +60,11 @@ def make_fake() -> FakeServer:
     def add_as_text(a: float, b: float) -> Dict[str, Any]:
         """Declares an outputSchema but sends the result only as JSON text."""
         return {"content": [{"type": "text", "text": json.dumps({"sum": a + b})}]}
+
+    @fake.tool(output_schema=SUM_SCHEMA)
+    def prose() -> Dict[str, Any]:
+        """Declares an outputSchema, sends neither structured content nor JSON."""
+        return {"content": [{"type": "text", "text": "the sum is 3"}]}
 
     @fake.tool()
     def json_text() -> Dict[str, Any]:
@@ -319,3 +326,31 @@ def test_a_server_slow_to_take_the_cancellation_does_not_delay_the_timeout(
             assert server.wait_for(lambda r: r.rpc_method == "notifications/cancelled", WAIT)
     finally:
         release.set()
+
+
+# -- 6. result.data -----------------------------------------------------------------------------
+
+
+def test_data_is_the_structured_result_in_one_line() -> None:
+    with mcp_sync.connect(DEMO) as client:
+        assert client.call_tool("add", {"a": 2, "b": 3}).data["sum"] == 5
+        assert client.call_tool("echo", {"text": '{"sum": 1}'}).data is None
+
+
+def test_data_reads_json_text_only_for_a_tool_with_an_output_schema(
+        server: McpHttpServer) -> None:
+    with mcp_sync.connect(server.url) as client:
+        client.list_tools()  # the client learns which tools declare an outputSchema
+        result = client.call_tool("add_as_text", {"a": 1, "b": 2})
+        assert result.structured is None and result.data == {"sum": 3}
+        assert client.call_tool("json_text").data is None  # no schema: text stays text
+        assert client.call_tool("fail", {"message": "{}"}).data is None
+        assert client.call_tool("add", {"a": 1, "b": 1}).data == {"sum": 2}
+        with pytest.raises(ProtocolError, match="declares an outputSchema"):
+            client.call_tool("prose")
+
+
+def test_data_of_a_result_built_by_hand() -> None:
+    assert types.CallToolResult(content=[], structured_content={"a": 1}).data == {"a": 1}
+    text_only = types.CallToolResult(content=[types.TextContent(text='{"a": 1}')])
+    assert text_only.data is None
