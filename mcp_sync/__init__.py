@@ -42,6 +42,7 @@ from .exceptions import (
     RequestCancelled,
     RequestTimeout,
     ServerError,
+    ToolError,
     TransportError,
     UnsupportedProtocolVersion,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "ServerError",
     "SseTransport",
     "StdioTransport",
+    "ToolError",
     "Transport",
     "TransportError",
     "UnsupportedProtocolVersion",

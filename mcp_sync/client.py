@@ -39,6 +39,7 @@ from .exceptions import (
     ProtocolError,
     RequestTimeout,
     ServerError,
+    ToolError,
     UnsupportedProtocolVersion,
     excerpt,
 )
@@ -978,7 +979,8 @@ class Client:
             params["_meta"] = dict(meta)
         return params
 
-    def _tool_result(self, name: str, data: Any) -> types.CallToolResult:
+    def _tool_result(self, name: str, data: Any,
+                     raise_on_error: bool = False) -> types.CallToolResult:
         from . import types
 
         result: types.CallToolResult = _parse(types.CallToolResult, data, "tools/call result")
@@ -992,6 +994,8 @@ class Client:
                     "structuredContent (nor JSON text)"
                 )
             _validate_schema(structured, tool.output_schema, name)
+        if raise_on_error and result.is_error:
+            raise ToolError(name, result)
         return result
 
     def call_tool(
@@ -1002,19 +1006,25 @@ class Client:
         timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
+        raise_on_error: bool = False,
     ) -> types.CallToolResult:
         """Call a tool and block for its result.
 
         ``arguments`` is a mapping of argument names to values (``{"text": "hi"}``).
         ``on_progress(progress, total, message)`` is called for each progress notification;
-        progress also pushes the deadline out (never past ``max_total_timeout``). A result
-        with ``isError: true`` is returned, not raised.
+        progress also pushes the deadline out (never past ``max_total_timeout``).
+
+        A result with ``isError: true`` (the tool ran and failed) is returned by default,
+        not raised: it is an answer, and its text is what an agent hands back to its model
+        so that the model can correct itself. ``raise_on_error=True`` raises
+        :class:`~mcp_sync.ToolError` instead, carrying the result (handy in scripts).
 
         Raises:
             TypeError: ``arguments`` is not a mapping (nothing was sent).
             RequestTimeout: no result before the deadline; the call was cancelled on the wire.
             ServerError: the server answered with a JSON-RPC error (an unknown tool, say).
             ProtocolError: the result is malformed or does not match the tool's outputSchema.
+            ToolError: the result has ``isError: true`` and ``raise_on_error`` is set.
         """
         params = self._call_tool_params(name, arguments, meta)
         headers = self._tool_headers(name, params["arguments"])
@@ -1029,7 +1039,7 @@ class Client:
             headers = self._tool_headers(name, params["arguments"])
             data = self._with_input("tools/call", params, timeout=timeout,
                                     on_progress=on_progress, headers=headers)
-        return self._tool_result(name, data)
+        return self._tool_result(name, data, raise_on_error)
 
     def call_tool_future(
         self,
@@ -1039,10 +1049,12 @@ class Client:
         timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
+        raise_on_error: bool = False,
     ) -> Future[types.CallToolResult]:
         """Like :meth:`call_tool` but returns at once with a Future.
 
-        ``future.cancel()`` cancels the call on the wire.
+        ``future.cancel()`` cancels the call on the wire. With ``raise_on_error=True`` a
+        result with ``isError: true`` fails the future with :class:`~mcp_sync.ToolError`.
         """
         params = self._call_tool_params(name, arguments, meta)
         session = self._live_session()
@@ -1053,7 +1065,7 @@ class Client:
                                   on_progress=on_progress, headers=headers)
 
         return _RoundsFuture(self, session, send, params,
-                             lambda data: self._tool_result(name, data)).start()
+                             lambda data: self._tool_result(name, data, raise_on_error)).start()
 
     def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
         """Every resource the server lists (all pages)."""

@@ -24,10 +24,16 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── CapabilityError                 the server did not declare the capability a call needs
     ├── CallbackError                   a handler given to the client raised while answering
     │                                   the server (2026-07-28 input requests)
+    ├── ToolError                       a tool result with ``isError: true``, raised only for
+    │                                   ``call_tool(..., raise_on_error=True)``; carries it
     ├── ClientNotConnected              the client is not connected (before connect, after close)
     └── AuthError                       authorization failed
 
-A tool result with ``isError: true`` is a result, not an exception.
+A tool result with ``isError: true`` is a result, not an exception, unless the call asked
+for ``raise_on_error=True`` (then :class:`ToolError`, which carries the result).
+
+Messages never hold more of what a server sent than a short excerpt made printable
+(:func:`excerpt`; :func:`body_excerpt` for HTTP bodies, markup stripped).
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ __all__ = [
     "RequestCancelled",
     "RequestTimeout",
     "ServerError",
+    "ToolError",
     "TransportError",
     "UnsupportedProtocolVersion",
 ]
@@ -280,6 +287,30 @@ class CallbackError(MCPError):
     In the session era such an error is sent to the server as -32603 instead; the
     stateless era has no error answer for input requests, so the call fails here.
     """
+
+
+class ToolError(MCPError):
+    """A tool reported failure (a result with ``isError: true``) and the call was made
+    with ``raise_on_error=True``.
+
+    ``result`` is the whole :class:`~mcp_sync.types.CallToolResult` and ``tool`` the
+    tool's name; the message is the result's text, excerpted and made printable.
+
+    It derives from :class:`MCPError` directly, not from :class:`ServerError`: the
+    server answered the request (no JSON-RPC error, so no ``code``); it is the tool that
+    failed, and says why in its result. ``except ServerError`` keeps meaning "the server
+    refused the request". Picklable with its result (for process pools and task queues).
+    """
+
+    def __init__(self, tool: str, result: Any) -> None:
+        self.tool = tool
+        self.result = result
+        text = getattr(result, "text", "") or "(no text content)"
+        super().__init__(f"tool {excerpt(repr(tool), 120)} reported an error: "
+                         f"{excerpt(text, 500)}")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.tool, self.result))
 
 
 class ClientNotConnected(MCPError):

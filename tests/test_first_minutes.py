@@ -9,11 +9,13 @@ server and the scriptable stdio server as subprocesses, and closed ports.
 from __future__ import annotations
 
 import json
+import pickle
+import re
 import socket
 import subprocess
 import threading
 import time
-from typing import Any, Dict, Iterator
+from typing import Any, Dict, Iterator, List
 
 import pytest
 
@@ -21,9 +23,11 @@ import mcp_sync
 from mcp_sync import (
     Client,
     HTTPError,
+    Manager,
     ProtocolError,
     RequestTimeout,
     StdioTransport,
+    ToolError,
     TransportError,
     types,
 )
@@ -354,3 +358,56 @@ def test_data_of_a_result_built_by_hand() -> None:
     assert types.CallToolResult(content=[], structured_content={"a": 1}).data == {"a": 1}
     text_only = types.CallToolResult(content=[types.TextContent(text='{"a": 1}')])
     assert text_only.data is None
+
+
+# -- 7. raise_on_error --------------------------------------------------------------------------
+
+
+def test_a_tool_error_is_a_result_by_default_and_raises_on_request() -> None:
+    with mcp_sync.connect(fake_server_command()) as client:
+        result = client.call_tool("fail", {"message": "disk full"})
+        assert result.is_error and "disk full" in result.text
+        with pytest.raises(ToolError) as caught:
+            client.call_tool("fail", {"message": "disk full"}, raise_on_error=True)
+        error = caught.value
+        assert error.tool == "fail" and error.result.is_error
+        assert "disk full" in str(error) and str(error).startswith("tool 'fail'")
+        assert not isinstance(error, mcp_sync.ServerError)
+        future = client.call_tool_future("fail", {"message": "async"}, raise_on_error=True)
+        with pytest.raises(ToolError, match="async"):
+            future.result(WAIT)
+        assert client.call_tool("echo", {"text": "fine"}, raise_on_error=True).text == "fine"
+
+
+def test_a_tool_error_message_is_printable_and_bounded() -> None:
+    with mcp_sync.connect(fake_server_command()) as client, pytest.raises(ToolError) as caught:
+        client.call_tool("fail", {"message": "\x1b[2J\u202e" + "y" * 5000},
+                         raise_on_error=True)
+    message = str(caught.value)
+    assert "\x1b" not in message and "\u202e" not in message and len(message) < 700
+    assert len(caught.value.result.text) > 5000  # the result itself is whole
+
+
+def test_a_tool_error_pickles_with_its_result() -> None:
+    with mcp_sync.connect(fake_server_command()) as client, pytest.raises(ToolError) as caught:
+        client.call_tool("fail", {"message": "over the wire"}, raise_on_error=True)
+    copy = pickle.loads(pickle.dumps(caught.value))
+    assert type(copy) is ToolError and str(copy) == str(caught.value)
+    assert copy.tool == "fail" and copy.result == caught.value.result
+    assert copy.result.is_error and "over the wire" in copy.result.text
+
+
+def test_the_manager_raises_on_request_too() -> None:
+    command = fake_server_command()
+    config = {"mcpServers": {"fake": {"command": command[0], "args": command[1:]}}}
+    with Manager(config, timeout=WAIT) as manager:
+        assert manager.call_tool("fake__fail", {"message": "m"}).is_error
+        with pytest.raises(ToolError, match="m"):
+            manager.call_tool("fake", "fail", {"message": "m"}, raise_on_error=True)
+
+
+def test_exception_tree_docstring_lists_tool_error() -> None:
+    tree = mcp_sync.exceptions.__doc__ or ""
+    assert re.search(r"ToolError\s+a tool result with ``isError: true``", tree)
+    names: List[str] = mcp_sync.exceptions.__all__
+    assert "ToolError" in names

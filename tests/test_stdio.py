@@ -548,7 +548,7 @@ def test_public_api_is_pinned() -> None:
         "HttpTransport", "MCPError", "MemoryTransport", "MethodNotFound", "ProtocolError",
         "Manager", "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
         "RequestCancelled", "RequestTimeout", "ServerError", "SseTransport", "StdioTransport",
-        "Transport", "TransportError", "UnsupportedProtocolVersion", "__version__",
+        "ToolError", "Transport", "TransportError", "UnsupportedProtocolVersion", "__version__",
         "connect", "types",
     ])
     for name in mcp_sync.__all__:
