@@ -16,9 +16,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .exceptions import RequestTimeout, server_error
 
-__all__ = ["Kind", "Pending", "RequestTable", "Waiter", "classify"]
+__all__ = ["Kind", "Pending", "RequestTable", "Waiter", "classify", "request_subject"]
 
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+# The parameter naming what a request is about, for its error messages.
+_SUBJECT_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+                   "resources/subscribe": "uri", "resources/unsubscribe": "uri"}
 # Stale deadline-heap entries tolerated beyond twice the pending count (see _compact).
 _STALE_SLACK = 64
 
@@ -68,6 +71,13 @@ def classify(message: Any) -> Kind:
     return Kind.INVALID
 
 
+def request_subject(method: str, params: Any) -> Optional[str]:
+    """What a request is about, for messages: the tool or prompt name, the resource URI."""
+    field = _SUBJECT_PARAMS.get(method)
+    value = params.get(field) if field is not None and isinstance(params, dict) else None
+    return value if isinstance(value, str) else None
+
+
 class Pending:
     """One request waiting for its response."""
 
@@ -81,6 +91,7 @@ class Pending:
         "method",
         "on_progress",
         "reset_on_progress",
+        "subject",
         "timeout",
     )
 
@@ -96,6 +107,7 @@ class Pending:
         reset_on_progress: bool,
         cancellable: bool = True,
         direct: bool = False,
+        subject: Optional[str] = None,
     ) -> None:
         self.id = request_id
         self.method = method
@@ -110,6 +122,8 @@ class Pending:
         #: True for a blocking caller's future: it has no done-callbacks, so any thread
         #: (the transport's reader included) may resolve it without running user code.
         self.direct = direct
+        #: What the request is about (:func:`request_subject`), for its timeout message.
+        self.subject = subject
 
 
 class Waiter:
@@ -188,6 +202,7 @@ class RequestTable:
         reset_on_progress: bool = True,
         cancellable: bool = True,
         direct: bool = False,
+        subject: Optional[str] = None,
     ) -> Pending:
         """Allocate an id and register ``future`` under it."""
         deadline = None if timeout is None else now + timeout
@@ -198,7 +213,7 @@ class RequestTable:
             self._next_id += 1
             entry = Pending(
                 self._next_id, method, future, timeout, deadline, max_deadline,
-                on_progress, reset_on_progress, cancellable, direct,
+                on_progress, reset_on_progress, cancellable, direct, subject,
             )
             self._pending[entry.id] = entry
             if deadline is not None:
@@ -279,7 +294,9 @@ class RequestTable:
         """Pop and return every request whose deadline has passed.
 
         The caller fails each with :func:`timeout_error` once it has told the server, so
-        that a caller seeing ``RequestTimeout`` knows the cancellation is on the wire.
+        that a caller seeing ``RequestTimeout`` knows the cancellation is on the wire (the
+        session waits a short grace for that, no longer, so a slow server cannot hold
+        the timeout back).
         """
         expired: List[Pending] = []
         with self._lock:
@@ -299,7 +316,7 @@ class RequestTable:
 
     @staticmethod
     def timeout_error(entry: Pending) -> RequestTimeout:
-        return RequestTimeout(entry.method, entry.id, entry.timeout)
+        return RequestTimeout(entry.method, entry.id, entry.timeout, entry.subject)
 
     def fail_all(self, make_error: Callable[[], BaseException]) -> List[Pending]:
         """Pop every pending request and fail it with a fresh ``make_error()``."""

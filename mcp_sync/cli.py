@@ -341,6 +341,12 @@ def _target(args: argparse.Namespace) -> Tuple[Any, Dict[str, Any]]:
     if command and len(command) == 1 and command[0].startswith(("http://", "https://")):
         url = command[0]
     if url:
+        from .connect import http_url
+
+        try:
+            url = http_url(url)
+        except ValueError as exc:
+            raise UsageError(f"--url: {exc}") from None
         if args.transport:
             kwargs["transport"] = args.transport
         if args.header:

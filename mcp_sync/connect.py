@@ -3,15 +3,17 @@ connected client."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
+import re
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from .client import REFUSED_STATUSES, Client
-from .exceptions import HTTPError
+from .exceptions import HTTPError, MCPError, excerpt
 from .transports.base import Transport
 from .transports.stdio import StdioTransport, split_command
 
-__all__ = ["Target", "connect", "make_transport"]
+__all__ = ["Target", "connect", "http_url", "make_transport"]
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +25,61 @@ _TRANSPORT_NAMES = ("stdio", "http", "sse")
 
 def _is_url(value: str) -> bool:
     return value.startswith(("http://", "https://"))
+
+
+# "host:port" with an optional path, e.g. "localhost:8000/mcp" or "[::1]:3000": an HTTP URL
+# whose scheme was left out (no command looks like this).
+_HOST_PORT = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):\d{1,5}"
+                        r"(?:[/?#]\S*)?$")
+# Any host with an optional port and path, for text that must be a URL (--url, a config
+# entry's "url").
+_HOST_ANY = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*)(?::\d{1,5})?"
+                       r"(?:[/?#]\S*)?$")
+
+
+def _is_loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def http_url(text: str, *, strict: bool = True) -> Optional[str]:
+    """``text`` as an HTTP(S) URL: unchanged when it has its scheme, with ``http://`` in
+    front when it names a loopback host without one (``localhost:8000/mcp``,
+    ``127.0.0.1:8000/mcp``, ``[::1]:8000``).
+
+    ``strict`` (text that can only be a URL): anything else without a scheme raises.
+    Otherwise only ``host:port[/path]`` shapes are taken for URLs, and None means "not a
+    URL" (a command).
+
+    Raises:
+        ValueError: a URL without its scheme for another host (say which one to add), or
+            a scheme other than http and https.
+    """
+    value = text.strip()
+    if _is_url(value):
+        return value
+    if "://" in value:
+        if strict:
+            raise ValueError(f"{excerpt(value, 200)!r} is not an http:// or https:// URL")
+        return None
+    match = (_HOST_ANY if strict else _HOST_PORT).match(value)
+    if match is None:
+        if strict:
+            raise ValueError(f"{excerpt(value, 200)!r} is not a URL: it needs a scheme, "
+                             "http:// or https://")
+        return None
+    if _is_loopback(match.group("host")):
+        log.debug("no scheme in %r: taking http:// for a loopback host", value)
+        return f"http://{value}"
+    raise ValueError(
+        f"{excerpt(value, 200)!r} looks like a URL without its scheme: write "
+        f"'https://{excerpt(value, 200)}' (or 'http://...' for a server without TLS)"
+    )
 
 
 def make_transport(
@@ -38,10 +95,13 @@ def make_transport(
     """Build (without starting) the transport for ``target``.
 
     ``transport`` forces ``"stdio"``, ``"http"`` (Streamable HTTP) or ``"sse"`` (legacy
-    HTTP+SSE); by default a URL means Streamable HTTP and anything else a command.
+    HTTP+SSE); by default a URL means Streamable HTTP and anything else a command. A
+    loopback ``host:port/path`` without a scheme (``localhost:8000/mcp``) is taken as
+    ``http://``; for other hosts the missing scheme is an error (see :func:`http_url`).
 
     Raises:
-        ValueError: the target is empty, or the entry or transport name is invalid.
+        ValueError: the target is empty, a URL lacks its scheme, or the entry or
+            transport name is invalid.
     """
     if isinstance(target, Transport):
         return target
@@ -49,8 +109,10 @@ def make_transport(
         raise ValueError(f"transport must be one of {_TRANSPORT_NAMES}, got {transport!r}")
     if isinstance(target, Mapping):
         return _from_entry(target, transport=transport, name=name)
-    if isinstance(target, str) and _is_url(target.strip()):
-        return _http_transport(target.strip(), transport or "http", name, headers, auth)
+    if isinstance(target, str):
+        url = http_url(target, strict=transport in ("http", "sse"))
+        if url is not None:
+            return _http_transport(url, transport or "http", name, headers, auth)
     argv = split_command(target)
     if not argv:
         raise ValueError("connect() needs a command, a URL or an mcpServers entry")
@@ -69,7 +131,9 @@ def _from_entry(
         kind = kind or "http"
         if kind not in ("http", "sse"):
             raise ValueError(f"mcpServers entry with a url has type {kind!r}; use 'http' or 'sse'")
-        return _http_transport(str(entry["url"]), kind, name, entry.get("headers"), None)
+        url = http_url(str(entry["url"]))
+        assert url is not None  # strict: a URL or ValueError
+        return _http_transport(url, kind, name, entry.get("headers"), None)
     if "command" in entry:
         if kind not in (None, "stdio"):
             raise ValueError(f"mcpServers entry with a command has type {kind!r}; use 'stdio'")
@@ -131,12 +195,20 @@ def connect(
             raise
         log.info("%s answered HTTP %s to initialize; trying the legacy HTTP+SSE transport",
                  built.target, exc.status)
+        refused = exc
     legacy = make_transport(target, transport="sse", name=client_kwargs.get("name"),
                             headers=headers, auth=auth)
-    return Client(legacy, **client_kwargs).connect()
+    try:
+        return Client(legacy, **client_kwargs).connect()
+    except MCPError as legacy_error:
+        if getattr(legacy, "endpoint", None) is not None:
+            raise  # a legacy server answered: what went wrong with it is the news
+        # No MCP server of either kind here: the Streamable HTTP refusal (with its hint
+        # about the endpoint path) says more than the fallback's failed GET.
+        raise refused from legacy_error
 
 
 def _is_url_target(target: Target) -> bool:
     if isinstance(target, str):
-        return _is_url(target.strip())
+        return http_url(target, strict=False) is not None
     return isinstance(target, Mapping) and "url" in target and not target.get("type")

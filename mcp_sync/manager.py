@@ -864,14 +864,14 @@ class Manager:
     def call_tool(
         self, name: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
         timeout: Timeout = _Default.DEFAULT, on_progress: Optional[ProgressCallback] = None,
-        meta: Optional[Mapping[str, Any]] = None,
+        meta: Optional[Mapping[str, Any]] = None, raise_on_error: bool = False,
     ) -> types.CallToolResult: ...
 
     @overload
     def call_tool(
         self, server: str, tool: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
         timeout: Timeout = _Default.DEFAULT, on_progress: Optional[ProgressCallback] = None,
-        meta: Optional[Mapping[str, Any]] = None,
+        meta: Optional[Mapping[str, Any]] = None, raise_on_error: bool = False,
     ) -> types.CallToolResult: ...
 
     def call_tool(
@@ -884,9 +884,14 @@ class Manager:
         timeout: Timeout = _Default.DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
+        raise_on_error: bool = False,
     ) -> types.CallToolResult:
         """Call a tool: ``call_tool("server__tool", args)`` or
         ``call_tool("server", "tool", args)``. Blocks for the result.
+
+        A result with ``isError: true`` is returned, as by :meth:`Client.call_tool`;
+        ``raise_on_error=True`` raises :class:`~mcp_sync.ToolError` instead (never retried:
+        the tool ran).
 
         A server that is down fails at once (:class:`ServerUnavailable`). If the connection
         breaks during the call, the call waits for one reconnect attempt (at most
@@ -895,14 +900,15 @@ class Manager:
 
         Raises:
             KeyError: unknown server. ServerUnavailable, ConnectionClosed, RequestTimeout,
-            ServerError, ProtocolError: as :meth:`Client.call_tool`.
+            ServerError, ProtocolError, ToolError, TypeError: as :meth:`Client.call_tool`.
         """
         server_name, tool, args = self._route(name, tool_or_arguments, arguments)
         server = self._server(server_name)
         return self._with_retry(  # type: ignore[no-any-return]
             server, self._tool_is_safe(server, tool),
             lambda client: client.call_tool(tool, args, timeout=timeout,
-                                            on_progress=on_progress, meta=meta),
+                                            on_progress=on_progress, meta=meta,
+                                            raise_on_error=raise_on_error),
             timeout,
         )
 

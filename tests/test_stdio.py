@@ -579,7 +579,7 @@ def test_public_api_is_pinned() -> None:
         "HttpTransport", "MCPError", "MemoryTransport", "MethodNotFound", "ProtocolError",
         "Manager", "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
         "RequestCancelled", "RequestContext", "RequestTimeout", "ServerError", "SseTransport",
-        "StdioTransport", "Transport", "TransportError", "URLElicitationRequired",
+        "StdioTransport", "ToolError", "Transport", "TransportError", "URLElicitationRequired",
         "UnsupportedProtocolVersion", "__version__", "connect", "request_context", "types",
     ])
     for name in mcp_sync.__all__:
