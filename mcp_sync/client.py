@@ -245,7 +245,10 @@ class Client:
         notification_handler: called as ``handler(method, params)`` for every notification.
         reset_timeout_on_progress: progress from the server pushes a request's deadline out.
         max_total_timeout: ...but never past this many seconds (default 600).
-        close_timeout: bound for each step of :meth:`close` (and of stopping a stdio child).
+        close_timeout: bound for each step of :meth:`close`, the transport's included
+            (stopping a stdio child: after stdin closes, after SIGTERM, after SIGKILL);
+            given, it is set on the transport too; by default the transport's own
+            ``close_timeout`` (2 s unless the transport was built with another) is used.
         max_pages: the most pages a ``list_*`` method follows before it gives up.
         on_connection_lost: called once per connection, as ``on_connection_lost(error)``
             with the :class:`~mcp_sync.ConnectionClosed`, on the session's callback thread,
@@ -277,7 +280,7 @@ class Client:
         notification_handler: Optional[Callable[[str, Optional[Dict[str, Any]]], None]] = None,
         reset_timeout_on_progress: bool = True,
         max_total_timeout: Optional[float] = 600.0,
-        close_timeout: float = 2.0,
+        close_timeout: Union[float, _Default] = DEFAULT,
         max_pages: int = 1000,
         probe_timeout: float = 1.0,
         max_input_rounds: int = 10,
@@ -302,7 +305,11 @@ class Client:
         self.notification_handler = notification_handler
         self.reset_timeout_on_progress = reset_timeout_on_progress
         self.max_total_timeout = max_total_timeout
-        self.close_timeout = close_timeout
+        if close_timeout is DEFAULT:
+            self.close_timeout = transport.close_timeout
+        else:
+            # One bound for the whole close(): the transport's steps are close()'s steps.
+            self.close_timeout = transport.close_timeout = close_timeout
         self.max_pages = max_pages
         self.probe_timeout = probe_timeout
         self.max_input_rounds = max_input_rounds

@@ -364,6 +364,27 @@ def test_child_environment_is_a_safe_subset(monkeypatch: pytest.MonkeyPatch) -> 
         assert "MY_API_TOKEN" in json.loads(client.call_tool("environment").text)
 
 
+@pytest.mark.parametrize("given_to", ["connect", "Client", "StdioTransport"])
+def test_close_timeout_bounds_each_step_of_stopping_a_stubborn_server(given_to: str) -> None:
+    # The server ignores stdin's end and SIGTERM: close() waits close_timeout after each,
+    # then SIGKILLs it. With the 2 s default that is over 4 s.
+    command = fake_server_command("--stubborn")
+    if given_to == "connect":
+        client = mcp_sync.connect(command, timeout=10.0, close_timeout=0.3)
+    elif given_to == "Client":
+        client = mcp_sync.Client(StdioTransport(command[0], command[1:]), timeout=10.0,
+                                 close_timeout=0.3).connect()
+    else:
+        client = mcp_sync.Client(StdioTransport(command[0], command[1:], close_timeout=0.3),
+                                 timeout=10.0).connect()
+    assert client.close_timeout == 0.3 and client.transport.close_timeout == 0.3
+    started = time.monotonic()
+    client.close()
+    elapsed = time.monotonic() - started
+    assert client.transport.returncode == -signal.SIGKILL  # type: ignore[attr-defined]
+    assert elapsed < 1.8, f"close() took {elapsed:.1f} s with close_timeout=0.3"
+
+
 def test_close_is_idempotent_and_a_closed_client_reconnects() -> None:
     client = connect()
     first_pid = client.transport.pid  # type: ignore[attr-defined]

@@ -8,6 +8,8 @@ Options:
   --banner               print a non-JSON banner line on stdout before serving
   --exit-at-start N      exit with status N before reading anything
   --ignore-unknown       never answer unknown methods (some servers ignore server/discover)
+  --stubborn             ignore SIGTERM, and keep running (60 s at most) after stdin ends:
+                         only SIGKILL stops it
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -33,7 +37,12 @@ parser.add_argument("--banner", action="store_true")
 parser.add_argument("--exit-at-start", type=int)
 parser.add_argument("--ignore-unknown", action="store_true",
                     help="never answer unknown methods (e.g. server/discover)")
+parser.add_argument("--stubborn", action="store_true",
+                    help="ignore SIGTERM and stdin's end: only SIGKILL stops it")
 options = parser.parse_args()
+
+if options.stubborn:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 if options.exit_at_start is not None:
     sys.stderr.write("fake server refusing to start\n")
@@ -195,3 +204,5 @@ if options.banner:
     sys.stdout.flush()
 
 server.serve_stdio()
+if options.stubborn:
+    threading.Event().wait(60.0)  # stdin ended: linger until SIGKILL (or a minute)
