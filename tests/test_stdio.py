@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import textwrap
@@ -28,6 +29,7 @@ from mcp_sync import (
     UnsupportedProtocolVersion,
 )
 
+from ._procs import running, wait_gone
 from .conftest import PY, ROOT, fake_server_command
 
 
@@ -383,6 +385,50 @@ def test_close_timeout_bounds_each_step_of_stopping_a_stubborn_server(given_to: 
     elapsed = time.monotonic() - started
     assert client.transport.returncode == -signal.SIGKILL  # type: ignore[attr-defined]
     assert elapsed < 1.8, f"close() took {elapsed:.1f} s with close_timeout=0.3"
+
+
+def orphan_pid(error: ConnectionClosed) -> int:
+    found = re.search(r"orphan pid (\d+)", "\n".join(error.stderr_tail))
+    assert found, error.stderr_tail
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize("own_session", [False, True])
+def test_a_server_exiting_while_a_process_it_started_holds_stdout_fails_calls_at_once(
+    own_session: bool,
+) -> None:
+    """The server starts a process that inherits its stdout and stderr, then exits: stdout
+    never reaches EOF, yet pending calls fail at once with the exit code and the stderr
+    tail, and close() does not wait on the pipe. An orphan left in the server's process
+    group is stopped by close(); one in a session of its own is not ours to find."""
+    client = connect(close_timeout=0.5)
+    transport = client.transport
+    assert isinstance(transport, StdioTransport)
+    orphan: Optional[int] = None
+    try:
+        pending = client.call_tool_future("slow", {"seconds": 30})
+        started = time.monotonic()
+        with pytest.raises(ConnectionClosed) as info:
+            client.call_tool("orphan", {"code": 5, "own_session": own_session})
+        assert time.monotonic() - started < 1.5
+        orphan = orphan_pid(info.value)
+        assert info.value.exit_code == 5 and "exit code 5" in str(info.value)
+        with pytest.raises(ConnectionClosed):
+            pending.result(timeout=1.0)
+        assert transport.returncode == 5
+        assert running(orphan), "the orphan should still hold the pipe"
+        started = time.monotonic()
+        client.close()
+        # Joining the pipe's threads (0.5 s), then, for an orphan in the group, SIGTERM
+        # and its end; never waiting on a pipe that stays open.
+        assert time.monotonic() - started < 2.0
+        if not own_session:
+            # Its pipes closed as it died; /proc may show it a moment longer.
+            assert wait_gone([orphan], timeout=2.0) == [], "close() left the orphan running"
+    finally:
+        client.close()
+        if orphan is not None and running(orphan):
+            os.kill(orphan, signal.SIGKILL)  # its end closes the pipes: the threads end
 
 
 def test_close_is_idempotent_and_a_closed_client_reconnects() -> None:

@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -101,6 +102,18 @@ def big(size: int) -> str:
 def crash(code: int = 3, message: str = "fatal: something broke") -> str:
     """Write to stderr and exit at once with `code`, mid-request."""
     sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+    os._exit(code)
+
+
+@server.tool()
+def orphan(code: int = 5, own_session: bool = False) -> str:
+    """Start a process that inherits stdout and stderr and lives on (60 s at most; in a
+    session of its own with `own_session`), write its pid to stderr as "orphan pid N",
+    then exit at once with `code`, mid-request."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                             start_new_session=own_session)
+    sys.stderr.write(f"orphan pid {child.pid}\n")
     sys.stderr.flush()
     os._exit(code)
 
