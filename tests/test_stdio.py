@@ -28,6 +28,7 @@ from mcp_sync import (
     StdioTransport,
     UnsupportedProtocolVersion,
 )
+from mcp_sync.connect import make_transport
 
 from ._procs import running, wait_gone
 from .conftest import PY, ROOT, fake_server_command
@@ -364,6 +365,40 @@ def test_child_environment_is_a_safe_subset(monkeypatch: pytest.MonkeyPatch) -> 
     transport = StdioTransport(PY, fake_server_command()[1:], inherit_env=True)
     with mcp_sync.Client(transport) as client:
         assert "MY_API_TOKEN" in json.loads(client.call_tool("environment").text)
+
+
+def test_connect_routes_every_stdio_option_to_the_transport(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    monkeypatch.setenv("MY_API_TOKEN", "secret")
+    with connect(inherit_env=True, env={"EXTRA_VAR": "1"}, cwd=str(tmp_path),
+                 close_timeout=0.7, max_message_size=1 << 20, stderr_lines=7,
+                 max_write_backlog=1 << 21) as client:
+        names = json.loads(client.call_tool("environment").text)
+        assert "MY_API_TOKEN" in names and "EXTRA_VAR" in names
+        transport = client.transport
+        assert isinstance(transport, StdioTransport)
+        assert (transport.inherit_env, transport.cwd, transport.close_timeout,
+                transport.max_message_size, transport.stderr_tail.maxlen,
+                transport.max_write_backlog) == (True, str(tmp_path), 0.7, 1 << 20, 7, 1 << 21)
+    # An mcpServers entry takes them too; env= adds to the entry's own.
+    command = fake_server_command()
+    entry = {"command": command[0], "args": command[1:], "env": {"FROM_ENTRY": "1"}}
+    with mcp_sync.connect(entry, inherit_env=True, env={"EXTRA_VAR": "1"},
+                          timeout=10.0) as client:
+        names = json.loads(client.call_tool("environment").text)
+        assert {"MY_API_TOKEN", "FROM_ENTRY", "EXTRA_VAR"} <= set(names)
+    # An option the target's transport does not take is an error, never dropped.
+    with pytest.raises(ValueError, match="inherit_env apply to stdio servers"):
+        mcp_sync.connect("http://127.0.0.1:9/mcp", inherit_env=True)
+    with pytest.raises(ValueError, match="headers apply to URLs"):
+        mcp_sync.connect(fake_server_command(), headers={"X-Key": "1"})
+    with pytest.raises(ValueError, match="cannot apply to a transport built already"):
+        mcp_sync.connect(StdioTransport(PY), max_message_size=10)
+    # ... and headers add to a URL entry's own, as env does to a command entry's.
+    built = make_transport({"url": "http://127.0.0.1:9/mcp", "headers": {"A": "1"}},
+                           headers={"B": "2"})
+    assert built.headers == {"A": "1", "B": "2"}  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("given_to", ["connect", "Client", "StdioTransport"])
