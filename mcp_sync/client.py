@@ -128,6 +128,11 @@ _LOG_LEVELS = {
     "alert": logging.CRITICAL + 5,
     "emergency": logging.CRITICAL + 10,
 }
+# Python names none of the levels MCP adds: name them (unless the application did), so
+# that records show "NOTICE", "ALERT" and "EMERGENCY", not "Level 25".
+for _mcp_level in ("notice", "alert", "emergency"):
+    if logging.getLevelName(_LOG_LEVELS[_mcp_level]) == f"Level {_LOG_LEVELS[_mcp_level]}":
+        logging.addLevelName(_LOG_LEVELS[_mcp_level], _mcp_level.upper())
 
 
 def default_timeout_from_env(default: Optional[float] = 30.0) -> Optional[float]:

@@ -519,6 +519,45 @@ def test_server_log_messages_go_to_python_logging(caplog: pytest.LogCaptureFixtu
     assert record.levelno == logging.ERROR
 
 
+class _Records(logging.Handler):
+    """Keeps the records it handles; ``done`` is set once ``count`` have arrived."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: List[logging.LogRecord] = []
+        self.count = count
+        self.done = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+        if len(self.records) >= self.count:
+            self.done.set()
+
+
+def test_every_mcp_log_level_reaches_python_logging_by_name(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.server.levels")
+    levels = {"notice": ("NOTICE", 25), "critical": ("CRITICAL", logging.CRITICAL),
+              "alert": ("ALERT", 55), "emergency": ("EMERGENCY", 60)}
+    handler = _Records(len(levels))
+    logger = logging.getLogger("mcp_sync.server.levels")
+    logger.addHandler(handler)
+    try:
+        with connect(name="levels") as client:
+            for level in levels:
+                client.call_tool("log", {"level": level, "data": f"a {level} message"})
+            assert handler.done.wait(5.0)
+    finally:
+        logger.removeHandler(handler)
+    formatter = logging.Formatter("%(levelname)s %(message)s")
+    seen = {r.getMessage().split()[1]: (r.levelname, r.levelno) for r in handler.records}
+    assert seen == levels
+    assert formatter.format(handler.records[0]) == "NOTICE a notice message"
+    assert all(levelno >= logging.CRITICAL for name, (_, levelno) in seen.items()
+               if name != "notice")
+
+
 def test_list_changed_drops_the_cache_and_reaches_notification_handler() -> None:
     seen: List[str] = []
     got = threading.Event()
