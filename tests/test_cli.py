@@ -151,8 +151,32 @@ def test_connection_failures_exit_3_in_both_modes() -> None:
     assert dying.returncode == 3
     error = json.loads(dying.stdout)["error"]
     assert error["type"] == "ConnectionClosed" and "exit code 7" in error["message"]
-    unknown_tool = cli("call", "no_such_tool", *FAKE)
-    assert unknown_tool.returncode == 3 and "Unknown tool" in unknown_tool.stderr
+
+
+def test_the_server_refusing_the_request_exits_1_with_its_message() -> None:
+    # A JSON-RPC error answering the command's request: the server refused it, the
+    # connection is fine.
+    human = cli("call", "no_such_tool", "--", PY, "-m", "mcp_sync.demo_server")
+    assert human.returncode == 1, human.stderr
+    assert "Unknown tool: no_such_tool" in human.stderr and human.stdout == ""
+    machine = cli("--json", "call", "no_such_tool", *FAKE)
+    assert machine.returncode == 1, machine.stderr
+    error = json.loads(machine.stdout)["error"]
+    assert error["type"] == "ServerError" and error["exitCode"] == 1
+    assert "Unknown tool: no_such_tool" in error["message"]
+    missing = cli("read", "test://nothing", *FAKE)
+    assert missing.returncode == 1 and "Resource not found" in missing.stderr
+    # A refused handshake is still a connection failure.
+    refuse_all = ("import json, sys\n"
+                  "for line in sys.stdin:\n"
+                  "    request = json.loads(line)\n"
+                  "    if 'id' in request:\n"
+                  "        print(json.dumps({'jsonrpc': '2.0', 'id': request['id'], 'error':"
+                  " {'code': -32603, 'message': 'not today'}}), flush=True)\n")
+    refused = cli("--json", "ping", "--", PY, "-c", refuse_all)
+    assert refused.returncode == 3, refused.stderr
+    error = json.loads(refused.stdout)["error"]
+    assert error["type"] == "ServerError" and "initialize: not today" in error["message"]
 
 
 @pytest.mark.parametrize(
@@ -193,8 +217,6 @@ def test_resources_and_read() -> None:
     read = ok_json("read", "test://blob", *FAKE)
     assert read["contents"][0] == {"uri": "test://blob",
                                    "mimeType": "application/octet-stream", "blob": "AAEC"}
-    missing = cli("read", "test://nothing", *FAKE)
-    assert missing.returncode == 3 and "Resource not found" in missing.stderr
 
 
 def test_resource_templates_of_server_everything() -> None:
