@@ -78,6 +78,7 @@ class Pending:
         "future",
         "id",
         "max_deadline",
+        "max_total_timeout",
         "method",
         "on_progress",
         "reset_on_progress",
@@ -96,6 +97,7 @@ class Pending:
         reset_on_progress: bool,
         cancellable: bool = True,
         direct: bool = False,
+        max_total_timeout: Optional[float] = None,
     ) -> None:
         self.id = request_id
         self.method = method
@@ -103,6 +105,8 @@ class Pending:
         self.timeout = timeout
         self.deadline = deadline
         self.max_deadline = max_deadline
+        #: The bound behind ``max_deadline``, for the error when it is what ran out.
+        self.max_total_timeout = max_total_timeout
         self.on_progress = on_progress
         self.reset_on_progress = reset_on_progress
         #: False for requests the server must never be told to cancel (``initialize``).
@@ -198,7 +202,7 @@ class RequestTable:
             self._next_id += 1
             entry = Pending(
                 self._next_id, method, future, timeout, deadline, max_deadline,
-                on_progress, reset_on_progress, cancellable, direct,
+                on_progress, reset_on_progress, cancellable, direct, max_total_timeout,
             )
             self._pending[entry.id] = entry
             if deadline is not None:
@@ -299,6 +303,10 @@ class RequestTable:
 
     @staticmethod
     def timeout_error(entry: Pending) -> RequestTimeout:
+        """The error for an expired entry: which bound ran out, its own or the total."""
+        if (entry.max_deadline is not None and entry.deadline == entry.max_deadline
+                and entry.timeout != entry.max_total_timeout):
+            return RequestTimeout(entry.method, entry.id, entry.max_total_timeout, total=True)
         return RequestTimeout(entry.method, entry.id, entry.timeout)
 
     def fail_all(self, make_error: Callable[[], BaseException]) -> List[Pending]:

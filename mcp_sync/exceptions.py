@@ -173,13 +173,25 @@ class HTTPError(TransportError):
 
 
 class RequestTimeout(MCPError, TimeoutError):
-    """No response arrived before the request's deadline. The request was cancelled."""
+    """No response arrived before the request's deadline. The request was cancelled.
 
-    def __init__(self, method: str, request_id: Any, timeout: Optional[float]) -> None:
+    ``timeout`` is the bound that ran out, in seconds: the request's timeout or, when
+    ``total`` is true, the client's ``max_total_timeout``, the limit on a request however
+    long the server's progress notifications keep pushing its deadline out.
+    """
+
+    def __init__(self, method: str, request_id: Any, timeout: Optional[float], *,
+                 total: bool = False) -> None:
         self.method = method
         self.request_id = request_id
         self.timeout = timeout
-        super().__init__(f"{method} (id={request_id}) timed out after {timeout} s")
+        self.total = total
+        if total:
+            message = (f"{method} (id={request_id}) ran out of max_total_timeout={timeout} s "
+                       "(its limit however much progress the server reports)")
+        else:
+            message = f"{method} (id={request_id}) timed out after {timeout} s"
+        super().__init__(message)
 
 
 class RequestCancelled(MCPError):

@@ -558,6 +558,19 @@ def test_every_mcp_log_level_reaches_python_logging_by_name(
                if name != "notice")
 
 
+def test_max_total_timeout_stopping_a_call_says_so_and_gives_that_bound() -> None:
+    # The server reports progress every 0.1 s, so the 0.5 s timeout keeps moving out
+    # until max_total_timeout (1 s) stops the call.
+    with connect(max_total_timeout=1.0) as client:
+        started = time.monotonic()
+        with pytest.raises(RequestTimeout) as info:
+            client.call_tool("slow", {"seconds": 30, "progress_interval": 0.1}, timeout=0.5)
+        assert 0.9 < time.monotonic() - started < 5.0
+        assert (info.value.timeout, info.value.total) == (1.0, True)
+        assert "max_total_timeout=1.0 s" in str(info.value)
+        assert "0.5" not in str(info.value)
+
+
 def test_list_changed_drops_the_cache_and_reaches_notification_handler() -> None:
     seen: List[str] = []
     got = threading.Event()
