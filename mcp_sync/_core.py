@@ -88,6 +88,7 @@ class Pending:
         "future",
         "id",
         "max_deadline",
+        "max_total_timeout",
         "method",
         "on_progress",
         "reset_on_progress",
@@ -108,6 +109,7 @@ class Pending:
         cancellable: bool = True,
         direct: bool = False,
         subject: Optional[str] = None,
+        max_total_timeout: Optional[float] = None,
     ) -> None:
         self.id = request_id
         self.method = method
@@ -115,6 +117,8 @@ class Pending:
         self.timeout = timeout
         self.deadline = deadline
         self.max_deadline = max_deadline
+        #: The bound behind ``max_deadline``, for the error when it is what ran out.
+        self.max_total_timeout = max_total_timeout
         self.on_progress = on_progress
         self.reset_on_progress = reset_on_progress
         #: False for requests the server must never be told to cancel (``initialize``).
@@ -213,7 +217,7 @@ class RequestTable:
             self._next_id += 1
             entry = Pending(
                 self._next_id, method, future, timeout, deadline, max_deadline,
-                on_progress, reset_on_progress, cancellable, direct, subject,
+                on_progress, reset_on_progress, cancellable, direct, subject, max_total_timeout,
             )
             self._pending[entry.id] = entry
             if deadline is not None:
@@ -316,6 +320,11 @@ class RequestTable:
 
     @staticmethod
     def timeout_error(entry: Pending) -> RequestTimeout:
+        """The error for an expired entry: which bound ran out, its own or the total."""
+        if (entry.max_deadline is not None and entry.deadline == entry.max_deadline
+                and entry.timeout != entry.max_total_timeout):
+            return RequestTimeout(entry.method, entry.id, entry.max_total_timeout,
+                                  entry.subject, total=True)
         return RequestTimeout(entry.method, entry.id, entry.timeout, entry.subject)
 
     def fail_all(self, make_error: Callable[[], BaseException]) -> List[Pending]:

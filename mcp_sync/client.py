@@ -149,6 +149,11 @@ _LOG_LEVELS = {
     "alert": logging.CRITICAL + 5,
     "emergency": logging.CRITICAL + 10,
 }
+# Python names none of the levels MCP adds: name them (unless the application did), so
+# that records show "NOTICE", "ALERT" and "EMERGENCY", not "Level 25".
+for _mcp_level in ("notice", "alert", "emergency"):
+    if logging.getLevelName(_LOG_LEVELS[_mcp_level]) == f"Level {_LOG_LEVELS[_mcp_level]}":
+        logging.addLevelName(_LOG_LEVELS[_mcp_level], _mcp_level.upper())
 
 
 def default_timeout_from_env(default: Optional[float] = 30.0) -> Optional[float]:
@@ -332,7 +337,10 @@ class Client:
         notification_handler: called as ``handler(method, params)`` for every notification.
         reset_timeout_on_progress: progress from the server pushes a request's deadline out.
         max_total_timeout: ...but never past this many seconds (default 600).
-        close_timeout: bound for each step of :meth:`close` (and of stopping a stdio child).
+        close_timeout: bound for each step of :meth:`close`, the transport's included
+            (stopping a stdio child: after stdin closes, after SIGTERM, after SIGKILL);
+            given, it is set on the transport too; by default the transport's own
+            ``close_timeout`` (2 s unless the transport was built with another) is used.
         max_pages: the most pages a ``list_*`` method follows before it gives up
             (default 1000).
         max_list_items, max_list_bytes: the most items, and bytes of items (measured as
@@ -388,7 +396,7 @@ class Client:
         notification_handler: Optional[Callable[[str, Optional[Dict[str, Any]]], None]] = None,
         reset_timeout_on_progress: bool = True,
         max_total_timeout: Optional[float] = 600.0,
-        close_timeout: float = 2.0,
+        close_timeout: Union[float, _Default] = DEFAULT,
         max_pages: int = 1000,
         max_list_items: Optional[int] = DEFAULT_MAX_LIST_ITEMS,
         max_list_bytes: Optional[int] = DEFAULT_MAX_LIST_BYTES,
@@ -423,7 +431,11 @@ class Client:
         self.notification_handler = notification_handler
         self.reset_timeout_on_progress = reset_timeout_on_progress
         self.max_total_timeout = max_total_timeout
-        self.close_timeout = close_timeout
+        if close_timeout is DEFAULT:
+            self.close_timeout = transport.close_timeout
+        else:
+            # One bound for the whole close(): the transport's steps are close()'s steps.
+            self.close_timeout = transport.close_timeout = close_timeout
         self.max_pages = max_pages
         self.max_list_items = max_list_items
         self.max_list_bytes = max_list_bytes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 from .client import REFUSED_STATUSES, Client
 from .exceptions import HTTPError, MCPError, excerpt
@@ -89,6 +89,11 @@ def make_transport(
     name: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[str] = None,
+    inherit_env: Optional[bool] = None,
+    close_timeout: Optional[float] = None,
+    max_message_size: Optional[int] = None,
+    stderr_lines: Optional[int] = None,
+    max_write_backlog: Optional[int] = None,
     headers: Optional[Mapping[str, str]] = None,
     auth: Any = None,
 ) -> Transport:
@@ -99,30 +104,65 @@ def make_transport(
     loopback ``host:port/path`` without a scheme (``localhost:8000/mcp``) is taken as
     ``http://``; for other hosts the missing scheme is an error (see :func:`http_url`).
 
+    ``env``, ``cwd``, ``inherit_env``, ``max_message_size``, ``stderr_lines`` and
+    ``max_write_backlog`` are :class:`~mcp_sync.StdioTransport`'s options, for a command
+    or an ``mcpServers`` entry with one (``env`` adds to the entry's ``env``, ``cwd``
+    replaces its ``cwd``); ``headers`` (added to an entry's) and ``auth`` are for URLs.
+    ``close_timeout`` goes to any transport built here. ``None`` leaves the transport's
+    default.
+
     Raises:
-        ValueError: the target is empty, a URL lacks its scheme, or the entry or
-            transport name is invalid.
+        ValueError: the target is empty, a URL lacks its scheme, the entry or transport
+            name is invalid, or an option was given that the target's transport does not
+            take.
     """
+    stdio_options: Dict[str, Any] = {key: value for key, value in (
+        ("env", env), ("cwd", cwd), ("inherit_env", inherit_env),
+        ("max_message_size", max_message_size), ("stderr_lines", stderr_lines),
+        ("max_write_backlog", max_write_backlog)) if value is not None}
+    http_options = [key for key, value in (("headers", headers), ("auth", auth))
+                    if value is not None]
     if isinstance(target, Transport):
+        given = [*stdio_options, *http_options]
+        if close_timeout is not None:
+            given.append("close_timeout")
+        if given:
+            raise ValueError(f"{', '.join(given)} cannot apply to a transport built already "
+                             f"({target!r}): give them to its constructor")
         return target
     if transport is not None and transport not in _TRANSPORT_NAMES:
         raise ValueError(f"transport must be one of {_TRANSPORT_NAMES}, got {transport!r}")
+    is_url = False
     if isinstance(target, Mapping):
-        return _from_entry(target, transport=transport, name=name)
+        is_url = "url" in target
+    url: Optional[str] = None
     if isinstance(target, str):
         url = http_url(target, strict=transport in ("http", "sse"))
-        if url is not None:
-            return _http_transport(url, transport or "http", name, headers, auth)
+        is_url = url is not None
+    if is_url and stdio_options:
+        raise ValueError(f"{', '.join(stdio_options)} apply to stdio servers (a command), "
+                         "not to a URL")
+    if not is_url and http_options:
+        raise ValueError(f"{', '.join(http_options)} apply to URLs, not to a command")
+    common: Dict[str, Any] = {"name": name}
+    if close_timeout is not None:
+        common["close_timeout"] = close_timeout
+    if isinstance(target, Mapping):
+        return _from_entry(target, transport=transport, options={**common, **stdio_options},
+                           headers=headers, auth=auth)
+    if url is not None:
+        return _http_transport(url, transport or "http", headers, auth, common)
     argv = split_command(target)
     if not argv:
         raise ValueError("connect() needs a command, a URL or an mcpServers entry")
     if transport not in (None, "stdio"):
         raise ValueError(f"transport={transport!r} needs a URL, got the command {argv!r}")
-    return StdioTransport(argv[0], argv[1:], env=env, cwd=cwd, name=name)
+    return StdioTransport(argv[0], argv[1:], **common, **stdio_options)
 
 
 def _from_entry(
-    entry: Mapping[str, Any], *, transport: Optional[str], name: Optional[str]
+    entry: Mapping[str, Any], *, transport: Optional[str], options: Dict[str, Any],
+    headers: Optional[Mapping[str, str]], auth: Any,
 ) -> Transport:
     kind = transport or entry.get("type") or entry.get("transport")
     if kind in ("streamable-http", "streamableHttp", "streamable_http"):
@@ -133,28 +173,31 @@ def _from_entry(
             raise ValueError(f"mcpServers entry with a url has type {kind!r}; use 'http' or 'sse'")
         url = http_url(str(entry["url"]))
         assert url is not None  # strict: a URL or ValueError
-        return _http_transport(url, kind, name, entry.get("headers"), None)
+        merged = {**(entry.get("headers") or {}), **(headers or {})}
+        return _http_transport(url, kind, merged or None, auth, options)
     if "command" in entry:
         if kind not in (None, "stdio"):
             raise ValueError(f"mcpServers entry with a command has type {kind!r}; use 'stdio'")
         argv = split_command(entry["command"])
         args = [str(arg) for arg in entry.get("args") or ()]
-        return StdioTransport(
-            argv[0], [*argv[1:], *args], env=entry.get("env"), cwd=entry.get("cwd"), name=name
-        )
+        options = dict(options)
+        options["env"] = {**(entry.get("env") or {}), **(options.get("env") or {})}
+        options.setdefault("cwd", entry.get("cwd"))
+        return StdioTransport(argv[0], [*argv[1:], *args], **options)
     raise ValueError("an mcpServers entry needs a 'command' (stdio) or a 'url' (HTTP)")
 
 
 def _http_transport(
-    url: str, kind: str, name: Optional[str], headers: Optional[Mapping[str, str]], auth: Any
+    url: str, kind: str, headers: Optional[Mapping[str, str]], auth: Any,
+    options: Mapping[str, Any],
 ) -> Transport:
     if kind == "sse":
         from .transports.sse import SseTransport
 
-        return SseTransport(url, headers=headers, auth=auth, name=name)
+        return SseTransport(url, headers=headers, auth=auth, **options)
     from .transports.http import HttpTransport
 
-    return HttpTransport(url, headers=headers, auth=auth, name=name)
+    return HttpTransport(url, headers=headers, auth=auth, **options)
 
 
 def connect(
@@ -163,6 +206,10 @@ def connect(
     transport: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[str] = None,
+    inherit_env: Optional[bool] = None,
+    max_message_size: Optional[int] = None,
+    stderr_lines: Optional[int] = None,
+    max_write_backlog: Optional[int] = None,
     headers: Optional[Mapping[str, str]] = None,
     auth: Any = None,
     **client_kwargs: Any,
@@ -173,17 +220,26 @@ def connect(
     (Streamable HTTP; falls back to legacy HTTP+SSE when the server answers the first POST
     with 400, 404 or 405), an ``mcpServers`` entry (``{"command": ..., "args": [...],
     "env": {...}}`` or ``{"url": ..., "type": "http" | "sse", "headers": {...}}``), or a
-    Transport. ``env``/``cwd`` apply to commands, ``headers``/``auth`` to URLs; the other
-    keyword arguments go to :class:`Client`.
+    Transport.
+
+    ``env``, ``cwd``, ``inherit_env``, ``max_message_size``, ``stderr_lines`` and
+    ``max_write_backlog`` go to the :class:`~mcp_sync.StdioTransport` of a command (see
+    there; ``env`` adds to an entry's ``env``), ``headers``/``auth`` to the transport of a
+    URL; an option the target's transport does not take is a ``ValueError``. The other
+    keyword arguments go to :class:`Client`; its ``close_timeout`` bounds each step of
+    closing the transport too (stopping a stdio server included).
 
     Use the client as a context manager, or call ``close()`` when done.
 
     Raises:
+        ValueError: an invalid target, or an option that does not apply to it.
         CommandNotFound, TransportError, HTTPError, RequestTimeout,
         UnsupportedProtocolVersion: see :meth:`Client.connect`.
     """
     built = make_transport(
         target, transport=transport, name=client_kwargs.get("name"), env=env, cwd=cwd,
+        inherit_env=inherit_env, max_message_size=max_message_size,
+        stderr_lines=stderr_lines, max_write_backlog=max_write_backlog,
         headers=headers, auth=auth,
     )
     client = Client(built, **client_kwargs)

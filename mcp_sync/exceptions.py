@@ -253,18 +253,28 @@ class RequestTimeout(MCPError, TimeoutError):
     is what it was about when that has a name: the tool (``tools/call``), the prompt
     (``prompts/get``) or the resource URI (``resources/read``). The message names both:
     ``tools/call 'slow' timed out after 1.0 s``.
+
+    ``timeout`` is the bound that ran out: the request's timeout or, when ``total`` is
+    true, the client's ``max_total_timeout``, the limit on a request however long the
+    server's progress notifications keep pushing its deadline out.
     """
 
     def __init__(
         self, method: str, request_id: Any, timeout: Optional[float],
-        subject: Optional[str] = None,
+        subject: Optional[str] = None, *, total: bool = False,
     ) -> None:
         self.method = method
         self.request_id = request_id
         self.timeout = timeout
         self.subject = subject
+        self.total = total
         what = method if subject is None else f"{method} {excerpt(repr(subject), 120)}"
-        super().__init__(f"{what} timed out after {_seconds(timeout)} s")
+        if total:
+            message = (f"{what} ran out of max_total_timeout={_seconds(timeout)} s (its "
+                       "limit however much progress the server reports)")
+        else:
+            message = f"{what} timed out after {_seconds(timeout)} s"
+        super().__init__(message)
 
 
 def _seconds(timeout: Optional[float]) -> str:

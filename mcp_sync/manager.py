@@ -92,6 +92,9 @@ log = logging.getLogger(__name__)
 # The refresher and idle waits wake at least this often; nothing is polled, this only
 # bounds every wait in the module.
 _IDLE_WAIT = 5.0
+# The longest step of a client's close() (the client's default): a manager with a short
+# close_timeout gives its clients shorter steps (see Manager's close_timeout).
+_CLIENT_CLOSE_TIMEOUT = 2.0
 
 
 class ServerState(str, enum.Enum):
@@ -201,7 +204,10 @@ class Manager:
         connect_timeout: how long :meth:`connect` waits for the first attempts.
         retry_wait: how long a call whose connection broke waits for the reconnect before
             its error surfaces (when a retry is safe).
-        close_timeout: the bound on :meth:`close`.
+        close_timeout: the bound on :meth:`close`. Each client's close steps (waiting
+            for a stdio server after closing its stdin, after SIGTERM, after SIGKILL,
+            joining threads) get a quarter of it, 2 s at most, so that a server that must
+            be killed still stops within it.
         on_status: ``on_status(status: ServerStatus)``, called on a manager or client
             thread whenever a server's state changes. Must not block.
         on_tools_changed: ``on_tools_changed(server: str, tools: list[types.Tool])``
@@ -582,6 +588,7 @@ class Manager:
         kwargs = dict(self.client_kwargs)
         if resolved.timeout is not None:
             kwargs["timeout"] = resolved.timeout
+        kwargs["close_timeout"] = min(_CLIENT_CLOSE_TIMEOUT, self.close_timeout / 4)
 
         def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
             self._on_notification(server, method, params)
