@@ -151,11 +151,29 @@ def test_submit_timeout_fails_the_future() -> None:
 
 
 def test_mcp_sync_timeout_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An in-process server: the 0.25 s default also bounds the handshake, which a server
+    # process starting on a busy machine could miss.
+    from mcp_sync.testing import FakeServer
+
+    server = FakeServer("patient")
+    release = threading.Event()
+
+    @server.tool(description="Blocks until released (at most 10 s)")
+    def wait() -> str:
+        release.wait(10)
+        return "released"
+
     monkeypatch.setenv("MCP_SYNC_TIMEOUT", "0.25")
-    with mcp_sync.connect(fake_server_command()) as client:
-        assert client.timeout == 0.25
-        with pytest.raises(RequestTimeout):
-            client.call_tool("slow", {"seconds": 10})
+    try:
+        with mcp_sync.connect(mcp_sync.MemoryTransport(server)) as client:
+            assert client.timeout == 0.25
+            started = time.monotonic()
+            with pytest.raises(RequestTimeout, match=r"after 0\.25 s"):
+                client.call_tool("wait")
+            assert time.monotonic() - started < 5
+            release.set()
+    finally:
+        release.set()
     monkeypatch.setenv("MCP_SYNC_TIMEOUT", "0")
     assert mcp_sync.Client(StdioTransport(PY)).timeout is None
 
