@@ -78,7 +78,11 @@ _EXIT_GRACE = 0.25
 _CAN_PEEK = sys.platform != "win32" and all(
     hasattr(os, name) for name in ("waitid", "WNOWAIT", "CLD_EXITED"))
 
-_POSIX_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TZ", "TMPDIR")
+# The locale: LANG, LC_ALL and LC_CTYPE are what a program needs to decode and print text.
+# The other LC_* names are not passed: any LC_-prefixed variable is forwarded by ssh
+# and sudo configurations that accept LC_*, a known channel for smuggling values.
+_POSIX_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL",
+              "LC_CTYPE", "TZ", "TMPDIR")
 _WINDOWS_ENV = (
     "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
     "PROCESSOR_ARCHITECTURE", "PROGRAMDATA", "PROGRAMFILES", "SYSTEMDRIVE", "SYSTEMROOT",
@@ -93,14 +97,13 @@ def default_environment() -> Dict[str, str]:
     """The parent's environment variables a child gets by default: no secrets.
 
     Only what a program needs to run (``PATH``, ``HOME``, the user, the terminal, the
-    locale ``LANG``/``LC_*``; on Windows the system folders) is passed; API keys and tokens
+    locale ``LANG``, ``LC_ALL`` and ``LC_CTYPE`` but no other ``LC_*``; on Windows the
+    system folders) is passed; API keys and tokens
     in the parent's environment stay there unless given with ``env=`` or
     ``inherit_env=True``.
     """
     names = _WINDOWS_ENV if sys.platform == "win32" else _POSIX_ENV
-    env = {name: os.environ[name] for name in names if name in os.environ}
-    env.update({k: v for k, v in os.environ.items() if k.startswith("LC_")})
-    return env
+    return {name: os.environ[name] for name in names if name in os.environ}
 
 
 def _server_name(command: str, args: Sequence[str]) -> str:
