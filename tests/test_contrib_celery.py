@@ -21,6 +21,7 @@ import socket
 import subprocess
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -353,6 +354,14 @@ class Gate:
         self.close()
 
 
+def store_calling(app: Celery, task_id: str, meta: Dict[str, Any]) -> None:
+    """Leave the CALLING record an earlier delivery of ``task_id`` would have left."""
+    with warnings.catch_warnings():
+        # Celery's Redis backend stores with SETEX, which the redis client deprecates.
+        warnings.filterwarnings("ignore", "Call to deprecated setex", DeprecationWarning)
+        app.backend.store_result(task_id, meta, CALLING)
+
+
 def payload_of(excinfo: pytest.ExceptionInfo[CallToolFailed]) -> Dict[str, Any]:
     return excinfo.value.payload
 
@@ -427,7 +436,9 @@ def test_two_machines_and_a_threads_worker_share_200_calls(
 ) -> None:
     servers = {"calc": DEMO if server == "demo" else SDK}
     workers = [("alpha", "prefork", 2), ("beta", "prefork", 2), ("gamma", "threads", 4)]
-    with Cluster(broker, servers, workers, options=PINNED) as cluster:
+    quick_retries = {"retry_backoff": 0.2, "retry_backoff_max": 2.0, "max_retries": 20}
+    with Cluster(broker, servers, workers, options=PINNED,
+                 task_options=quick_retries) as cluster:
         def batch(start: int) -> None:
             sent = []
             for i in range(start, start + 100):
@@ -534,6 +545,26 @@ def test_server_killed_mid_call_is_retried_only_when_safe(broker: str, caller: C
         worker.log.wait_for(lambda lines: any(
             once.id in line and "not calling again" in line for line in lines), 30)
         assert len(gate.calls(key="once")) == 1
+
+        # The CALLING record counts only within one round of retries. Celery publishes a
+        # retry before it records RETRY for the attempt that sent it, so the retry may
+        # find that attempt's CALLING: the call it made had ended, and this one goes on.
+        record = {"tool": "gate__hold_write", "hostname": "lost@host", "pid": 1,
+                  "delivery": 1, "retries": 0}
+        store_calling(caller, "round-0-ended", record)
+        retry = caller.send_task(CALL_TOOL, args=["gate__hold_write", {"key": "retry"}],
+                                 task_id="round-0-ended", retries=1)
+        gate.release(gate.wait_for(lambda arrivals: gate.calls(key="retry"))[0])
+        assert retry.get(timeout=60)["content"][0]["text"] == "retry"
+        # The same round delivered again: its call may have run; not called again.
+        store_calling(caller, "round-1-lost", {**record, "retries": 1})
+        lost = caller.send_task(CALL_TOOL, args=["gate__hold_write", {"key": "lost"}],
+                                task_id="round-1-lost", retries=1)
+        with pytest.raises(CallToolFailed) as failed:
+            lost.get(timeout=60)
+        assert payload_of(failed)["type"] == "WorkerLost"
+        assert "on lost@host, process 1" in payload_of(failed)["message"]
+        assert gate.calls(key="lost") == []
 
         # The worker's shutdown stops its server (which ignores EOF: only the client's
         # SIGTERM ends it) before the worker exits.

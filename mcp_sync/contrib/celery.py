@@ -57,12 +57,12 @@ again only when that is safe by the :class:`~mcp_sync.Manager`'s rule
 tool is annotated ``readOnlyHint`` or ``idempotentHint``. To know whether an earlier
 delivery got as far as sending the request, the task records the state ``CALLING`` in the
 result backend just before it calls the tool (meta: ``tool``, ``hostname``, ``pid``,
-``delivery``); a delivery that finds ``CALLING`` left by an earlier one calls a tool
-without those hints no more, and fails with ``CallToolFailed`` (type ``WorkerLost``). One
-that finds ``SUCCESS`` returns the stored result without calling again. Without a result
-backend that can be read back (none, or ``rpc://``), the broker's ``redelivered`` flag
-stands in for the record, more cautiously: any redelivered message counts as lost
-mid-call.
+``retries``, ``delivery``); a delivery that finds ``CALLING`` left by an earlier delivery
+of the same message (the same count of retries) calls a tool without those hints no
+more, and fails with ``CallToolFailed`` (type ``WorkerLost``). One that finds ``SUCCESS``
+returns the stored result without calling again. Without a result backend that can be
+read back (none, or ``rpc://``), the broker's ``redelivered`` flag stands in for the
+record, more cautiously: any redelivered message counts as lost mid-call.
 
 When the connection to a server is lost (its process died, the network broke), the
 manager first reconnects and retries once by the same rule; if that does not settle the
@@ -321,7 +321,7 @@ class MCP:
             raise _failure(exc, tool=tool_label, server=server, retries=retries) from exc
 
         record = _CallRecord(task)
-        state, previous = record.previous()
+        state, previous = record.previous(retries)
         if state == "SUCCESS":
             log.info("%s[%s] %s: an earlier delivery succeeded; not calling again",
                      CALL_TOOL, request.id, tool_label)
@@ -348,7 +348,7 @@ class MCP:
             log.warning("%s[%s] %s: %s; calling it again (safe)", CALL_TOOL, request.id,
                         tool_label, lost)
         record.calling({"tool": tool_label, "hostname": request.hostname,
-                        "pid": os.getpid(), "delivery": delivery})
+                        "pid": os.getpid(), "retries": retries, "delivery": delivery})
 
         try:
             result = manager.call_tool(server, tool, arguments,
@@ -432,8 +432,9 @@ class _CallRecord:
         self.readable = not isinstance(backend, DisabledBackend) and (
             type(backend).__name__ != "RPCBackend")  # rpc:// results go to the caller only
 
-    def previous(self) -> Tuple[Optional[str], Any]:
-        """``(state, result or meta)`` that earlier deliveries left, as far as known."""
+    def previous(self, retries: int) -> Tuple[Optional[str], Any]:
+        """``(state, result or meta)`` that earlier deliveries of this message (this
+        round of retries) left, as far as known."""
         request = self.task.request
         if not self.readable:
             delivery_info = request.delivery_info or {}
@@ -441,7 +442,13 @@ class _CallRecord:
                 return CALLING, {}
             return None, None
         meta = self.task.backend.get_task_meta(request.id, cache=False)
-        return meta.get("status"), meta.get("result")
+        state, result = meta.get("status"), meta.get("result")
+        if state == CALLING and isinstance(result, dict) and isinstance(
+                result.get("retries"), int) and result["retries"] < retries:
+            # The earlier round's call ended, and it sent this retry: Celery publishes the
+            # retry before it records RETRY, so this delivery may come first.
+            return None, None
+        return state, result
 
     def calling(self, meta: Dict[str, Any]) -> None:
         if self.readable:
