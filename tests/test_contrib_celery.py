@@ -650,6 +650,12 @@ def test_solo_worker_results_and_failures_as_json(broker: str, caller: Celery) -
             "ServerError", -32602, ["ServerError", "MCPError"])
         assert payload["server"] == "demo" and payload["tool"] == "demo__nope"
 
+        # The name is the sender's text: printable in the message and the payload.
+        with pytest.raises(CallToolFailed) as failed:
+            call(caller, "\x1b[2Jnope", {}).get(timeout=30)
+        assert payload_of(failed)["tool"] == "\\x1b[2Jnope"
+        assert "\x1b" not in str(failed.value)
+
         with pytest.raises(CallToolFailed) as failed:
             call(caller, "add", ["not", "an", "object"]).get(timeout=30)
         assert payload_of(failed)["type"] == "ValueError"

@@ -88,6 +88,7 @@ from typing import Any, Dict, List, Mapping, NoReturn, Optional, Tuple
 from celery import Celery, Task, signals
 from celery.backends.base import DisabledBackend
 
+from .._text import excerpt
 from ..client import DEFAULT, Client
 from ..config import Source
 from ..exceptions import ConnectionClosed, MCPError, RequestTimeout, TransportError
@@ -141,8 +142,9 @@ class CallToolFailed(MCPError):
     * ``classes``: that exception's classes from the most specific to ``MCPError``
       (``["ServerUnavailable", "ConnectionClosed", "TransportError", "MCPError"]``), so a
       caller can test for a family without mcp_sync;
-    * ``message``: what went wrong; ``tool``: the name as given; ``server``: the server,
-      when known; ``retries``: how often the task had been retried;
+    * ``message``: what went wrong; ``tool``: the name as given (made printable, at most
+      200 characters); ``server``: the server, when known; ``retries``: how often the
+      task had been retried;
     * when they apply: ``code`` and ``data`` (the server's JSON-RPC error), ``status`` (an
       HTTP status), ``exitCode`` (a stdio server's exit status), ``requestSent`` (whether
       the request reached the server, as far as the client knows), ``mayHaveRun``
@@ -311,7 +313,8 @@ class MCP:
     def _call_tool(self, task: Task, name: Any, arguments: Any, timeout: Any) -> Dict[str, Any]:
         request = task.request
         retries = int(request.retries or 0)
-        tool_label = name if isinstance(name, str) else repr(name)
+        # The name comes from whoever sent the task: printable and bounded in messages.
+        tool_label = excerpt(name if isinstance(name, str) else repr(name), 200)
         server: Optional[str] = None
         try:
             _check_call(name, arguments, timeout)
