@@ -87,6 +87,7 @@ _MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORT
 # HTTP statuses with which a server says it does not know a method or this transport.
 REFUSED_STATUSES = (400, 404, 405)
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 
 #: The elicitation modes a handler may support (``elicitation_modes=``).
 ELICITATION_MODES = ("form", "url")
@@ -331,7 +332,12 @@ class Client:
             ``notifications/elicitation/complete`` (a URL-mode elicitation finished out of
             band); ``notification_handler`` sees the notification too.
         roots: a list of ``types.Root`` or dicts (``{"uri": "file:///..."}``), or a callable
-            returning one; answers ``roots/list``. Declares ``roots``.
+            returning one; answers ``roots/list``. Declares ``roots``. A sampling,
+            elicitation or roots handler that raises ``ServerError`` sends the server that
+            error; any other exception is logged (with its traceback) and the server gets
+            -32603 saying only which handler failed ("the client's sampling handler
+            failed"), never the exception's text. In the stateless era the call raises
+            ``CallbackError`` instead.
         logging_handler: receives ``types.LoggingMessageNotificationParams``; without it
             server log messages go to the logger ``mcp_sync.server.<name>``.
         notification_handler: called as ``handler(method, params)`` for every notification.
@@ -1532,7 +1538,8 @@ class Client:
             raise ServerError(INVALID_PARAMS, refusal)
         model = (types.CreateMessageRequestParams2026 if self._era == "stateless"
                  else types.CreateMessageRequestParams)
-        parsed = _parse(model, params, "sampling request")
+        parsed = self._parse_request(model, params, "sampling request",
+                                     "sampling/createMessage")
         return _dump(self.sampling_handler(parsed))
 
     def _answer_elicitation(self, params: Optional[Dict[str, Any]]) -> Any:
@@ -1545,8 +1552,26 @@ class Client:
             raise ServerError(INVALID_PARAMS, refusal)
         model = (types.ElicitRequestParams2026 if self._era == "stateless"
                  else types.ElicitRequestParams)
-        parsed = _parse(model, params, "elicitation request")
+        parsed = self._parse_request(model, params, "elicitation request",
+                                     "elicitation/create")
         return _dump(self.elicitation_handler(parsed))
+
+    def _parse_request(self, model: Any, params: Any, what: str, method: str) -> Any:
+        """A server request's params as ``model``.
+
+        Raises:
+            ServerError: (session era) they do not parse: the server is answered -32603
+                with what was wrong (its own data, excerpted). Only what the user's
+                handler raises is hidden from the server.
+            ProtocolError: (stateless era) they do not parse; the call fails locally.
+        """
+        try:
+            return _parse(model, params, what)
+        except ProtocolError as exc:
+            if self._era == "stateless":
+                raise
+            log.warning("the handler for %s from %s refuses it: %s", method, self.name, exc)
+            raise ServerError(INTERNAL_ERROR, str(exc)) from None
 
     def _sampling_refusal(self, params: Dict[str, Any]) -> Optional[str]:
         """Why a sampling request must be refused unanswered (MCP: tools need

@@ -345,8 +345,10 @@ class CallbackError(MCPError):
     """A handler given to the client (sampling, elicitation, roots) raised while the client
     was answering the server's input request; the handler's exception is ``__cause__``.
 
-    In the session era such an error is sent to the server as -32603 instead; the
-    stateless era has no error answer for input requests, so the call fails here.
+    In the session era the server is answered -32603 instead, with a generic message
+    ("the client's sampling handler failed"; the exception itself goes to the client's
+    log, never to the server); the stateless era has no error answer for input requests,
+    so the call fails here, and nothing of the exception is sent.
     """
 
 

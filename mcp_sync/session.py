@@ -63,7 +63,8 @@ __all__ = ["RequestFuture", "Session"]
 log = logging.getLogger(__name__)
 
 #: A server-request handler: takes the request's params, returns the result (a dict or a
-#: pydantic model). Raising ``ServerError`` sends that error; any other exception -32603.
+#: pydantic model). Raising ``ServerError`` sends that error; any other exception is logged
+#: and the server gets -32603 saying only which handler failed.
 #: It runs with the request's :class:`RequestContext` current (``request_context()``).
 RequestHandler = Callable[[Optional[Dict[str, Any]]], Any]
 #: Called on the callback thread for every notification: ``(method, params)``.
@@ -83,6 +84,13 @@ _LONG_RUNNING = frozenset({"tools/call", "prompts/get", "resources/read", "sampl
 # be sent: an HTTP server slow to take the notifications/cancelled POST must not hold a
 # RequestTimeout back for the POST's own timeout.
 CANCEL_GRACE = 0.1
+# What the server is told when a handler raises: the exception's text stays in the
+# client's log (it may hold a key, a path, a stack).
+_HANDLER_FAILED = {
+    "sampling/createMessage": "the client's sampling handler failed",
+    "elicitation/create": "the client's elicitation handler failed",
+    "roots/list": "the client's roots handler failed",
+}
 
 
 # Sessions alive in this process, so that a fork() marks them unusable in the child.
@@ -698,13 +706,18 @@ class Session:
                     result = handler(message.get("params"))
                 response["result"] = to_wire(result)
             except ServerError as exc:
+                # Raised on purpose (a refusal): the handler chose what the server reads.
                 response["error"] = {"code": exc.code, "message": exc.message}
                 if exc.data is not None:
                     response["error"]["data"] = exc.data
-            except Exception as exc:
+            except Exception:
+                # Its text may hold a key, a path, a stack: it goes to the log, never to
+                # the server, which reads only which handler failed.
                 if not context.cancelled.is_set():
-                    log.exception("handler for %s from %s raised", method, self.name)
-                response["error"] = {"code": -32603, "message": str(exc) or type(exc).__name__}
+                    log.exception("handler for %s from %s raised; the server is told only "
+                                  "that it failed", excerpt(method, 100), self.name)
+                response["error"] = {"code": -32603, "message": _HANDLER_FAILED.get(
+                    method, "the client's handler failed")}
         if context.cancelled.is_set():
             # The server gave up on it (or the link is gone): an answer would be noise.
             log.debug("not answering %s id=%r from %s: cancelled (%s)", method, request_id,

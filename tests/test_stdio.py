@@ -247,8 +247,9 @@ def test_server_requests_with_and_without_handlers() -> None:
         answer = client.call_tool("ask", {"method": "elicitation/create", "params": {
             "message": "name?", "requestedSchema": {"type": "object", "properties": {}}}}
         ).structured
-        assert answer["error"]["code"] == -32603
-        assert "user went away" in answer["error"]["message"]
+        # Only which handler failed: its exception's text stays in the client's log.
+        assert answer["error"] == {"code": -32603,
+                                   "message": "the client's elicitation handler failed"}
         answer = client.call_tool("ask", {"method": "ping"}).structured
         assert answer == {"result": {}}
     with connect() as client:

@@ -238,6 +238,12 @@ def received(method: str) -> List[Dict[str, Any]]:
 
 
 @server.tool()
+def transcript() -> List[Dict[str, Any]]:
+    """Every message this server received, in order."""
+    return [m for c in server.connections for m in c.received]
+
+
+@server.tool()
 def log(level: str, data: str, ctx: ToolContext) -> str:
     """Send a log notification."""
     ctx.log(level, data, logger="tool")
