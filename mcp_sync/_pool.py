@@ -24,7 +24,10 @@ class ThreadPool:
     Args:
         prefix: thread names are ``<prefix>-<n>``.
         max_threads: at most this many threads; beyond, jobs wait in the queue. ``None``:
-            no bound (a thread per job running at once).
+            no bound (a thread per job running at once). The queue has no length bound
+            of its own: each owner bounds what it submits (the session admits at most
+            ``max_server_requests`` server requests; its other jobs, and the HTTP
+            transport's, are one per request of the user's in flight).
         idle_timeout: a thread with no job for this many seconds retires. ``None``: threads
             live until :meth:`stop`.
 

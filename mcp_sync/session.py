@@ -15,11 +15,33 @@ Threads (all daemons, so a session nobody closed never keeps the interpreter ali
   sends ``notifications/cancelled`` for requests that timed out. The client also runs
   the steps of ``call_tool_future`` that follow a response on it (the next input round,
   checking the result against an outputSchema).
+* ``mcp-sync-reply-<name>``, started with the first one: sends the answers that run no
+  user code (``ping``, a method with no handler, a request refused because too many
+  wait), so that they never wait behind busy handlers, and the dispatch thread still
+  never writes to the transport.
 
 A server request is registered (``_serving``) by the dispatch thread before its handler is
 queued, so a ``notifications/cancelled`` the server sends after it, which the same thread
 routes in wire order, always finds it: the handler's :class:`RequestContext` is marked
 cancelled, and a cancelled request is never answered.
+
+Every queue between the transport and user code is bounded (docs/architecture.md,
+"Queues and their bounds", gives each one's most memory and what stalls while it is full):
+
+* the inbox (reader -> dispatch), ``max_inbox`` messages: a full inbox makes the
+  transport's reader wait, so the pipe or the socket pushes back on the server. Only
+  the dispatch thread drains it, and it never waits for user code, so a callback or a
+  handler that calls the client cannot deadlock against a waiting reader.
+* the callbacks (dispatch -> callback thread), ``max_callbacks`` notifications: full,
+  log messages, progress and cancellations are dropped (one warning, then counted in
+  :attr:`Session.dropped_notifications`), a repeated change notification is merged,
+  and a notification that may not be lost, with nothing droppable to make room for it,
+  fails the connection.
+* the server requests waiting for or running in a handler, ``max_server_requests``:
+  beyond, a request is answered at once with an error (-32603, "busy").
+* the answers for the reply thread, ``max_replies``: full, the dispatch thread waits
+  for the transport to take them (deadlines are still enforced meanwhile), and the
+  inbox, then the server, wait behind it.
 """
 
 from __future__ import annotations
@@ -44,6 +66,7 @@ from ._core import (
     settle,
 )
 from ._pool import ThreadPool
+from ._queues import Admission, CallbackQueue
 from .context import RequestContext, serving, valid_id
 from .exceptions import (
     ClientNotConnected,
@@ -73,6 +96,7 @@ NotificationCallback = Callable[[str, Optional[Dict[str, Any]]], None]
 _STOP = object()
 _CLOSED = object()
 _WAKE = object()  # a new request's deadline is earlier than the dispatcher's next wake-up
+_ABORT = object()  # the reply thread closes the transport (the session failed it)
 _RESPONSES = (Kind.RESPONSE, Kind.ERROR)
 # The dispatch thread wakes at least this often while idle; it has nothing to poll, this
 # only bounds its wait (no wait in the library is unbounded).
@@ -84,6 +108,19 @@ _LONG_RUNNING = frozenset({"tools/call", "prompts/get", "resources/read", "sampl
 # be sent: an HTTP server slow to take the notifications/cancelled POST must not hold a
 # RequestTimeout back for the POST's own timeout.
 CANCEL_GRACE = 0.1
+
+#: Messages read but not yet routed by the dispatch thread.
+MAX_INBOX = 256
+#: Notification callbacks waiting for the callback thread.
+MAX_CALLBACKS = 1024
+#: Server requests waiting for a handler thread or running in one.
+MAX_SERVER_REQUESTS = 64
+#: Answers waiting for the reply thread.
+MAX_REPLIES = 64
+# Notifications the callback queue may drop when it is full: what they do to the session
+# (move a deadline, cancel a handler) is done on the dispatch thread already.
+_DROPPABLE = frozenset({"notifications/message", "notifications/progress",
+                        "notifications/cancelled"})
 # What the server is told when a handler raises: the exception's text stays in the
 # client's log (it may hold a key, a path, a stack).
 _HANDLER_FAILED = {
@@ -144,6 +181,8 @@ class Session:
         max_total_timeout: progress never pushes a deadline past this many seconds.
         close_timeout: bound for joining each thread in :meth:`close`.
         handler_threads: size of the server-request handler pool.
+        max_inbox, max_callbacks, max_server_requests, max_replies: the bounds of the
+            session's queues (see the module docstring).
         on_close: called once, as ``on_close(error)`` on the callback thread (after every
             notification that arrived before it), when the transport closed without
             :meth:`close` having been called: the server exited or the link broke. Never
@@ -163,6 +202,10 @@ class Session:
         close_timeout: float = 2.0,
         handler_threads: int = 4,
         on_close: Optional[Callable[[ConnectionClosed], None]] = None,
+        max_inbox: int = MAX_INBOX,
+        max_callbacks: int = MAX_CALLBACKS,
+        max_server_requests: int = MAX_SERVER_REQUESTS,
+        max_replies: int = MAX_REPLIES,
     ) -> None:
         self.transport = transport
         self.name = name or transport.name
@@ -174,9 +217,28 @@ class Session:
         self.max_total_timeout = max_total_timeout
         self.close_timeout = close_timeout
         self.table = RequestTable()
+        # Unbounded itself: the readers wait for room (_wait_for_room), and the session's
+        # own markers (_WAKE, _CLOSED, _STOP) must never wait.
         self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._callbacks: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._max_inbox = max_inbox
+        # Readers waiting for room in the inbox (guarded by _room), and their wake-up.
+        self._room = threading.Condition()
+        self._readers_waiting = 0
+        self._queued_lock = threading.Lock()  # _queued, when several threads deliver
+        self._callbacks = CallbackQueue(max_callbacks)
         self._pool = ThreadPool(f"mcp-sync-handler-{self.name}", max_threads=handler_threads)
+        self._max_server_requests = max_server_requests
+        self._replies: queue.Queue[Any] = queue.Queue(maxsize=max_replies)
+        self._reply_thread: Optional[threading.Thread] = None
+        # Guards starting the reply thread against _stop_threads; True once stopping.
+        self._reply_lock = threading.Lock()
+        self._replies_closed = False
+        #: Server requests answered with "busy" because max_server_requests were waiting.
+        self.refused_requests = 0
+        # Each overload is reported once per session (dispatch thread only).
+        self._warned_drop = False
+        self._warned_refusal = False
+        self._warned_reply = False
         self._dispatcher: Optional[threading.Thread] = None
         self._callback_thread: Optional[threading.Thread] = None
         # Set once when the transport reports it closed (or close() is called); from then
@@ -221,7 +283,7 @@ class Session:
         self._callback_thread.start()
         self.transport.on_request_failed = self._request_failed
         try:
-            deliver = self._deliver if self.transport.single_reader else self._inbox.put
+            deliver = self._deliver if self.transport.single_reader else self._enqueue
             self.transport.start(deliver, self._transport_closed)
         except BaseException:
             self._stop_threads()
@@ -231,6 +293,11 @@ class Session:
     def closed(self) -> bool:
         """True once the transport has closed; every request now fails at once."""
         return self._closed_error is not None
+
+    @property
+    def dropped_notifications(self) -> int:
+        """Notifications dropped because the callbacks were ``max_callbacks`` behind."""
+        return self._callbacks.dropped
 
     def wait_closed(self, timeout: Optional[float]) -> bool:
         """Block until the transport closed; True if it did within ``timeout``."""
@@ -256,8 +323,17 @@ class Session:
 
     def _stop_threads(self) -> None:
         self._inbox.put(_STOP)
-        self._callbacks.put(_STOP)
-        for thread in (self._dispatcher, self._callback_thread):
+        self._callbacks.put_control(_STOP)
+        with self._room:  # a reader waiting for room gives up: nothing will route it
+            self._room.notify_all()
+        with self._reply_lock:
+            self._replies_closed = True
+            reply_thread = self._reply_thread
+        try:
+            self._replies.put_nowait(_STOP)
+        except queue.Full:
+            pass  # the reply thread sees _replies_closed after its current send
+        for thread in (self._dispatcher, self._callback_thread, reply_thread):
             if thread is not None and thread.ident is not None and (
                 thread is not threading.current_thread()
             ):
@@ -266,6 +342,10 @@ class Session:
                     log.warning("%s did not stop within %.1f s", thread.name,
                                 self.close_timeout)
         self._pool.stop(self.close_timeout)
+        if self.dropped_notifications or self.refused_requests:
+            log.info("%s: %d notifications dropped and %d requests refused while the "
+                     "client's callbacks or handlers were behind", self.name,
+                     self.dropped_notifications, self.refused_requests)
         # Whatever is still pending now can never be answered.
         self.table.fail_all(self._make_closed_error)
 
@@ -570,21 +650,63 @@ class Session:
                 table.fail_all(self._make_closed_error)
                 if self._lost and self.on_close is not None:
                     # On the callback thread, behind the notifications queued before it.
-                    self._callbacks.put((self.on_close, (self._make_closed_error(),)))
+                    self._callbacks.put_control((self.on_close, (self._make_closed_error(),)))
             elif message is not None:
                 try:
                     self._route(message)
                 except Exception:
                     log.exception("error routing a message from %s", self.name)
                 self._routed += 1
+                # Wake a reader waiting for room once half the inbox is free: one wake-up
+                # per half inbox, not per message.
+                if self._readers_waiting and (
+                    self._queued - self._routed <= self._max_inbox // 2
+                ):
+                    with self._room:
+                        self._room.notify_all()
             # Deadlines are looked at only when the earliest may be due: not per message.
             if message is None or (
                 next_deadline is not None and time.monotonic() >= next_deadline
             ):
-                for entry in table.expire(time.monotonic()):
-                    log.info("%s id=%s to %s timed out after %s s", entry.method, entry.id,
-                             self.name, entry.timeout)
-                    self._pool.submit(self._expire, entry)
+                self._expire_due()
+
+    def _expire_due(self) -> None:
+        """Hand every request whose deadline passed to the pool (dispatch thread)."""
+        for entry in self.table.expire(time.monotonic()):
+            log.info("%s id=%s to %s timed out after %s s", entry.method, entry.id,
+                     self.name, entry.timeout)
+            self._pool.submit(self._expire, entry)
+
+    def _wait_for_room(self) -> bool:
+        """A reader waits here while ``max_inbox`` messages wait for dispatch: it stops
+        reading, so the pipe or the socket pushes back on the server.
+
+        Returns False when the session stopped or failed meanwhile (nothing will route the
+        message: the caller drops it). Never called on the dispatch thread, and the
+        dispatch thread never waits for user code, so the inbox always drains.
+        """
+        with self._room:
+            self._readers_waiting += 1
+            try:
+                while self._queued - self._routed >= self._max_inbox:
+                    if self._stopped or self._closed_error is not None:
+                        return False
+                    self._room.wait(_IDLE_WAIT)
+            finally:
+                self._readers_waiting -= 1
+        return True
+
+    def _enqueue(self, message: Any) -> None:
+        """The ``on_message`` of transports with several reader threads (HTTP streams,
+        the legacy SSE stream): queue for dispatch, waiting for room when the transport
+        lets its readers wait (an in-process server may deliver on a caller's thread)."""
+        if (self._queued - self._routed >= self._max_inbox and self.transport.reader_may_wait
+                and not self._wait_for_room()):
+            log.debug("dropping a message from %s: the session is closing", self.name)
+            return
+        with self._queued_lock:
+            self._queued += 1
+        self._inbox.put(message)
 
     def _deliver(self, message: Any) -> None:
         """The reader's callback (single-reader transports): the response to a blocked
@@ -610,6 +732,10 @@ class Session:
                 and self.table.resolve(message) is not None
             ):
                 return
+        if (self._queued - self._routed >= self._max_inbox and self.transport.reader_may_wait
+                and not self._wait_for_room()):
+            log.debug("dropping a message from %s: the session is closing", self.name)
+            return
         self._queued += 1
         self._inbox.put(message)
 
@@ -622,15 +748,109 @@ class Session:
         elif kind is Kind.NOTIFICATION:
             self._route_notification(message["method"], message.get("params"))
         elif kind is Kind.REQUEST:
-            context = self._serving_context(message)
-            with self._serving_lock:
-                self._serving[context.request_id] = context
-            if not self._pool.submit(self._answer, message, context):
-                with self._serving_lock:  # closing: nothing will answer it
-                    self._serving.pop(context.request_id, None)
+            self._route_request(message)
         else:
             log.warning("mcp-sync %s: skipping a message that is not JSON-RPC: %s",
                         self.name, excerpt(repr(message), 200))
+
+    def _route_request(self, message: Dict[str, Any]) -> None:
+        """A server request: answered on the reply thread when no user code is needed,
+        else registered and queued for a handler thread, unless too many wait already."""
+        method, request_id = message["method"], message["id"]
+        handler = self.request_handlers.get(method)
+        if handler is None:
+            if method == "ping":
+                self._reply({"jsonrpc": "2.0", "id": request_id, "result": {}})
+            else:
+                self._reply({"jsonrpc": "2.0", "id": request_id, "error": {
+                    "code": -32601, "message": f"Method not found: {excerpt(method, 100)}"}})
+            return
+        with self._serving_lock:
+            busy = len(self._serving) >= self._max_server_requests
+        if busy:
+            self.refused_requests += 1
+            if not self._warned_refusal:
+                self._warned_refusal = True
+                log.warning("mcp-sync %s: %d requests from the server are waiting for a "
+                            "handler already; refusing more as busy (counted in "
+                            "Session.refused_requests)", self.name, self._max_server_requests)
+            self._reply({"jsonrpc": "2.0", "id": request_id, "error": {
+                "code": -32603, "message": "the client is busy: too many requests from this "
+                "server are waiting for its handlers"}})
+            return
+        context = self._serving_context(message)
+        with self._serving_lock:
+            self._serving[context.request_id] = context
+        if not self._pool.submit(self._answer, message, context):
+            with self._serving_lock:  # closing: nothing will answer it
+                self._serving.pop(context.request_id, None)
+
+    # -- the reply thread ----------------------------------------------------------------
+
+    def _reply(self, response: Dict[str, Any]) -> None:
+        """Queue an answer that runs no user code for the reply thread (dispatch thread).
+
+        While ``max_replies`` wait, this waits for the reply thread, still expiring
+        deadlines, and the inbox fills behind it: the server is slowed to the pace at
+        which it takes the answers it asked for.
+        """
+        if self._closed_error is not None:
+            return
+        if self._reply_thread is None and not self._start_reply_thread():
+            return
+        while True:
+            next_deadline = self.table.next_deadline()
+            wait = _IDLE_WAIT
+            if next_deadline is not None:
+                wait = min(wait, max(0.0, next_deadline - time.monotonic()))
+            try:
+                self._replies.put(response, timeout=wait)
+                return
+            except queue.Full:
+                if self._stopped or self._closed_error is not None:
+                    return
+                self._expire_due()
+
+    def _start_reply_thread(self) -> bool:
+        with self._reply_lock:
+            if self._replies_closed:
+                return False
+            if self._reply_thread is None:
+                # A daemon like the others; _stop_threads stops and joins it.
+                self._reply_thread = threading.Thread(
+                    target=self._reply_loop, name=f"mcp-sync-reply-{self.name}", daemon=True)
+                self._reply_thread.start()
+            return True
+
+    def _reply_loop(self) -> None:
+        replies = self._replies
+        while not self._replies_closed:
+            try:
+                item = replies.get(timeout=_IDLE_WAIT)
+            except queue.Empty:
+                continue
+            if item is _STOP:
+                return
+            if item is _ABORT:
+                try:
+                    self.transport.close()
+                except Exception:
+                    log.exception("closing the transport of %s failed", self.name)
+                continue
+            try:
+                self.transport.send(item)
+            except MCPError as exc:
+                # Once at INFO: a server that stops reading would otherwise get a line
+                # per answer in the application's log.
+                level = logging.DEBUG if self._warned_reply else logging.INFO
+                self._warned_reply = True
+                log.log(level, "could not answer %s (id=%s): %r", self.name,
+                        excerpt(repr(item.get("id")), 80), exc)
+            except Exception:
+                # Never let this thread die: the dispatch thread would wait for it.
+                log.exception("sending an answer to %s failed", self.name)
+
+    # -- notifications -------------------------------------------------------------------
 
     def _route_notification(self, method: str, params: Any) -> None:
         if method == "notifications/cancelled" and isinstance(params, dict):
@@ -638,13 +858,57 @@ class Session:
         if method == "notifications/progress" and isinstance(params, dict):
             entry = self.table.progress(params.get("progressToken"), time.monotonic())
             if entry is not None and entry.on_progress is not None:
-                self._callbacks.put((_run_progress, (entry, params)))
+                self._queue_callback(_run_progress, (entry, params), method, params)
         if self.on_notification is not None:
-            self._callbacks.put((self.on_notification, (method, params)))
+            self._queue_callback(self.on_notification, (method, params), method, params)
+
+    def _queue_callback(self, callback: Callable[..., None], args: Any, method: str,
+                        params: Any) -> None:
+        """Queue a callback for a notification; on a full queue, apply the policy of
+        :class:`CallbackQueue` (dispatch thread)."""
+        admission = self._callbacks.put((callback, args), droppable=method in _DROPPABLE,
+                                        key=_merge_key(method, params))
+        if admission is Admission.QUEUED or admission is Admission.MERGED:
+            if self._callbacks.dropped and not self._warned_drop:
+                self._warn_dropping()  # an older droppable one made room for this one
+            return
+        if admission is Admission.DROPPED:
+            if not self._warned_drop:
+                self._warn_dropping()
+            return
+        self._fail_overloaded(method)
+
+    def _warn_dropping(self) -> None:
+        self._warned_drop = True
+        log.warning("mcp-sync %s: the notification callbacks are %d behind; dropping log, "
+                    "progress and cancellation notifications until they catch up (counted "
+                    "in Client.dropped_notifications)", self.name, self._callbacks.limit)
+
+    def _fail_overloaded(self, method: str) -> None:
+        """The callbacks are ``max_callbacks`` behind with notifications that must not be
+        lost: fail the connection rather than lose one or grow (dispatch thread)."""
+        if self._closed_error is not None:
+            return  # failed already; the transport is closing
+        error = ConnectionClosed(
+            f"{self.name} sent more notifications than the client's callbacks could take: "
+            f"{self._callbacks.limit} were waiting, none of them droppable, when "
+            f"{excerpt(method, 100)} arrived; the connection was closed")
+        log.error("mcp-sync %s", error)
+        self._transport_closed(error)
+        # The transport is closed on the reply thread: closing may take seconds (a stdio
+        # child is given close_timeout to exit), and this thread must go on routing.
+        if self._start_reply_thread():
+            try:
+                self._replies.put(_ABORT, timeout=self.close_timeout)
+            except queue.Full:
+                log.warning("could not close the transport of %s: its reply thread is "
+                            "stuck", self.name)
 
     def _callback_loop(self) -> None:
         while True:
-            item = self._callbacks.get()
+            ready, item = self._callbacks.get(_IDLE_WAIT)
+            if not ready:
+                continue
             if item is _STOP:
                 return
             callback, args = item
@@ -695,29 +959,24 @@ class Session:
                       request_id, self.name)
             return
         response: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
-        handler = self.request_handlers.get(method)
-        if method == "ping" and handler is None:
-            response["result"] = {}
-        elif handler is None:
-            response["error"] = {"code": -32601, "message": f"Method not found: {method}"}
-        else:
-            try:
-                with serving(context):
-                    result = handler(message.get("params"))
-                response["result"] = to_wire(result)
-            except ServerError as exc:
-                # Raised on purpose (a refusal): the handler chose what the server reads.
-                response["error"] = {"code": exc.code, "message": exc.message}
-                if exc.data is not None:
-                    response["error"]["data"] = exc.data
-            except Exception:
-                # Its text may hold a key, a path, a stack: it goes to the log, never to
-                # the server, which reads only which handler failed.
-                if not context.cancelled.is_set():
-                    log.exception("handler for %s from %s raised; the server is told only "
-                                  "that it failed", excerpt(method, 100), self.name)
-                response["error"] = {"code": -32603, "message": _HANDLER_FAILED.get(
-                    method, "the client's handler failed")}
+        handler = self.request_handlers[method]
+        try:
+            with serving(context):
+                result = handler(message.get("params"))
+            response["result"] = to_wire(result)
+        except ServerError as exc:
+            # Raised on purpose (a refusal): the handler chose what the server reads.
+            response["error"] = {"code": exc.code, "message": exc.message}
+            if exc.data is not None:
+                response["error"]["data"] = exc.data
+        except Exception:
+            # Its text may hold a key, a path, a stack: it goes to the log, never to the
+            # server, which reads only which handler failed.
+            if not context.cancelled.is_set():
+                log.exception("handler for %s from %s raised; the server is told only that "
+                              "it failed", excerpt(method, 100), self.name)
+            response["error"] = {"code": -32603, "message": _HANDLER_FAILED.get(
+                method, "the client's handler failed")}
         if context.cancelled.is_set():
             # The server gave up on it (or the link is gone): an answer would be noise.
             log.debug("not answering %s id=%r from %s: cancelled (%s)", method, request_id,
@@ -728,6 +987,17 @@ class Session:
         except TransportError as exc:
             log.info("could not answer %s id=%s from %s: %r", excerpt(method, 100),
                      excerpt(repr(request_id), 80), self.name, exc)
+
+
+def _merge_key(method: str, params: Any) -> Optional[Any]:
+    """What makes two change notifications say the same, or None (never merged)."""
+    if method.endswith("/list_changed"):
+        return method
+    if method == "notifications/resources/updated" and isinstance(params, dict):
+        uri = params.get("uri")
+        if isinstance(uri, str):
+            return (method, uri)
+    return None
 
 
 def _run_progress(entry: Pending, params: Dict[str, Any]) -> None:

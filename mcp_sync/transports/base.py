@@ -34,9 +34,10 @@ class Transport(abc.ABC):
 
     * ``start(on_message, on_close)`` opens the link and starts the reader thread(s).
       ``on_message`` is called from a transport thread for each inbound message, in wire
-      order; it must not block (the session only queues the message). ``on_close`` is
-      called exactly once, after the last ``on_message``, when the link is gone for any
-      reason (including ``close()``).
+      order; it only queues the message, but it waits while the session's inbox is full
+      (see ``reader_may_wait``): the transport then stops reading, and the server is
+      pushed back. ``on_close`` is called exactly once, after the last ``on_message``,
+      when the link is gone for any reason (including ``close()``).
     * ``send(message)`` writes one message; it can be called from many threads at once.
       It raises :class:`~mcp_sync.TransportError` (``ConnectionClosed`` once closed).
     * ``close()`` is idempotent, bounded, and joins every thread the transport started.
@@ -60,6 +61,11 @@ class Transport(abc.ABC):
     #: True when one thread calls ``on_message``, in wire order (stdio's reader). The
     #: session may then resolve a blocked caller's response on that thread directly.
     single_reader: bool = False
+    #: True when ``on_message`` is only called on the transport's own threads (readers,
+    #: streams): the session may make them wait while its inbox is full, so that the pipe
+    #: or the socket pushes back on the server. False when any thread may deliver (an
+    #: in-process server answering on the caller's thread, which must never wait).
+    reader_may_wait: bool = True
     #: See the class docstring; ``None`` until a session sets it.
     on_request_failed: Optional[RequestFailedCallback] = None
     #: The bound, in seconds, on each step of ``close()`` (each wait for a process, a

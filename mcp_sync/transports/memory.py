@@ -25,6 +25,10 @@ class MemoryTransport(Transport):
     answers from whichever thread it likes.
     """
 
+    # The server delivers on whatever thread it likes, the client's own included (it
+    # answers a request on the sending thread): the session must never make it wait.
+    reader_may_wait = False
+
     def __init__(self, server: Any, *, name: Optional[str] = None) -> None:
         self.server = server
         self.name = name or str(getattr(server, "name", "memory"))

@@ -10,7 +10,8 @@ join them with a bound):
   exactly once.
 * ``mcp-sync-stderr-<name>`` drains stderr so the child never blocks on a full pipe,
   forwards each line to the logger ``mcp_sync.server.<name>.stderr`` and keeps the last
-  lines for error messages.
+  lines for error messages (``stderr_lines`` lines of at most 16 KiB: the rest of a
+  longer line is skipped).
 * ``mcp-sync-watcher-<name>`` blocks until the child exits. A process the server started
   may inherit its stdout and keep it open after the server is gone, so stdout's EOF alone
   cannot tell that the server exited: when the reader has not reported the close within
@@ -67,6 +68,9 @@ __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "default_environment"]
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
+# A stderr line is kept (in the tail, and logged) up to this many bytes; the rest of a
+# longer one is read and skipped, so a server writing without newlines costs no memory.
+_STDERR_LINE_BYTES = 16 * 1024
 # The writer thread's longest wait for the pipe to take bytes before it looks again; it
 # is woken at once by the child reading or by close(): this only bounds the wait.
 _WRITER_WAIT_MS = 5000
@@ -175,7 +179,8 @@ class StdioTransport(Transport):
             ``close_timeout`` sets it.
         max_message_size: the longest line accepted from the server; a longer one is
             skipped with a warning.
-        stderr_lines: how many of the child's last stderr lines to keep for errors.
+        stderr_lines: how many of the child's last stderr lines to keep for errors (each
+            cut at 16 KiB).
         max_write_backlog: how many bytes of messages may wait for a child that is not
             reading its stdin (see the module docstring); once that many wait, ``send()``
             raises ``TransportError`` instead of queueing more.
@@ -405,9 +410,21 @@ class StdioTransport(Transport):
 
     def _drain_stderr(self, process: subprocess.Popen[bytes], tail: Deque[str]) -> None:
         assert process.stderr is not None
+        stderr = process.stderr
+        skipping = False  # in the rest of a line cut at _STDERR_LINE_BYTES
         try:
-            for raw in process.stderr:
+            while True:
+                raw = stderr.readline(_STDERR_LINE_BYTES)
+                if not raw:
+                    break
+                ended = raw.endswith(b"\n")
+                if skipping:
+                    skipping = not ended
+                    continue
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                if not ended and len(raw) >= _STDERR_LINE_BYTES:
+                    skipping = True
+                    line += f" … (line cut at {_STDERR_LINE_BYTES} bytes)"
                 tail.append(line)
                 if self._stderr_log.isEnabledFor(logging.DEBUG):  # excerpt() only what is logged
                     self._stderr_log.debug("%s", excerpt(line, 1000))

@@ -7,16 +7,21 @@ threads, its open file descriptors, its child processes and its resident set siz
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import mcp_sync
+from mcp_sync.session import MAX_SERVER_REQUESTS
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"
@@ -336,3 +341,178 @@ def describe(result: Optional[LoadResult]) -> str:
     return (f"{result.threads}x{result.calls}: {result.ok} ok, {result.lost} lost, "
             f"{result.mismatched} mismatched in {result.seconds:.1f} s "
             f"({result.rate:.0f} calls/s)")
+
+
+# -- floods ----------------------------------------------------------------------------------
+
+FLOOD_SERVER = SERVERS / "flood_stdio.py"
+
+
+def memory_kib() -> Dict[str, int]:
+    """This process's resident set (``VmRSS``) and its peak (``VmHWM``), in KiB."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        return {key: int(value) for key, value
+                in re.findall(r"^(VmRSS|VmHWM):\s+(\d+)", f.read(), re.MULTILINE)}
+
+
+def reset_peak_memory() -> None:
+    """Make ``VmHWM`` start again from the current RSS (Linux 4.0 and later), so that the
+    peak measured next is the workload's own."""
+    with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+        f.write("5")
+
+
+class _Records(logging.Handler):
+    """Keeps the WARNING records of ``mcp_sync`` loggers while a flood runs."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: List[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@dataclass
+class FloodResult:
+    """One flood against a client whose callbacks or handlers are stuck meanwhile."""
+
+    kind: str
+    count: int
+    seconds: float = 0.0  # from asking for the flood until the client read all of it
+    growth_kib: int = 0  # peak RSS during the flood minus RSS before it
+    call_during: str = ""  # what an echo call made during the flood returned
+    answered: int = 0  # pings: answers the server counted
+    refused: int = 0  # requests the client answered with an error
+    dropped: int = 0  # notifications the client dropped
+    delivered: int = 0  # log records the logging_handler got once it was released
+    warnings: List[str] = field(default_factory=list)
+    stats: Dict[str, Any] = field(default_factory=dict)
+
+
+def flood_client(**kwargs: Any) -> mcp_sync.Client:
+    """A connected client of ``tests/servers/flood_stdio.py``."""
+    transport = mcp_sync.StdioTransport(PY, [str(FLOOD_SERVER)], close_timeout=2.0)
+    kwargs.setdefault("timeout", 60.0)
+    return mcp_sync.Client(transport, protocol_version=PINNED, **kwargs).connect()
+
+
+def tool_json(client: mcp_sync.Client, name: str, arguments: Dict[str, Any]) -> Any:
+    return json.loads(client.call_tool(name, arguments).text)
+
+
+@contextlib.contextmanager
+def _watching_warnings(result: FloodResult) -> Iterator[None]:
+    records = _Records()
+    logger = logging.getLogger("mcp_sync")
+    logger.addHandler(records)
+    try:
+        yield
+    finally:
+        logger.removeHandler(records)
+        result.warnings = records.messages
+
+
+def log_flood(count: int, *, size: int = 100, timeout: float = 60.0) -> FloodResult:
+    """``count`` log notifications while the client's ``logging_handler`` is stuck on
+    the first one, until the whole flood has been read; then the handler is released and
+    gets what the client kept."""
+    result = FloodResult("log", count)
+    gate = threading.Event()
+    delivered = [0]
+    lock = threading.Lock()
+    drained = threading.Event()
+    expected = [count]
+
+    def logging_handler(params: Any) -> None:
+        with lock:
+            delivered[0] += 1
+            if delivered[0] >= expected[0]:
+                drained.set()
+        gate.wait(timeout)
+
+    with _watching_warnings(result):
+        client = flood_client(logging_handler=logging_handler, timeout=timeout)
+        try:
+            client.call_tool("echo", {"text": "warm up"})
+            reset_peak_memory()
+            before = memory_kib()["VmRSS"]
+            began = time.monotonic()
+            client.call_tool("flood", {"kind": "log", "count": count, "size": size})
+            result.call_during = client.call_tool("echo", {"text": "during"}).text
+            # Answered after the last record of the flood: the client has read it all.
+            result.stats = tool_json(client, "stats", {"flood_done": True,
+                                                        "timeout": timeout / 2})
+            result.seconds = time.monotonic() - began
+            result.growth_kib = memory_kib()["VmHWM"] - before
+            result.dropped = getattr(client, "dropped_notifications", 0)
+            with lock:
+                expected[0] = count - result.dropped
+                if delivered[0] >= expected[0]:
+                    drained.set()
+            gate.set()
+            drained.wait(timeout)
+            with lock:
+                result.delivered = delivered[0]
+        finally:
+            gate.set()
+            client.close()
+    return result
+
+
+def _handlers_busy(count: int, timeout: float) -> Tuple[threading.Event, threading.Event,
+                                                       Callable[[], List[Dict[str, str]]]]:
+    """A ``roots`` callable that blocks until released; ``busy`` is set once ``count``
+    calls are blocked in it."""
+    gate, busy = threading.Event(), threading.Event()
+    lock = threading.Lock()
+    running = [0]
+
+    def roots() -> List[Dict[str, str]]:
+        with lock:
+            running[0] += 1
+            if running[0] >= count:
+                busy.set()
+        gate.wait(timeout)
+        return [{"uri": "file:///flood", "name": "flood"}]
+
+    return gate, busy, roots
+
+
+def request_flood(count: int, *, kind: str = "ping", handler_threads: int = 4,
+                  timeout: float = 60.0) -> FloodResult:
+    """``count`` server requests (``ping`` or ``roots``) while every handler thread is
+    busy with a ``roots/list`` that does not return until the flood has been answered."""
+    result = FloodResult(kind, count)
+    gate, busy, roots = _handlers_busy(handler_threads, timeout)
+    with _watching_warnings(result):
+        client = flood_client(roots=roots, timeout=timeout)
+        try:
+            client.call_tool("ask", {"method": "roots/list", "count": handler_threads})
+            busy.wait(timeout)
+            reset_peak_memory()
+            before = memory_kib()["VmRSS"]
+            began = time.monotonic()
+            client.call_tool("flood", {"kind": kind, "count": count})
+            result.call_during = client.call_tool("echo", {"text": "during"}).text
+            # Pings are all answered at once; of the roots/list requests, those admitted
+            # wait for the busy handlers.
+            waiting = 0 if kind == "ping" else MAX_SERVER_REQUESTS - handler_threads
+            result.stats = tool_json(client, "stats", {
+                "flood_done": True, "prefix": kind, "count": count - waiting,
+                "timeout": timeout / 2})
+            result.seconds = time.monotonic() - began
+            result.growth_kib = memory_kib()["VmHWM"] - before
+            answers = result.stats["answers"].get(kind, {})
+            result.answered = answers.get("ok", 0)
+            result.refused = answers.get("error_count", 0)
+            gate.set()
+            result.stats["after"] = tool_json(client, "stats", {
+                "prefix": "ask", "count": handler_threads, "timeout": timeout / 2})["answers"]
+            if waiting:
+                result.stats["after"] = tool_json(client, "stats", {
+                    "prefix": kind, "count": count, "timeout": timeout / 2})["answers"]
+        finally:
+            gate.set()
+            client.close()
+    return result

@@ -1,0 +1,116 @@
+"""The bounded queue of notification callbacks (dispatch thread -> callback thread).
+
+The dispatch thread must never wait for user code: a callback that calls the client
+waits for a response that only the dispatch thread can deliver. So putting never blocks;
+when the queue is full, what the server sent is sorted by what losing it costs:
+
+* droppable (log messages, progress, cancellations: their effect on the session, a
+  moved deadline or a cancelled handler, happened on the dispatch thread already): the
+  new one is dropped and counted;
+* a change notification equal to one still waiting (the same ``*/list_changed``, the
+  same resource's ``resources/updated``) is merged into it: the callback that will run
+  says the same;
+* anything else takes the place of the oldest droppable entry (dropped and counted);
+* and when every entry is one that must not be lost, the queue refuses it (``FULL``):
+  the session then fails the connection rather than lose it or grow.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import threading
+from typing import Any, Counter, Deque, Hashable, Optional, Tuple
+
+__all__ = ["Admission", "CallbackQueue"]
+
+
+class Admission(enum.Enum):
+    """What :meth:`CallbackQueue.put` did with an entry."""
+
+    QUEUED = "queued"
+    DROPPED = "dropped"  # a droppable entry met a full queue
+    MERGED = "merged"  # an equal change notification is waiting already
+    FULL = "full"  # nothing may be dropped to make room: the caller must act
+
+
+class CallbackQueue:
+    """At most ``limit`` entries, taken in order by one consumer; ``put`` never blocks.
+
+    Thread-safe: ``_lock`` guards every field. ``dropped`` counts the entries dropped
+    (new ones refused and queued ones pushed out), for the session's counter.
+    """
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError("a CallbackQueue holds at least one entry")
+        self.limit = limit
+        self.dropped = 0
+        self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)
+        # (entry, droppable, merge key); control entries have droppable None.
+        self._entries: Deque[Tuple[Any, Optional[bool], Optional[Hashable]]] = (
+            collections.deque())
+        self._droppable = 0  # droppable entries waiting
+        self._keys: Counter[Hashable] = collections.Counter()  # merge keys waiting
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def put(self, entry: Any, *, droppable: bool, key: Optional[Hashable] = None) -> Admission:
+        """Queue ``entry`` unless the queue is full; see the module docstring.
+
+        ``key`` names a change notification whose repeats may be merged while full.
+        """
+        with self._lock:
+            if len(self._entries) >= self.limit:
+                if droppable:
+                    self.dropped += 1
+                    return Admission.DROPPED
+                if key is not None and self._keys[key]:
+                    return Admission.MERGED
+                if not self._droppable:
+                    return Admission.FULL
+                self._drop_oldest_droppable()
+            self._entries.append((entry, droppable, key))
+            if droppable:
+                self._droppable += 1
+            if key is not None:
+                self._keys[key] += 1
+            self._ready.notify()
+            return Admission.QUEUED
+
+    def put_control(self, entry: Any) -> None:
+        """Queue ``entry`` whatever the bound (one-off entries of the session: the
+        connection-lost report, the stop sentinel)."""
+        with self._lock:
+            self._entries.append((entry, None, None))
+            self._ready.notify()
+
+    def get(self, timeout: float) -> Tuple[bool, Any]:
+        """The oldest entry as ``(True, entry)``, or ``(False, None)`` after ``timeout``."""
+        with self._lock:
+            if not self._entries and not self._ready.wait(timeout):
+                return False, None
+            if not self._entries:
+                return False, None
+            entry, droppable, key = self._entries.popleft()
+            if droppable:
+                self._droppable -= 1
+            if key is not None:
+                self._forget_key(key)
+            return True, entry
+
+    def _drop_oldest_droppable(self) -> None:
+        for index, (_, droppable, _) in enumerate(self._entries):
+            if droppable:
+                del self._entries[index]
+                self._droppable -= 1
+                self.dropped += 1
+                return
+
+    def _forget_key(self, key: Hashable) -> None:
+        self._keys[key] -= 1
+        if not self._keys[key]:
+            del self._keys[key]
