@@ -1,6 +1,7 @@
 #!/usr/bin/env python
 """Reliability figures: faults survived, fuzz executions, load held, leaks after N
-connect/close cycles, RSS over a soak. Writes the table in docs/reliability.md.
+connect/close cycles, RSS over a soak, peak RSS under floods. Writes the table in
+docs/reliability.md.
 
     python bench/reliability.py            # CI sizes, ~4 minutes on a 2-core VM
     python bench/reliability.py --full     # 64 x 2,000 calls, 1,000 cycles, a 10-minute
@@ -20,6 +21,10 @@ What runs (each part can be sized by hand, see --help):
   open descriptors and child processes before and after.
 * soak: 4 threads on a stdio client and 4 on an HTTP client at once, for S seconds; the
   process's RSS sampled every few seconds.
+* floods: a stdio server floods N log records while the client's ``logging_handler`` is
+  stuck, then N pings while every handler thread is stuck in ``roots/list``; the peak
+  RSS growth of the process (``VmHWM``, reset before each flood), what was dropped, and
+  how many pings were answered.
 
 The table goes between the ``figures`` markers in docs/reliability.md (the prose around
 it is left alone); every raw number goes to bench/results/reliability.json (git-ignored).
@@ -53,10 +58,10 @@ RESULTS = ROOT / "bench" / "results"
 BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
 
 QUICK = {"calls": 200, "http_calls": 60, "stdio_cycles": 200, "http_cycles": 300,
-         "soak": 30.0, "examples": 300, "atheris": 10}
+         "soak": 30.0, "examples": 300, "atheris": 10, "flood": 300_000}
 FULL = {"calls": 2000, "http_calls": 2000, "stdio_cycles": 1000, "http_cycles": 1000,
-        "soak": 600.0, "examples": 5000, "atheris": 300}
-PARTS = ("faults", "fuzz", "load", "leaks", "soak")
+        "soak": 600.0, "examples": 5000, "atheris": 300, "flood": 1_000_000}
+PARTS = ("faults", "fuzz", "load", "leaks", "soak", "floods")
 
 
 def log(message: str) -> None:
@@ -189,6 +194,24 @@ def run_soak(seconds: float) -> Dict[str, Any]:
             "growth_kib": outcome["stdio"].growth_kib, "samples_kib": samples}
 
 
+def run_floods(count: int) -> Dict[str, Any]:
+    """Peak RSS while a server floods a client whose callbacks or handlers are stuck."""
+    figures: Dict[str, Any] = {}
+    log(f"floods: {count:,} log records, logging_handler stuck")
+    logs = workloads.log_flood(count, timeout=600.0)
+    figures["log"] = {"count": count, "seconds": round(logs.seconds, 1),
+                      "growth_kib": logs.growth_kib, "dropped": logs.dropped,
+                      "delivered": logs.delivered, "call_during": logs.call_during == "during",
+                      "warnings": len(logs.warnings)}
+    log(f"floods: {count:,} pings, every handler thread busy")
+    pings = workloads.request_flood(count, kind="ping", timeout=600.0)
+    figures["ping"] = {"count": count, "seconds": round(pings.seconds, 1),
+                       "growth_kib": pings.growth_kib, "answered": pings.answered,
+                       "refused": pings.refused, "call_during": pings.call_during == "during",
+                       "warnings": len(pings.warnings)}
+    return figures
+
+
 # -- the table -----------------------------------------------------------------------------------
 
 
@@ -273,6 +296,23 @@ def render(figures: Dict[str, Any]) -> str:
                   f"{soak['rss_max_mib']} MiB at most, {soak['rss_last_mib']} MiB at the end "
                   f"(growth, median of the last quarter minus the first: "
                   f"{soak['growth_kib']} KiB).", ""]
+    floods = figures.get("floods")
+    if floods:
+        lines += ["**Floods** (stdio; peak RSS of the process over its RSS before the flood; "
+                  "a call made during each flood is answered):", "",
+                  "| flood | while | time | peak RSS growth | outcome |",
+                  "| --- | --- | --- | --- | --- |"]
+        logs, pings = floods.get("log"), floods.get("ping")
+        if logs:
+            lines.append(f"| {logs['count']:,} log records | the logging_handler is stuck | "
+                         f"{logs['seconds']} s | {_mib(logs['growth_kib'])} MiB | "
+                         f"{logs['dropped']:,} dropped (one warning), {logs['delivered']:,} "
+                         f"delivered |")
+        if pings:
+            lines.append(f"| {pings['count']:,} pings | every handler thread is busy | "
+                         f"{pings['seconds']} s | {_mib(pings['growth_kib'])} MiB | "
+                         f"{pings['answered']:,} answered |")
+        lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -297,6 +337,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--soak", type=float, help="soak seconds")
     parser.add_argument("--examples", type=int, help="hypothesis examples per property")
     parser.add_argument("--atheris", type=int, help="atheris seconds per target")
+    parser.add_argument("--flood", type=int, help="messages per flood")
     parser.add_argument("--no-write", action="store_true", help="do not touch docs/")
     options = parser.parse_args(argv)
     sizes = dict(FULL if options.full else QUICK)
@@ -331,6 +372,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         figures["leaks"] = run_leaks(sizes["stdio_cycles"], sizes["http_cycles"])
     if "soak" in parts:
         figures["soak"] = run_soak(sizes["soak"])
+    if "floods" in parts:
+        figures["floods"] = run_floods(sizes["flood"])
     # Which command measured each part: a partial run keeps the other parts' figures
     # from the runs that measured them.
     figures["provenance"] = {part: figures["meta"]["command"] for part in parts}
@@ -358,6 +401,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                            figures.get("load", {}).values())
     failed = failed or any(row["leaked"] or row["failures"] for row in
                            figures.get("leaks", {}).values())
+    pings = figures.get("floods", {}).get("ping")
+    failed = failed or bool(pings and pings["answered"] != pings["count"])
     return 1 if failed else 0
 
 
