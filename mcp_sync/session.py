@@ -26,7 +26,17 @@ import weakref
 from concurrent.futures import Future
 from typing import Any, Callable, Dict, Mapping, Optional
 
-from ._core import Kind, Pending, ProgressCallback, RequestTable, Waiter, classify, settle
+from ._core import (
+    ANSWERS,
+    Kind,
+    Pending,
+    ProgressCallback,
+    RequestTable,
+    Waiter,
+    classify,
+    malformation,
+    settle,
+)
 from ._pool import ThreadPool
 from .exceptions import (
     ClientNotConnected,
@@ -54,7 +64,6 @@ NotificationCallback = Callable[[str, Optional[Dict[str, Any]]], None]
 _STOP = object()
 _CLOSED = object()
 _WAKE = object()  # a new request's deadline is earlier than the dispatcher's next wake-up
-_RESPONSES = (Kind.RESPONSE, Kind.ERROR)
 # The dispatch thread wakes at least this often while idle; it has nothing to poll, this
 # only bounds its wait (no wait in the library is unbounded).
 _IDLE_WAIT = 5.0
@@ -143,7 +152,7 @@ class Session:
         self.reset_timeout_on_progress = reset_timeout_on_progress
         self.max_total_timeout = max_total_timeout
         self.close_timeout = close_timeout
-        self.table = RequestTable()
+        self.table = RequestTable(self.name)
         self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._callbacks: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._pool = ThreadPool(f"mcp-sync-handler-{self.name}", max_threads=handler_threads)
@@ -553,19 +562,22 @@ class Session:
             # raise in resolve(), on the reader thread).
             request_id = message.get("id")
             entry = self.table.get(request_id) if type(request_id) is int else None
-            if (
-                entry is not None and entry.direct
-                and classify(message) in _RESPONSES
-                and self.table.resolve(message) is not None
-            ):
-                return
+            if entry is not None and entry.direct:
+                kind = classify(message)
+                if kind in ANSWERS and self.table.resolve(message, kind) is not None:
+                    return
         self._queued += 1
         self._inbox.put(message)
 
     def _route(self, message: Any) -> None:
         kind = classify(message)
-        if kind is Kind.RESPONSE or kind is Kind.ERROR:
-            if self.table.resolve(message) is None:
+        if kind in ANSWERS:
+            if self.table.resolve(message, kind) is not None:
+                return
+            if kind is Kind.MALFORMED_RESPONSE:
+                log.warning("mcp-sync %s: skipping a malformed response to unknown or late "
+                            "id=%r: %s", self.name, message.get("id"), malformation(message))
+            else:
                 log.debug("ignoring response for unknown or late id=%r from %s",
                           message.get("id"), self.name)
         elif kind is Kind.NOTIFICATION:

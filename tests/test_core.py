@@ -6,7 +6,7 @@ from concurrent.futures import Future
 
 import pytest
 
-from mcp_sync import RequestTimeout, ServerError
+from mcp_sync import ProtocolError, RequestTimeout, ServerError
 from mcp_sync._core import Kind, RequestTable, classify
 from mcp_sync.exceptions import ConnectionClosed, MethodNotFound
 
@@ -25,8 +25,20 @@ from mcp_sync.exceptions import ConnectionClosed, MethodNotFound
         ({"jsonrpc": "2.0", "id": 1.5, "method": "x"}, Kind.INVALID),
         ({"jsonrpc": "2.0", "method": 5}, Kind.INVALID),
         ({"jsonrpc": "2.0", "method": "x", "params": "str"}, Kind.INVALID),
-        ({"jsonrpc": "2.0", "id": 1, "error": "boom"}, Kind.INVALID),
         ({"jsonrpc": "2.0"}, Kind.INVALID),
+        # Responses to a usable id that break the rules: their request fails at once.
+        ({"jsonrpc": "2.0", "id": 1, "error": "boom"}, Kind.MALFORMED_RESPONSE),
+        ({"jsonrpc": "2.0", "id": 1, "error": None}, Kind.MALFORMED_RESPONSE),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"message": "no code"}}, Kind.MALFORMED_RESPONSE),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": "1"}}, Kind.MALFORMED_RESPONSE),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": True}}, Kind.MALFORMED_RESPONSE),
+        ({"jsonrpc": "2.0", "id": "a", "result": {}, "error": {"code": 1}},
+         Kind.MALFORMED_RESPONSE),
+        ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": None}, Kind.RESPONSE),  # tolerated
+        # ...but without a usable id there is no request to fail.
+        ({"jsonrpc": "2.0", "id": None, "error": "boom"}, Kind.INVALID),
+        ({"jsonrpc": "2.0", "id": 1.0, "error": "boom"}, Kind.INVALID),
+        ({"jsonrpc": "2.0", "id": None, "result": {}}, Kind.INVALID),
         ("just a string", Kind.INVALID),
         ([1, 2], Kind.INVALID),
         (None, Kind.INVALID),
@@ -75,6 +87,32 @@ def test_error_response_becomes_server_error_with_code_message_data() -> None:
     entry, future = open_request(table)
     table.resolve({"id": entry.id, "error": {"code": -32601, "message": "no"}})
     assert isinstance(future.exception(0), MethodNotFound)
+
+
+@pytest.mark.parametrize(("message", "reason"), [
+    ({"error": "boom"}, "its error is not an object: 'boom'"),
+    ({"error": {"message": "x"}}, "its error has no integer code"),
+    ({"result": {"ok": 1}, "error": {"code": -1, "message": "x"}}, "both a result and an error"),
+])
+def test_a_malformed_response_fails_its_request_with_a_protocol_error(
+        message: dict, reason: str) -> None:  # type: ignore[type-arg]
+    """Before, classify() called these INVALID: the request waited for its deadline."""
+    table = RequestTable("srv")
+    entry, future = open_request(table, "tools/call")
+    assert table.resolve({"jsonrpc": "2.0", "id": entry.id, **message}) is entry
+    error = future.exception(0)
+    assert isinstance(error, ProtocolError)
+    assert f"malformed response to tools/call (id={entry.id}) from srv" in str(error)
+    assert reason in str(error)
+    assert len(table) == 0
+
+
+def test_a_malformed_response_is_described_in_bounded_words() -> None:
+    table = RequestTable()
+    entry, future = open_request(table)
+    table.resolve({"id": entry.id, "error": "\x1b[2J" + "x" * 1_000_000})
+    text = str(future.exception(0))
+    assert len(text) < 500 and "\x1b" not in text
 
 
 def test_deadline_expiry_and_progress_pushing_it_out() -> None:

@@ -78,6 +78,7 @@ from requests.models import PreparedRequest
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_netrc_auth
 
+from .._core import ANSWERS, Kind, classify, malformation
 from .._headers import encode_header_value
 from .._pool import ThreadPool
 from ..exceptions import (
@@ -1000,14 +1001,12 @@ class HttpTransport(Transport):
             for item in message:
                 self._deliver(item)
             return
-        if isinstance(message, dict) and "method" not in message and (
-            "result" in message or "error" in message
-        ):
-            response_id = message.get("id")
-            if isinstance(response_id, (int, str)) and not isinstance(response_id, bool):
-                exchange = self._exchanges.get(response_id)
-                if exchange is not None:
-                    exchange.answered = True
+        # What the session will settle the request with (its result, its error, or a
+        # ProtocolError for a malformed response) ends the wait for it here too.
+        if classify(message) in ANSWERS:
+            exchange = self._exchanges.get(message.get("id"))
+            if exchange is not None:
+                exchange.answered = True
         on_message = self._on_message
         if on_message is not None and not self._reported:
             on_message(message)
@@ -1172,11 +1171,14 @@ class HttpTransport(Transport):
                 raise self._http_error(response, "initialize (new session)")
             new_id = response.headers.get("Mcp-Session-Id")
             reply = self._await_reply(response, reinit_id)
-            if "error" in reply:
-                error = reply["error"] if isinstance(reply["error"], dict) else {}
-                raise server_error(int(error.get("code", -32603)),
-                                   str(error.get("message", "")), error.get("data"),
-                                   method="initialize (new session)")
+            kind = classify(reply)
+            if kind is Kind.ERROR:
+                error = reply["error"]
+                raise server_error(error["code"], str(error.get("message", "")),
+                                   error.get("data"), method="initialize (new session)")
+            if kind is not Kind.RESPONSE:
+                raise ProtocolError(f"malformed response to a new initialize from {self.url}: "
+                                    f"{malformation(reply)}")
             result = reply.get("result")
             version = result.get("protocolVersion") if isinstance(result, dict) else None
             if version != self._protocol_version:
@@ -1201,8 +1203,7 @@ class HttpTransport(Transport):
         found: List[Dict[str, Any]] = []
 
         def take(message: Any) -> None:
-            if (isinstance(message, dict) and message.get("id") == reply_id
-                    and "method" not in message):
+            if classify(message) in ANSWERS and message.get("id") == reply_id:
                 found.append(message)
             else:
                 self._deliver(message)

@@ -187,6 +187,37 @@ def test_a_body_shorter_than_its_content_length(server: McpHttpServer) -> None:
         assert_usable(client)
 
 
+MALFORMED = {
+    "string": {"error": "boom"},
+    "no_code": {"error": {"message": "an error without a code"}},
+    "both": {"result": {"content": []}, "error": {"code": -32000, "message": "and an error"}},
+}
+
+
+@pytest.mark.parametrize("reply", ["json", "sse"])
+@pytest.mark.parametrize("mode", sorted(MALFORMED))
+def test_a_malformed_response_fails_its_call_at_once(server: McpHttpServer, reply: str,
+                                                     mode: str) -> None:
+    """Before, the transport took it for the answer and the session dropped it: the call
+    waited for its deadline."""
+    def malformed(handler: Any, message: Dict[str, Any]) -> None:
+        answer = {"jsonrpc": "2.0", "id": message["id"], **MALFORMED[mode]}
+        if reply == "json":
+            handler.send_json(answer, headers={"Connection": "close"})
+            return
+        handler.start_events({"Connection": "close"})
+        handler.write_event(None, event_id="s1-0")  # resumable: the stream ending is no error
+        handler.write_event(answer, event_id="s1-1")
+        handler.end_events()
+
+    on_fault_call(server, malformed)
+    with connect(server.url) as client:
+        with expect(ProtocolError, 1.0, fault=f"http: malformed response ({mode}, {reply})",
+                    match="malformed response to tools/call"):
+            call_fault(client, timeout=5.0)
+        assert_usable(client)
+
+
 # -- event streams that misbehave ---------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ from typing import Any, Dict, List
 import pytest
 
 import mcp_sync
-from mcp_sync import ConnectionClosed, RequestTimeout, TransportError
+from mcp_sync import ConnectionClosed, ProtocolError, RequestTimeout, TransportError
 
 from .helpers import (
     assert_reports_closed,
@@ -219,6 +219,16 @@ def test_a_response_with_the_wrong_id_is_ignored(mode: str) -> None:
         assert not other.done()
         assert_usable(client)
         assert client.connected
+
+
+@pytest.mark.parametrize("mode", ["string", "no_code", "both"])
+def test_a_malformed_response_fails_its_call_at_once(mode: str) -> None:
+    """Before, it was skipped like any malformed frame: the call waited for its deadline."""
+    with fault_client() as client:
+        with expect(ProtocolError, 1.0, fault=f"stdio: malformed response ({mode})",
+                    match="malformed response to tools/call"):
+            client.call_tool("malformed", {"mode": mode}, timeout=5.0)
+        assert_usable(client)
 
 
 def test_duplicate_responses_resolve_once() -> None:
