@@ -42,14 +42,20 @@ import threading
 import weakref
 from typing import IO, Any, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ..exceptions import CommandNotFound, ConnectionClosed, ForkedClientError, TransportError
+from ..exceptions import (
+    CommandNotFound,
+    ConnectionClosed,
+    ForkedClientError,
+    MessageTooLarge,
+    TransportError,
+)
+from ._limits import DEFAULT_MAX_MESSAGE_SIZE, response_id_in
 from .base import CloseCallback, MessageCallback, Transport, log_malformed
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "default_environment"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 # The writer thread's longest wait for the pipe to take bytes before it looks again; it
 # is woken at once by the child reading or by close(): this only bounds the wait.
 _WRITER_WAIT_MS = 5000
@@ -128,7 +134,9 @@ class StdioTransport(Transport):
         close_timeout: how long ``close()`` waits at each step (after closing stdin,
             after SIGTERM) before escalating.
         max_message_size: the longest line accepted from the server; a longer one is
-            skipped with a warning.
+            skipped with a warning, and when it starts like a response to a pending
+            request (``{"jsonrpc":"2.0","id":7,"result":...``) that request fails at once
+            with :class:`~mcp_sync.MessageTooLarge`.
         stderr_lines: how many of the child's last stderr lines to keep for errors.
         max_write_backlog: how many bytes of messages may wait for a child that is not
             reading its stdin (see the module docstring); once that many wait, ``send()``
@@ -296,7 +304,7 @@ class StdioTransport(Transport):
                 if not line:
                     break
                 if len(line) > limit and not line.endswith(b"\n"):
-                    self._skip_oversized(stdout, len(line))
+                    self._skip_oversized(stdout, line)
                     continue
                 self._deliver(line, on_message)
         except Exception as exc:
@@ -305,7 +313,16 @@ class StdioTransport(Transport):
         finally:
             self._report_close(cause)
 
-    def _skip_oversized(self, stdout: IO[bytes], size: int) -> None:
+    def _skip_oversized(self, stdout: IO[bytes], line: bytes) -> None:
+        """Fail the request this line answers (if its start says which), skip the rest."""
+        size = len(line)
+        request_id = response_id_in(line)
+        hook = self.on_request_failed
+        if request_id is not None and hook is not None:
+            hook(request_id, MessageTooLarge(
+                f"MCP server {self.name} sent a response to request {request_id!r} longer "
+                f"than max_message_size={self.max_message_size} bytes; it was skipped",
+                limit=self.max_message_size, size=size, request_id=request_id))
         while True:
             chunk = stdout.readline(1 << 20)
             size += len(chunk)
