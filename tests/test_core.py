@@ -9,6 +9,7 @@ import pytest
 from mcp_sync import ProtocolError, RequestTimeout, ServerError
 from mcp_sync._core import Kind, RequestTable, classify
 from mcp_sync.exceptions import ConnectionClosed, MethodNotFound
+from mcp_sync.transports._limits import ID_PREFIX, response_id_in
 
 
 @pytest.mark.parametrize(
@@ -180,3 +181,30 @@ def test_fail_all_fails_every_pending_with_a_fresh_error() -> None:
     assert all(isinstance(e, ConnectionClosed) and e.exit_code == 1 for e in errors)
     assert len({id(e) for e in errors}) == 5
     assert table.next_deadline() is None
+
+
+@pytest.mark.parametrize(("prefix", "request_id"), [
+    (b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"xxx', 7),
+    (b' {\n "id" : "a7" ,\t"error": {"code": -1, "message": "xx', "a7"),
+    (b'{"result":{"ok":true},"id":12,"jsonrpc":"2.0"', 12),  # the id after a small result
+    (b'{"id":7,"params":{"a":[1,2]},"result":"xx', 7),  # other members are skipped
+    (b'{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"xx', None),  # the server's id
+    (b'{"jsonrpc":"2.0","method":"x","id":7,"result":"', None),
+    (b'{"result":"' + b"x" * 100, None),  # the id would come after the big value
+    (b'{"result":{"ok":true},"id":12', None),  # 12 of 123?
+    (b'{"id":true,"result":"', None),
+    (b'{"id":7.0,"result":"', None),
+    (b'{"id":null,"error":{"', None),
+    (b'{"id":7}', None),  # a whole object that answers nothing
+    (b'[{"id":1,"result":"', None),  # a batch
+    (b"xxxxxxxxxxx", None),
+    (b"", None),
+])
+def test_the_id_of_an_oversized_response_is_read_from_its_start(
+        prefix: bytes, request_id: object) -> None:
+    assert response_id_in(prefix) == request_id
+
+
+def test_only_a_bounded_prefix_is_read_for_an_id() -> None:
+    padding = b'{"jsonrpc":"2.0","pad":"' + b"p" * ID_PREFIX + b'","id":7,"result":"'
+    assert response_id_in(padding) is None

@@ -12,7 +12,7 @@ import logging
 import socket
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 import requests
@@ -27,7 +27,7 @@ from mcp_sync import (
     TransportError,
 )
 from mcp_sync.testing import FakeServer, ToolContext
-from mcp_sync.transports._sse import ServerSentEvent, SSEDecoder, iter_events
+from mcp_sync.transports._sse import EventTooLarge, ServerSentEvent, SSEDecoder, iter_events
 
 from .servers.http_server import McpHttpServer
 
@@ -265,6 +265,63 @@ def test_sse_decoder_follows_the_event_stream_rules() -> None:
     assert decoder.retry == 250 and decoder.comments == 1 and decoder.last_event_id == ""
     primed = SSEDecoder(include_empty=True).feed(b"id: 1\nretry: 5\ndata:\n\n")
     assert primed == [ServerSentEvent("", "message", "1", 5)]
+
+
+def feed_all(decoder: SSEDecoder, chunks: List[bytes]) -> Tuple[List[ServerSentEvent],
+                                                                 Optional[EventTooLarge]]:
+    """The events ``chunks`` complete, up to the EventTooLarge (if any) that ends them."""
+    events: List[ServerSentEvent] = []
+    for chunk in chunks:
+        try:
+            events.extend(decoder.feed(chunk))
+        except EventTooLarge as exc:
+            return events + exc.events, exc
+    return events, None
+
+
+def test_sse_decoder_bounds_one_event_whatever_the_chunking() -> None:
+    """The bound counts the lines of the event being assembled (the unfinished one too),
+    not comments before it nor the events before it: at every split of the stream, the
+    same events come out, then the same error."""
+    big = b'data: {"jsonrpc":"2.0","id":7,\ndata: "result":"' + b"x" * 200
+    stream = (b": comment\n\n" * 30 + b"data: one\n\n" + b"id: 3\ndata: " + b"y" * 89 + b"\n\n"
+              + big)
+    for split in range(1, len(stream)):
+        events, error = feed_all(SSEDecoder(max_event_size=100),
+                                 [stream[:split], stream[split:]])
+        assert [e.data for e in events] == ["one", "y" * 89], split
+        assert error is not None and error.limit == 100 and error.size > 100, split
+        assert error.head == b'{"jsonrpc":"2.0","id":7,'
+    # Under the bound, nothing changes.
+    events, error = feed_all(SSEDecoder(max_event_size=10_000), [stream + b"\n\n"])
+    assert error is None and len(events) == 3
+    # One long line without a line end raises once it is past the bound, read by read.
+    decoder = SSEDecoder(max_event_size=1000)
+    assert decoder.feed(b"data: " + b"z" * 900) == []
+    with pytest.raises(EventTooLarge) as caught:
+        decoder.feed(b"z" * 200)
+    assert caught.value.head.startswith(b"zzz") and caught.value.size == 1106
+
+
+def test_iter_events_yields_what_came_before_an_event_too_large() -> None:
+    body = b"data: first\n\ndata: " + b"x" * 5000 + b"\n\n"
+
+    class Raw:
+        def __init__(self) -> None:
+            self.left = body
+
+        def read1(self, size: int, decode_content: bool = True) -> bytes:
+            data, self.left = self.left[:size], self.left[size:]
+            return data
+
+    class Response:
+        raw = Raw()
+
+    seen: List[str] = []
+    with pytest.raises(EventTooLarge):
+        for event in iter_events(Response(), max_event_size=1000, read_size=1 << 16):
+            seen.append(event.data)
+    assert seen == ["first"]
 
 
 def test_iter_events_reads_a_live_stream(server: McpHttpServer) -> None:

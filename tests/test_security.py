@@ -420,11 +420,13 @@ def test_a_session_id_that_could_inject_headers_is_refused(server: McpHttpServer
 
 
 def test_hostile_servers_meet_memory_bounds_by_default() -> None:
-    """The stdio bounds are on by default (tests/faults sends 100 MB lines and fills the
-    stdin pipe). HTTP has no such bound yet: see SECURITY.md, "Open points"."""
+    """The bounds are on by default (tests/faults sends 100 MB lines, bodies and events,
+    and fills the stdin pipe)."""
     transport = StdioTransport(PY, ["-c", "pass"])
     assert transport.max_message_size == 64 * 1024 * 1024
     assert transport.max_write_backlog == 64 * 1024 * 1024
+    assert HttpTransport("http://127.0.0.1:9/mcp").max_message_size == 64 * 1024 * 1024
+    assert SseTransport("http://127.0.0.1:9/sse").max_message_size == 64 * 1024 * 1024
 
 
 def test_a_late_answer_never_lands_on_a_newer_request() -> None:

@@ -21,18 +21,27 @@ Usage::
     response = session.get(url, headers={"Accept": "text/event-stream"}, stream=True)
     for event in iter_events(response):
         handle(event.event, event.data)     # event.id, event.retry as well
+
+**A bound on one event** (``max_event_size``): the bytes of the lines of the event being
+assembled (line ends not counted), the unfinished line included, since the last blank
+line. Past it the decoder raises :class:`EventTooLarge` (carrying the start of the
+event's data, to read a response id from, and the events completed before it) instead of
+keeping more, so a hostile server cannot make it hold more than the bound and one read.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator, List, Optional, Union
 
-__all__ = ["DEFAULT_READ_SIZE", "SSEDecoder", "ServerSentEvent", "iter_events", "read1_of"]
+__all__ = ["DEFAULT_READ_SIZE", "EventTooLarge", "SSEDecoder", "ServerSentEvent", "iter_events",
+           "read1_of"]
 
 #: The most bytes one read asks for; a read returns what is available, up to this.
 DEFAULT_READ_SIZE = 1 << 16
 
 _BOM = b"\xef\xbb\xbf"
+# How much of an oversized event's data EventTooLarge keeps (to read a response id from).
+_HEAD = 4096
 
 
 class ServerSentEvent:
@@ -72,6 +81,30 @@ class ServerSentEvent:
     __hash__ = None  # type: ignore[assignment]
 
 
+class EventTooLarge(ValueError):
+    """An event grew past the decoder's ``max_event_size`` before its blank line.
+
+    The decoder dropped what it had of the event; the stream should be dropped too (the
+    rest of the event would be read as new lines).
+
+    Attributes:
+        size: the event's bytes when the decoder gave up (more than ``limit``).
+        limit: the decoder's ``max_event_size``.
+        head: the start of the event's data (its first ``data`` line, at most 4 KiB; empty
+            if no data came first): enough to read a JSON-RPC id from.
+        events: the events the same :meth:`SSEDecoder.feed` call completed before this
+            one, in order: deliver them first.
+    """
+
+    def __init__(self, size: int, limit: int, head: bytes,
+                 events: List[ServerSentEvent]) -> None:
+        self.size = size
+        self.limit = limit
+        self.head = head
+        self.events = events
+        super().__init__(f"an SSE event longer than {limit} bytes (at least {size})")
+
+
 class SSEDecoder:
     """Turns event-stream bytes into :class:`ServerSentEvent` objects, incrementally.
 
@@ -84,6 +117,8 @@ class SSEDecoder:
             ``retry``). By default they are not returned (a browser would dispatch one
             with an empty ``data:`` line, which helps no one), but their ``id`` and
             ``retry`` still count.
+        max_event_size: the most bytes one event may take (see the module docstring);
+            ``feed()`` raises :class:`EventTooLarge` past it. ``None``: no bound.
 
     Attributes:
         last_event_id: the latest ``id`` field seen (``None`` before any); what a client
@@ -92,13 +127,18 @@ class SSEDecoder:
         comments: how many comment lines (``: keep-alive``) arrived.
     """
 
-    def __init__(self, *, last_event_id: Optional[str] = None, include_empty: bool = False) -> None:
+    def __init__(self, *, last_event_id: Optional[str] = None, include_empty: bool = False,
+                 max_event_size: Optional[int] = None) -> None:
         self.last_event_id = last_event_id
         self.retry: Optional[int] = None
         self.comments = 0
         self.include_empty = include_empty
+        self.max_event_size = max_event_size
         # The current line's bytes so far (a line may span many chunks): joined once.
         self._partial: List[bytes] = []
+        # The bytes of the event's complete lines, and of the unfinished one (_partial).
+        self._event_size = 0
+        self._partial_size = 0
         self._last_was_cr = False
         self._started = False
         # The event being assembled.
@@ -108,7 +148,11 @@ class SSEDecoder:
         self._dirty = False
 
     def feed(self, chunk: bytes) -> List[ServerSentEvent]:
-        """Parse ``chunk`` (any size, any split) and return the events it completed."""
+        """Parse ``chunk`` (any size, any split) and return the events it completed.
+
+        Raises:
+            EventTooLarge: an event grew past ``max_event_size``.
+        """
         if not chunk:
             return []
         if not self._started:
@@ -126,28 +170,68 @@ class SSEDecoder:
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         else:
             self._last_was_cr = False
+        limit = self.max_event_size
+        events: List[ServerSentEvent] = []
         if b"\n" not in chunk:  # the middle of a long line: keep it, copy nothing
             if chunk:
                 self._partial.append(chunk)
-            return []
+                self._partial_size += len(chunk)
+                if limit is not None and self._event_size + self._partial_size > limit:
+                    raise self._too_large(events, None)
+            return events
         lines = chunk.split(b"\n")
         tail = lines.pop()  # after the last line end: the start of an unfinished line
-        events: List[ServerSentEvent] = []
         if lines:
             if self._partial:
                 self._partial.append(lines[0])
                 lines[0] = b"".join(self._partial)
                 self._partial = []
+                self._partial_size = 0
             for line in lines:
                 if line:
+                    self._event_size += len(line)
+                    if limit is not None and self._event_size > limit:
+                        raise self._too_large(events, line)
                     self._field(line)
-                elif self._dirty:
-                    event = self._dispatch()
-                    if event is not None:
-                        events.append(event)
+                else:
+                    self._event_size = 0
+                    if self._dirty:
+                        event = self._dispatch()
+                        if event is not None:
+                            events.append(event)
         if tail:
             self._partial.append(tail)
+            self._partial_size = len(tail)
+            if limit is not None and self._event_size + self._partial_size > limit:
+                raise self._too_large(events, None)
         return events
+
+    def _too_large(self, events: List[ServerSentEvent], line: Optional[bytes]) -> EventTooLarge:
+        """Drop the event being assembled and describe it (``line``: the complete line
+        that took it past the bound; ``None``: the unfinished line did)."""
+        assert self.max_event_size is not None
+        size = self._event_size + self._partial_size
+        if self._data:
+            head = bytes(self._data[0][:_HEAD])
+        else:
+            first = line
+            if first is None:  # the unfinished line: its start is enough
+                pieces: List[bytes] = []
+                length = 0
+                for piece in self._partial:
+                    pieces.append(piece[:_HEAD + 6])
+                    length += len(pieces[-1])
+                    if length > _HEAD + 6:
+                        break
+                first = b"".join(pieces)
+            head = b""
+            if first == b"data" or first.startswith(b"data:"):
+                start = 6 if first[5:6] == b" " else 5
+                head = bytes(first[start:start + _HEAD])
+        self._partial = []
+        self._partial_size = 0
+        self._reset_event()
+        return EventTooLarge(size, self.max_event_size, head, events)
 
     def end(self) -> None:
         """The stream ended: an unterminated event is discarded, as the standard says.
@@ -156,6 +240,7 @@ class SSEDecoder:
         feed it the resumed stream of the same events.
         """
         self._partial = []
+        self._partial_size = 0
         self._last_was_cr = False
         self._started = False
         self._reset_event()
@@ -204,6 +289,7 @@ class SSEDecoder:
         self._event_type = ""
         self._event_retry = None
         self._dirty = False
+        self._event_size = 0
 
 
 def read1_of(response: Any) -> Callable[[int], bytes]:
@@ -241,6 +327,7 @@ def iter_events(
     last_event_id: Optional[str] = None,
     read_size: int = DEFAULT_READ_SIZE,
     decoder: Optional[SSEDecoder] = None,
+    max_event_size: Optional[int] = None,
 ) -> Iterator[ServerSentEvent]:
     """Yield the events of a streamed response as they arrive, until the body ends.
 
@@ -253,13 +340,17 @@ def iter_events(
         read_size: the most bytes one read asks for.
         decoder: a decoder to use (and inspect afterwards for ``last_event_id`` and
             ``retry``); by default a new one.
+        max_event_size: the bound on one event for the new decoder (see
+            :class:`SSEDecoder`): past it, the events before it are yielded, then
+            :class:`EventTooLarge` is raised.
 
     The caller closes the response (closing it from another thread, or shutting its
     socket down, is how a blocked read is interrupted). Errors reading the body propagate
     as ``requests``/``urllib3`` raise them.
     """
     if decoder is None:
-        decoder = SSEDecoder(last_event_id=last_event_id, include_empty=include_empty)
+        decoder = SSEDecoder(last_event_id=last_event_id, include_empty=include_empty,
+                             max_event_size=max_event_size)
     read = read1_of(response)
     while True:
         chunk = read(read_size)
@@ -267,5 +358,11 @@ def iter_events(
             break
         if on_bytes is not None:
             on_bytes(chunk)
-        yield from decoder.feed(chunk)
+        try:
+            events = decoder.feed(chunk)
+        except EventTooLarge as exc:
+            events, exc.events = exc.events, []
+            yield from events
+            raise
+        yield from events
     decoder.end()

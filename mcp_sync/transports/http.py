@@ -85,13 +85,15 @@ from ..exceptions import (
     ConnectionClosed,
     HTTPError,
     MCPError,
+    MessageTooLarge,
     ProtocolError,
     TransportError,
     excerpt,
     server_error,
 )
+from ._limits import DEFAULT_MAX_MESSAGE_SIZE, ID_PREFIX, response_id_in
 from ._requests import close_session, refuse_cross_origin, split_credentials
-from ._sse import SSEDecoder, read1_of
+from ._sse import EventTooLarge, SSEDecoder, read1_of
 from .base import CloseCallback, MessageCallback, Transport, log_malformed
 
 __all__ = ["HttpTransport"]
@@ -385,6 +387,11 @@ class HttpTransport(Transport):
         retry_delay: seconds to wait before resuming when the server sent no ``retry:``.
         max_retry_delay: the longest wait before a resumption or a re-opening, whatever
             ``retry:`` says and however far the backoff grows.
+        max_message_size: the longest JSON body or SSE event accepted from the server
+            (64 MiB by default); no more than that (and one read) is ever held. A longer
+            one is not read on: its connection is dropped and the request it belongs to
+            (its POST's, or the one whose id starts it) fails at once with
+            :class:`~mcp_sync.MessageTooLarge`.
 
     Can be shared between threads: every method may be called from any thread.
     """
@@ -411,6 +418,7 @@ class HttpTransport(Transport):
         max_resume_attempts: int = 3,
         retry_delay: float = 1.0,
         max_retry_delay: float = 30.0,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"HttpTransport needs an http:// or https:// URL, got {url!r}")
@@ -429,6 +437,7 @@ class HttpTransport(Transport):
         self.max_resume_attempts = max_resume_attempts
         self.retry_delay = retry_delay
         self.max_retry_delay = max_retry_delay
+        self.max_message_size = max_message_size
         #: Called as ``hook(request_id, error)`` when a request can no longer be answered;
         #: the session sets it (see :class:`~mcp_sync.transports.base.Transport`).
         self.on_request_failed: Optional[Callable[[Any, BaseException], None]] = None
@@ -811,7 +820,9 @@ class HttpTransport(Transport):
                 response.close()
             return
         try:
-            data = _read_body(response)
+            data = self._read_json_body(response, f"a JSON reply to {what}", None)
+        except MessageTooLarge:
+            return  # logged; nobody waits for it
         except _READ_ERRORS as exc:
             log.debug("reading the reply to %s failed: %r", what, exc)
             return
@@ -960,7 +971,12 @@ class HttpTransport(Transport):
             self._read_request_stream(exchange, response)
             return
         try:
-            data = _read_body(response)
+            data = self._read_json_body(
+                response, f"the reply to {exchange.method} (id={exchange.request_id!r})",
+                exchange)
+        except MessageTooLarge as exc:
+            self._fail(exchange, exc)
+            return
         except _READ_ERRORS as exc:
             self._fail(exchange, TransportError(
                 f"reading the reply to {exchange.method} from {self.url} failed: {exc!r}"))
@@ -995,6 +1011,57 @@ class HttpTransport(Transport):
             return
         self._deliver(message)
 
+    def _read_json_body(self, response: requests.Response, what: str,
+                        exchange: Optional[_Exchange]) -> bytes:
+        """A reply's whole body, at most ``max_message_size`` bytes of it.
+
+        A longer body (by its ``Content-Length``, or once one byte more than the bound has
+        been read) is not read on: the response is closed, which drops its connection.
+
+        Raises:
+            MessageTooLarge: the body is longer than ``max_message_size``.
+        """
+        limit = self.max_message_size
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
+            response.close()
+            raise self._too_large(what, int(declared), b"", exchange, declared=True)
+        data = _read_body(response, limit + 1)
+        if len(data) > limit:
+            raise self._too_large(what, len(data), data[:ID_PREFIX], exchange)
+        return data
+
+    def _too_large(self, what: str, size: int, head: bytes, exchange: Optional[_Exchange],
+                   declared: bool = False) -> MessageTooLarge:
+        """The error for a message over ``max_message_size`` whose connection was dropped.
+
+        ``exchange``'s own request (if it is one) fails with the returned error through the
+        caller. When ``head`` (the start of the message) names another pending request as
+        the one it answers, that request fails here, with an error of its own.
+        """
+        own = exchange.request_id if exchange is not None else None
+        if not isinstance(own, (int, str)):
+            own = None  # the GET stream's, or the drain of a notification's reply
+        named = response_id_in(head) if head else None
+        limit = self.max_message_size
+
+        text = (f"{self.url} sent {what} longer than max_message_size={limit} bytes "
+                f"({'Content-Length: ' if declared else 'at least '}{size}); "
+                f"the connection was dropped")
+
+        def error(request_id: Any) -> MessageTooLarge:
+            return MessageTooLarge(text, limit=limit, size=size, request_id=request_id)
+
+        log.warning("mcp-sync %s: %s", self.name, text)
+        if named is not None and named != own:
+            hook = self.on_request_failed
+            if hook is not None:
+                hook(named, error(named))
+        return error(own if own is not None else named)
+
+    def _new_decoder(self) -> SSEDecoder:
+        return SSEDecoder(max_event_size=self.max_message_size)
+
     def _deliver(self, message: Any) -> None:
         """Hand one decoded message (or a batch) to the session, noting answered requests."""
         if isinstance(message, list):  # a JSON-RPC batch (2025-03-26)
@@ -1018,6 +1085,10 @@ class HttpTransport(Transport):
         Big reads (whatever the socket holds, up to 64 KiB) and the decoder's linear
         parsing keep a multi-megabyte event cheap; each event is delivered the moment its
         blank line arrives.
+
+        Raises:
+            MessageTooLarge: an event grew past ``max_message_size`` (the decoder's bound);
+                the stream was closed, dropping its connection.
         """
         read = read1_of(response)
         events = 0
@@ -1026,7 +1097,16 @@ class HttpTransport(Transport):
                 chunk = read(_READ_SIZE)
                 if not chunk:
                     break
-                for event in decoder.feed(chunk):
+                try:
+                    completed = decoder.feed(chunk)
+                except EventTooLarge as exc:
+                    for event in exc.events:
+                        self._deliver_event(event.data, event.event)
+                    where = ("the GET stream" if exchange.request_id is None else
+                             f"the stream of {exchange.method}")
+                    raise self._too_large(f"an event on {where}", exc.size, exc.head,
+                                          exchange) from exc
+                for event in completed:
                     events += 1
                     self._deliver_event(event.data, event.event)
         except _READ_ERRORS as exc:
@@ -1050,7 +1130,9 @@ class HttpTransport(Transport):
 
     def _drain(self, exchange: _Exchange, response: requests.Response) -> None:
         try:
-            self._pump(exchange, response, SSEDecoder())
+            self._pump(exchange, response, self._new_decoder())
+        except MessageTooLarge:
+            pass  # logged; the stream of a notification's reply: nobody waits for it
         finally:
             self._forget(exchange)
 
@@ -1062,14 +1144,18 @@ class HttpTransport(Transport):
         nothing new, at most ``max_resume_attempts`` in a row; then the request fails
         through ``on_request_failed``.
         """
-        decoder = SSEDecoder()
+        decoder = self._new_decoder()
         attempts = 0
         current: Optional[requests.Response] = response
         last_error: Optional[BaseException] = None
         while True:
             if current is not None:
-                if self._pump(exchange, current, decoder):
-                    attempts = 0
+                try:
+                    if self._pump(exchange, current, decoder):
+                        attempts = 0
+                except MessageTooLarge as exc:
+                    self._fail(exchange, exc)
+                    return
                 current = None
             if exchange.answered or exchange.aborted.is_set() or self._closing:
                 return
@@ -1210,17 +1296,23 @@ class HttpTransport(Transport):
 
         try:
             if _media_type(response) == _EVENT_STREAM:
-                decoder = SSEDecoder()
+                decoder = self._new_decoder()
                 read = read1_of(response)
                 while not found:
                     chunk = read(_READ_SIZE)
                     if not chunk:
                         break
-                    for event in decoder.feed(chunk):
+                    try:
+                        events = decoder.feed(chunk)
+                    except EventTooLarge as exc:
+                        raise self._too_large("an event in reply to a new initialize",
+                                              exc.size, exc.head, None) from exc
+                    for event in events:
                         if event.event == "message":
                             take(json.loads(event.data))
             else:
-                message = json.loads(_read_body(response))
+                message = json.loads(self._read_json_body(
+                    response, "the reply to a new initialize", None))
                 for item in message if isinstance(message, list) else [message]:
                     take(item)
         except _READ_ERRORS as exc:  # json's errors are ValueErrors too
@@ -1270,7 +1362,7 @@ class HttpTransport(Transport):
         """
         first = True
         failures = 0
-        decoder = SSEDecoder()  # one for every opening: its last_event_id resumes the next
+        decoder = self._new_decoder()  # one for every opening: last_event_id resumes the next
         try:
             while not exchange.aborted.is_set():
                 wait = self._listener_start_wait()
@@ -1313,8 +1405,11 @@ class HttpTransport(Transport):
                             started.set()
                         # It may idle for hours: only close() ends a read on it.
                         _set_read_timeout(response, None)
-                        if self._pump(exchange, response, decoder) > 0:
-                            failures = 0
+                        try:
+                            if self._pump(exchange, response, decoder) > 0:
+                                failures = 0
+                        except MessageTooLarge:
+                            pass  # logged; dropped: re-opened like a broken stream
                 if exchange.aborted.is_set():
                     return
                 failures += 1

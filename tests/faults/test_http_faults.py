@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import threading
 import time
 from http import HTTPStatus
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -24,6 +25,7 @@ from mcp_sync import (
     ConnectionClosed,
     HTTPError,
     HttpTransport,
+    MessageTooLarge,
     ProtocolError,
     RequestTimeout,
     SseTransport,
@@ -70,11 +72,13 @@ def on_fault_call(server: McpHttpServer, fault: Hook) -> None:
     server.post_hook = hook
 
 
-def connect(url: str, **kwargs: Any) -> mcp_sync.Client:
+def connect(url: str, transport_kwargs: Optional[Dict[str, Any]] = None,
+            **kwargs: Any) -> mcp_sync.Client:
     kwargs.setdefault("timeout", 5.0)
     kwargs.setdefault("protocol_version", PINNED)
     headers = kwargs.pop("headers", None)
-    transport = HttpTransport(url, headers=headers, close_timeout=1.0, retry_delay=0.2)
+    transport = HttpTransport(url, headers=headers, close_timeout=1.0, retry_delay=0.2,
+                              **(transport_kwargs or {}))
     return mcp_sync.Client(transport, close_timeout=1.0, **kwargs).connect()
 
 
@@ -366,6 +370,95 @@ def test_a_json_body_nested_past_the_parser_limit(server: McpHttpServer) -> None
         assert_usable(client)
 
 
+# -- messages over max_message_size --------------------------------------------------------
+
+MIB = 1024 * 1024
+HUGE = 100 * 1000 * 1000  # what the server tries to send
+# What the kernel may buffer between the two ends of a loopback connection (the client's
+# receive buffer, the server's send buffer, at their largest): on top of the bound, the
+# most a server can write before a client that stopped reading makes it fail.
+SOCKET_BUFFERS = 16 * MIB
+
+
+class HugeWriter:
+    """A post hook's writer of one huge message; records how much of it went out."""
+
+    def __init__(self) -> None:
+        self.written = 0
+        self.done = threading.Event()
+
+    def write(self, handler: Any, head: bytes, chunked: bool) -> None:
+        """``head``, then ``HUGE`` bytes of ``x``, in 1 MiB writes until the client hangs up."""
+        block = b"x" * MIB
+        try:
+            for index, piece in enumerate([head] + [block] * (HUGE // MIB)):
+                if chunked:
+                    handler.write_raw(piece)
+                else:
+                    handler.wfile.write(piece)
+                self.written += len(piece)
+                if index % 8 == 0 and handler.mcp.stopping.is_set():
+                    return
+        finally:
+            self.done.set()
+
+
+def response_head(message: Dict[str, Any]) -> bytes:
+    """The start of a response to ``message`` whose text then runs on and on."""
+    return (b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"'
+            % json.dumps(message["id"]).encode())
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+def test_a_json_body_over_max_message_size(server: McpHttpServer, framing: str) -> None:
+    """The call fails at once and the connection is dropped: before, the whole body was
+    read into memory, whatever its size (and then failed as invalid JSON)."""
+    writer = HugeWriter()
+
+    def huge(handler: Any, message: Dict[str, Any]) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        if framing == "chunked":
+            handler.send_header("Transfer-Encoding", "chunked")
+        else:
+            handler.send_header("Content-Length", str(HUGE + 100))
+        handler.end_headers()
+        writer.write(handler, response_head(message), chunked=framing == "chunked")
+
+    on_fault_call(server, huge)
+    with connect(server.url, {"max_message_size": MIB}) as client:
+        with expect(MessageTooLarge, 2.0, match="longer than max_message_size=1048576",
+                    fault=f"http: a 100 MB JSON body ({framing}; max_message_size 1 MiB)"
+                    ) as outcome:
+            call_fault(client, timeout=30)
+        error = outcome.error
+        assert isinstance(error, MessageTooLarge) and error.limit == MIB
+        assert writer.done.wait(WAIT), "the server is still writing: the client reads on"
+        assert writer.written < MIB + SOCKET_BUFFERS, writer.written
+        assert_usable(client)
+
+
+def test_an_event_over_max_message_size(server: McpHttpServer) -> None:
+    """The call fails at once and its stream is dropped: before, the event was assembled
+    in memory whatever its size."""
+    writer = HugeWriter()
+
+    def huge(handler: Any, message: Dict[str, Any]) -> None:
+        handler.start_events()
+        handler.write_event(None, event_id="s1-0")
+        writer.write(handler, b"data: " + response_head(message), chunked=True)
+
+    on_fault_call(server, huge)
+    with connect(server.url, {"max_message_size": MIB}) as client:
+        with expect(MessageTooLarge, 2.0, match="an event on the stream of tools/call",
+                    fault="http: a 100 MB event (max_message_size 1 MiB)") as outcome:
+            call_fault(client, timeout=30)
+        assert outcome.error.request_id is not None  # type: ignore[attr-defined]
+        assert writer.done.wait(WAIT), "the server is still writing: the client reads on"
+        assert writer.written < MIB + SOCKET_BUFFERS, writer.written
+        assert_usable(client)
+
+
 # -- redirects: no credential crosses origins ---------------------------------------------
 
 
@@ -496,6 +589,31 @@ def test_a_legacy_post_redirected_to_another_origin(other_origin: McpHttpServer)
         finally:
             client.close()
     assert other_origin.requests == []
+
+
+def test_a_legacy_event_over_max_message_size() -> None:
+    """The call it answers fails at once (its id starts the event); the stream is dropped,
+    so the other call fails with ConnectionClosed. Before, the event was read whole."""
+    with LegacySseServer(echo_fake("http-faults")) as server:
+        transport = SseTransport(server.url, connect_timeout=3.0, close_timeout=1.0,
+                                 max_message_size=64 * 1024)
+        client = mcp_sync.Client(transport, timeout=5.0, protocol_version="2024-11-05")
+        client.connect()
+        try:
+            server.post_status = 202  # accepted, never answered
+            answered = client.call_tool_future("echo", {"text": "x"}, timeout=30)
+            other = client.call_tool_future("echo", {"text": "y"}, timeout=30)
+            head = response_head({"id": answered.request_id})  # type: ignore[attr-defined]
+            server.send_raw("event: message\ndata: " + head.decode() + "x" * MIB + '"}]}}\n\n')
+            with expect(MessageTooLarge, 2.0, match="max_message_size=65536",
+                        fault="legacy sse: a 1 MB event (max_message_size 64 KiB)") as outcome:
+                answered.result(WAIT)
+            assert outcome.error.request_id == answered.request_id  # type: ignore[attr-defined]
+            with expect(ConnectionClosed, 2.0):
+                other.result(WAIT)
+            assert_reports_closed(client)
+        finally:
+            client.close()
 
 
 def test_a_legacy_stream_that_ends_mid_request(other_origin: McpHttpServer) -> None:
