@@ -220,14 +220,12 @@ def _discard(response: requests.Response) -> None:
         log.debug("discarding a response body failed: %r", exc)
 
 
-def _connect_failed(exc: BaseException) -> bool:
-    """True if ``exc`` (a requests error) failed before anything was sent."""
+def _caused_by(exc: BaseException, kinds: Tuple[type, ...]) -> bool:
+    """True if ``exc`` (a requests error, or ours from one) comes of one of ``kinds``."""
     seen = 0
     current: Optional[BaseException] = exc
     while current is not None and seen < 8:
-        if isinstance(current, (urllib3.exceptions.NewConnectionError,
-                                urllib3.exceptions.ConnectTimeoutError,
-                                requests.ConnectTimeout)):
+        if isinstance(current, kinds):
             return True
         reason = getattr(current, "reason", None)
         if isinstance(reason, BaseException):
@@ -238,6 +236,18 @@ def _connect_failed(exc: BaseException) -> bool:
             current = current.__cause__ or current.__context__
         seen += 1
     return False
+
+
+def _connect_failed(exc: BaseException) -> bool:
+    """True if ``exc`` (a requests error) failed before anything was sent."""
+    return _caused_by(exc, (urllib3.exceptions.NewConnectionError,
+                            urllib3.exceptions.ConnectTimeoutError, requests.ConnectTimeout))
+
+
+def _refused(exc: BaseException) -> bool:
+    """True if ``exc`` failed because the server's port refused the connection: nothing
+    listens there any more (unlike a reset or a timeout, which may pass)."""
+    return _caused_by(exc, (ConnectionRefusedError,))
 
 
 # -- interrupting a request that waits for its response headers --------------------------
@@ -383,7 +393,7 @@ class HttpTransport(Transport):
             on its own.
         max_resume_attempts: how many times in a row a broken event stream is resumed
             (GET with ``Last-Event-ID``) without bringing anything new before its request
-            fails.
+            fails. A refused connection fails it at the first attempt: the server is gone.
         retry_delay: seconds to wait before resuming when the server sent no ``retry:``.
         max_retry_delay: the longest wait before a resumption or a re-opening, whatever
             ``retry:`` says and however far the backoff grows.
@@ -1142,7 +1152,8 @@ class HttpTransport(Transport):
         Resuming (session era) is a GET with ``Last-Event-ID`` after the server's
         ``retry:`` interval (else ``retry_delay``), doubling on each attempt that brings
         nothing new, at most ``max_resume_attempts`` in a row; then the request fails
-        through ``on_request_failed``.
+        through ``on_request_failed``. A refused connection ends it at the first attempt:
+        the server is gone (resets and timeouts keep the backoff: they may pass).
         """
         decoder = self._new_decoder()
         attempts = 0
@@ -1195,6 +1206,14 @@ class HttpTransport(Transport):
                     return
                 last_error = exc
             except MCPError as exc:
+                if _refused(exc):
+                    error = TransportError(
+                        f"No response received for request {exchange.request_id!r} "
+                        f"({exchange.method}): {self.url} refused the connection to resume "
+                        f"its event stream; the server is gone")
+                    error.__cause__ = exc
+                    self._fail(exchange, error)
+                    return
                 last_error = exc
 
     def _resume(self, exchange: _Exchange, last_event_id: str) -> requests.Response:
@@ -1358,7 +1377,8 @@ class HttpTransport(Transport):
         is not an event stream, or no headers within the start wait disable it quietly
         (the server simply offers none). Later, a 404 means the session is gone (a new
         session re-opens it) and a 405 that it is off; other failures are retried with
-        backoff, ``_LISTENER_MAX_FAILURES`` times in a row at most.
+        backoff, ``_LISTENER_MAX_FAILURES`` times in a row at most; a refused connection
+        ends it (the server is gone; a new session after a restart opens a new one).
         """
         first = True
         failures = 0
@@ -1383,6 +1403,9 @@ class HttpTransport(Transport):
                     if first:
                         log.debug("no GET stream from %s: %s", self.url, exc)
                         self._listener_disabled = True
+                        return
+                    if _refused(exc):
+                        log.debug("the GET stream of %s is gone: %s", self.url, exc)
                         return
                     log.debug("re-opening the GET stream of %s failed: %s", self.url, exc)
                 if response is not None:

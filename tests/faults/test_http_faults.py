@@ -539,6 +539,33 @@ def test_the_server_process_killed_mid_session() -> None:
         server.close()
 
 
+def test_the_server_process_killed_while_a_call_waits_on_its_event_stream() -> None:
+    """The stream breaks; resuming it finds the port refused: the server is gone, and the
+    call fails at the first attempt (the default retry_delay: 1 s). Before, the resumption
+    backoff ran its course against the refused port: 1 + 2 + 4 s."""
+    server = HttpServerProcess(reply="sse")
+    try:
+        transport = HttpTransport(server.url, close_timeout=1.0)  # the default backoff
+        client = mcp_sync.Client(transport, timeout=5.0, protocol_version=PINNED,
+                                 close_timeout=1.0).connect()
+        try:
+            holding = threading.Event()
+            pending = client.call_tool_future("hold", timeout=30,
+                                              on_progress=lambda *args: holding.set())
+            assert holding.wait(WAIT)  # its stream is open, past its priming event
+            server.process.kill()
+            server.process.wait(WAIT)
+            with expect(TransportError, 2.0, match="refused the connection to resume",
+                        fault="http: server SIGKILLed while a call waits on its event stream"):
+                pending.result(WAIT)
+        finally:
+            start = time.monotonic()
+            client.close()
+            assert time.monotonic() - start < 3.0
+    finally:
+        server.close()
+
+
 # -- legacy HTTP+SSE -------------------------------------------------------------------------
 
 
