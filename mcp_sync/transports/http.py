@@ -64,7 +64,7 @@ import logging
 import re
 import socket
 import threading
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 import requests
@@ -263,16 +263,88 @@ def _note_socket(sock: Any) -> None:
         exchange.attach_socket(sock)
 
 
-class _TrackedHTTPConnection(urllib3.connection.HTTPConnection):
+# For the type checker, the mixin below is the connection class it is mixed into.
+if TYPE_CHECKING:
+    _ConnectionBase = urllib3.connection.HTTPConnection
+else:
+    _ConnectionBase = object
+
+
+class _TrackedConnection(_ConnectionBase):
+    """What the transport's connections add to urllib3's.
+
+    **Interruptible**: before blocking on the response headers, the connection hands its
+    socket to the exchange being sent on this thread (see :class:`_Exchange`).
+
+    **A request on a pooled connection the server has closed goes on a new one, when it
+    is certain that not one byte of it was sent.** A POST may be sent again only if it
+    cannot have reached the server (RFC 9110 9.2.2: a tool call is not idempotent). What
+    can be known for certain is narrow:
+
+    * urllib3 never reuses a pooled connection whose socket is readable when it is taken
+      from the pool (the server's close, a reset, or stray bytes have arrived): it opens a
+      new one. That covers a server that closed an idle connection a while ago.
+    * Between that check and the first write, a reset may still arrive. ``socket.send``
+      either takes some bytes or raises: when the first write of a request on a reused
+      socket raises (not a timeout), nothing of the request went out, and it is written
+      on a new connection instead, once (a new connection is never retried). That is
+      the case handled here.
+    * Once a byte is written, nothing tells a server that closed before reading it (its
+      close crossing the request on the wire; it answers with a reset) from one that read
+      the request and then failed, or from a proxy that passed it on and then dropped the
+      connection. Such a POST may have reached the server: it is never sent again here,
+      and fails with ``TransportError`` (``request_sent`` unknown).
+
+    Checking the socket again just before writing would add nothing to urllib3's check
+    but a system call: a close still in flight is invisible to both.
+    """
+
+    #: The socket that carried this connection's last response: a request on it reuses it.
+    _served: Any = None
+    #: True until the first write of the current request on a reused socket is done.
+    _first_write_pending = False
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        self._first_write_pending = self.sock is not None and self.sock is self._served
+        try:
+            super().request(*args, **kwargs)
+        finally:
+            self._first_write_pending = False
+
+    def send(self, data: Any) -> None:
+        if self._first_write_pending:
+            self._first_write_pending = False
+            sock = self.sock
+            if sock is not None and isinstance(data, bytes) and data:
+                try:
+                    written = sock.send(data)
+                except socket.timeout:
+                    raise
+                except OSError as exc:  # nothing of the request went out (see above)
+                    log.debug("the pooled connection to %s:%s failed before the request "
+                              "went out (%r); sending it on a new connection", self.host,
+                              self.port, exc)
+                    self.sock = None
+                    sock.close()
+                    self.connect()
+                    written = 0
+                data = data[written:]
+                if not data:
+                    return
+        super().send(data)
+
     def getresponse(self) -> Any:
+        self._served = self.sock
         _note_socket(self.sock)
         return super().getresponse()
 
 
-class _TrackedHTTPSConnection(urllib3.connection.HTTPSConnection):
-    def getresponse(self) -> Any:
-        _note_socket(self.sock)
-        return super().getresponse()
+class _TrackedHTTPConnection(_TrackedConnection, urllib3.connection.HTTPConnection):
+    pass
+
+
+class _TrackedHTTPSConnection(_TrackedConnection, urllib3.connection.HTTPSConnection):
+    pass
 
 
 class _TrackedHTTPConnectionPool(urllib3.HTTPConnectionPool):

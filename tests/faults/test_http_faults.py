@@ -10,7 +10,9 @@ itself closed); the autouse fixture checks for leaked threads.
 
 from __future__ import annotations
 
+import http.client
 import json
+import select
 import socket
 import struct
 import threading
@@ -31,8 +33,10 @@ from mcp_sync import (
     SseTransport,
     TransportError,
 )
+from mcp_sync.transports.http import _TrackedHTTPConnection
 
 from ..servers.http_server import McpHttpServer, echo_fake
+from ..servers.keepalive_server import KeepAliveServer
 from ..servers.legacy_sse_server import LegacySseServer
 from .helpers import assert_reports_closed, assert_usable, expect, timed
 from .workloads import PINNED, HttpServerProcess
@@ -119,6 +123,9 @@ def test_a_connection_closed_without_a_response(server: McpHttpServer) -> None:
         with expect(TransportError, 2.0, fault="http: connection closed, no response"):
             call_fault(client)
         assert_usable(client)
+    # It reached the server: it is never sent again.
+    assert len(server.matching(lambda r: r.rpc_method == "tools/call"
+                               and r.json["params"]["name"] == "fault")) == 1
 
 
 @pytest.mark.parametrize("status", [500, 502, 503])
@@ -564,6 +571,81 @@ def test_the_server_process_killed_while_a_call_waits_on_its_event_stream() -> N
             assert time.monotonic() - start < 3.0
     finally:
         server.close()
+
+
+# -- kept-alive connections the server closed ----------------------------------------------
+
+
+def call_body(request_id: int, text: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                       "params": {"name": "echo", "arguments": {"text": text}}}).encode()
+
+
+def echoed(response: Any) -> str:
+    """The text of an echo answered on a connection used directly (urllib3 preloads it)."""
+    text: str = json.loads(response.data)["result"]["content"][0]["text"]
+    return text
+
+
+@pytest.mark.parametrize("how", ["fin", "rst"])
+def test_a_kept_alive_connection_the_server_closed_is_not_written_to(how: str) -> None:
+    """The next call goes out once, on a new connection. urllib3 checks a pooled socket
+    before reusing it (readable: the server's close or reset has arrived); this guards
+    the whole path, with the transport's own connection classes."""
+    with KeepAliveServer(PINNED) as server:
+        transport = HttpTransport(server.url, listen=False, close_timeout=1.0)
+        with mcp_sync.Client(transport, timeout=5.0, protocol_version=PINNED,
+                             close_timeout=1.0).connect() as client:
+            assert_usable(client, "first")
+            assert server.close_idle(how) >= 1
+            with timed(2.0, fault=f"http: an idle kept-alive connection closed ({how.upper()})",
+                       observed="the next call on a new connection"):
+                assert_usable(client, "second")
+        calls = server.messages("tools/call")
+        assert [m["params"]["arguments"]["text"] for _, m in calls] == ["first", "second"]
+        assert calls[1][0] > calls[0][0]
+
+
+def test_a_request_whose_first_write_fails_on_a_reused_connection_goes_on_a_new_one() -> None:
+    """The window urllib3's check cannot close: a reset arrives after the pooled socket
+    was checked, before the request is written. The first write fails, so not one byte
+    went out: the request is written on a new connection. Before, it failed."""
+    with KeepAliveServer(PINNED) as server:
+        connection = _TrackedHTTPConnection("127.0.0.1", server.port, timeout=WAIT)
+        try:
+            connection.request("POST", "/mcp", body=call_body(1, "first"))
+            assert echoed(connection.getresponse()) == "first"
+            server.close_idle("rst")
+            # The reset has arrived: the socket the request will be written to is dead.
+            assert select.select([connection.sock], [], [], WAIT)[0]
+            connection.request("POST", "/mcp", body=call_body(2, "second"))
+            assert echoed(connection.getresponse()) == "second"
+        finally:
+            connection.close()
+        calls = server.messages("tools/call")
+        assert [(number, m["id"]) for number, m in calls] == [(1, 1), (2, 2)]
+
+
+def test_a_request_written_into_a_closing_connection_is_not_sent_again() -> None:
+    """The server's close (FIN) had arrived, but a half-closed socket still takes the
+    request: bytes went out, and nothing tells this server from one that read them and
+    failed. The request fails; it is never written again."""
+    with KeepAliveServer(PINNED) as server:
+        connection = _TrackedHTTPConnection("127.0.0.1", server.port, timeout=WAIT)
+        try:
+            connection.request("POST", "/mcp", body=call_body(1, "first"))
+            assert echoed(connection.getresponse()) == "first"
+            server.close_idle("fin")
+            assert select.select([connection.sock], [], [], WAIT)[0]
+            with pytest.raises((OSError, http.client.HTTPException)):
+                # The headers go out; the server resets; the body's write or the read of
+                # the reply fails (urllib3 would read on after a broken pipe).
+                connection.request("POST", "/mcp", body=call_body(2, "second"))
+                connection.getresponse()
+        finally:
+            connection.close()
+        assert server.connections == 1
+        assert [m["id"] for _, m in server.messages("tools/call")] == [1]
 
 
 # -- legacy HTTP+SSE -------------------------------------------------------------------------
