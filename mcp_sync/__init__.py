@@ -24,6 +24,7 @@ __version__ = "0.1.0"
 
 from .client import DEFAULT, Client
 from .connect import connect
+from .context import RequestContext, request_context
 from .exceptions import (
     AuthError,
     CallbackError,
@@ -34,6 +35,7 @@ from .exceptions import (
     ForkedClientError,
     HeaderMismatch,
     HTTPError,
+    ListingTooLarge,
     MCPError,
     MessageTooLarge,
     MethodNotFound,
@@ -45,6 +47,7 @@ from .exceptions import (
     ServerError,
     TransportError,
     UnsupportedProtocolVersion,
+    URLElicitationRequired,
 )
 from .manager import Manager
 from .transports.base import Transport
@@ -71,6 +74,7 @@ __all__ = [
     "HTTPError",
     "HeaderMismatch",
     "HttpTransport",
+    "ListingTooLarge",
     "MCPError",
     "Manager",
     "MemoryTransport",
@@ -80,15 +84,18 @@ __all__ = [
     "ProtocolError",
     "ProtocolVersionRejected",
     "RequestCancelled",
+    "RequestContext",
     "RequestTimeout",
     "ServerError",
     "SseTransport",
     "StdioTransport",
     "Transport",
     "TransportError",
+    "URLElicitationRequired",
     "UnsupportedProtocolVersion",
     "__version__",
     "connect",
+    "request_context",
     "types",
 ]
 

@@ -7,8 +7,17 @@ functions here, imported on first display only.
 
 Everything that comes from a server (names, descriptions, text, schemas, URIs, MIME
 types, base64 data) is untrusted: it is HTML-escaped (or Markdown-escaped) before it is
-shown, an image is inlined only when its MIME type is ``image/<token>`` and its data is
-plain base64, and only ``http(s)`` URIs become links. Standard library only.
+shown, its control characters are made printable (``\x1b``, ``\u202e``), an image is
+inlined only when its MIME type is ``image/<token>`` and its data is plain base64, and
+only ``http(s)`` URIs become links.
+
+The server also decides every size, so a display is bounded: long texts are cut, tables
+keep at most ``_MAX_ROWS`` rows and ``_MAX_COLUMNS`` columns of ``_MAX_CELL`` characters,
+a result shows at most ``_MAX_BLOCKS`` content blocks, and rows and blocks stop once the
+output passes ``_MAX_OUTPUT`` characters (inlined images and audio have a budget of their
+own, ``_MAX_MEDIA``). What is cut is named by a visible "… N more" marker. The work is
+linear in the size of the value shown, and JSON is encoded only as far as it is shown.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ import binascii
 import html
 import json
 import re
-from typing import TYPE_CHECKING, Any, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:
     from . import types
@@ -37,29 +46,94 @@ __all__ = [
 _MEDIA_TYPE = re.compile(r"^(image|audio)/[A-Za-z0-9][A-Za-z0-9.+-]{0,62}$")
 _BASE64 = re.compile(r"^[A-Za-z0-9+/\s]*={0,2}\s*$")
 _LINKABLE = re.compile(r"^https?://", re.IGNORECASE)
-# Characters that mean something in Markdown (and "<", "&" for the HTML inside it).
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-# Longest text shown per block; a notebook cell is no place for megabytes.
-_MAX_TEXT = 20_000
+# Characters that mean something in Markdown (and "<", "&" for the HTML inside it); "$"
+# starts mathematics in Jupyter.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
+# C0 (but tab and newline), DEL, C1, and the bidi overrides and isolates, which make
+# text display in another order than it reads.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+# Bounds on one display (see the module docstring): a notebook cell is no place for
+# megabytes, and the server decides the sizes.
+_MAX_TEXT = 20_000  # characters of one text block, resource text or JSON dump
+_MAX_DESCRIPTION = 2_000  # characters of a tool's description, a server's instructions
+_MAX_CELL = 200  # characters of one name, value or table cell
+_MAX_URL = 2_000  # characters of a URI shown as a link (a longer one is shown as text)
+_MAX_ROWS = 200  # rows of a table: tools, records, keys
+_MAX_COLUMNS = 20  # columns of a table of records
+_MAX_PARAMETERS = 20  # parameters listed for one tool
+_MAX_BLOCKS = 20  # content blocks of one result
+_MAX_OUTPUT = 1_000_000  # characters of one display; checked between rows and blocks
+_MAX_MEDIA = 8 * 1024 * 1024  # characters of base64 inlined in one display
 
 _STYLE_TABLE = 'style="text-align:left"'
 
 
-def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+def _control_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def _md(value: Any) -> str:
-    """Escape text for one line of Markdown (a table cell or a list item)."""
-    text = " ".join(str(value).split())
-    text = text.replace("&", "&amp;").replace("<", "&lt;")
+def _printable(text: str) -> str:
+    """``text`` with its control characters as visible escapes (``\\x1b``); tab and
+    newline stay (a CRLF becomes a newline)."""
+    return _CONTROL.sub(_control_escape, text.replace("\r\n", "\n"))
+
+
+def _esc(value: Any, limit: Optional[int] = _MAX_CELL) -> str:
+    """``value`` as HTML text: cut after ``limit`` characters (``None``: the caller bounded
+    it), printable, escaped."""
+    text = str(value)
+    return html.escape(_printable(text if limit is None else _clip(text, limit)), quote=True)
+
+
+def _md(value: Any, limit: int = _MAX_CELL) -> str:
+    """Escape text for one line of Markdown (a table cell or a list item), cut after
+    ``limit`` characters."""
+    text = " ".join(_clip(str(value), limit).split())
+    text = _printable(text).replace("&", "&amp;").replace("<", "&lt;")
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def _clip(text: str, limit: int = _MAX_TEXT) -> str:
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}\n… ({len(text) - limit} more characters)"
+    return f"{text[:limit]}\n… {len(text) - limit} more characters"
+
+
+def _more(count: int, what: str) -> str:
+    """The marker for what a bound left out: ``… 3 more rows``."""
+    return f"… {count} more {what}"
+
+
+class _MediaBudget:
+    """What is left of ``_MAX_MEDIA`` for the images and audio of one display."""
+
+    def __init__(self) -> None:
+        self.left = _MAX_MEDIA
+
+
+def _bounded(pieces: Iterable[str], total: int, what: str, limit: int = _MAX_ROWS,
+             media: Optional[_MediaBudget] = None) -> Tuple[List[str], Optional[str]]:
+    """The first of ``pieces`` (built lazily) while fewer than ``limit`` and under
+    ``_MAX_OUTPUT`` characters (not counting what ``media`` inlined: it has its own
+    budget), and the marker for the rest of ``total`` (or ``None``)."""
+    kept: List[str] = []
+    size = 0
+    for piece in pieces:
+        inlined = _MAX_MEDIA - media.left if media is not None else 0
+        if len(kept) >= limit or size - inlined > _MAX_OUTPUT:
+            break
+        kept.append(piece)
+        size += len(piece)
+    left = total - len(kept)
+    return kept, (_more(left, what) if left > 0 else None)
+
+
+def _linkable(uri: Any) -> bool:
+    """An ``http(s)`` URI short enough to be a link, with no space or control character."""
+    return (isinstance(uri, str) and len(uri) <= _MAX_URL and bool(_LINKABLE.match(uri))
+            and not re.search(r"\s", uri) and not _CONTROL.search(uri))
 
 
 def _fenced(text: str, info: str = "") -> str:
@@ -69,24 +143,39 @@ def _fenced(text: str, info: str = "") -> str:
     return f"{fence}{info}\n{text}\n{fence}"
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str, sort_keys=False)
+def _json(value: Any, limit: int = _MAX_TEXT) -> str:
+    """``value`` as indented JSON, cut after about ``limit`` characters: the encoder
+    stops there, however big ``value`` is (a JSON longer than the limit cannot say how
+    much longer without encoding it all)."""
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=False, default=str)
+    parts: List[str] = []
+    size = 0
+    for chunk in encoder.iterencode(value):
+        parts.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return f"{''.join(parts)[:limit]}\n… more JSON, cut at {limit} characters"
+    return "".join(parts)
 
 
 # -- tools -----------------------------------------------------------------------------
 
 
-def _parameters(schema: Any) -> List[Tuple[str, str, bool, str]]:
-    """``(name, type, required, description)`` for each property of an input schema."""
+def _parameters(schema: Any) -> Tuple[List[Tuple[str, str, bool, str]], int]:
+    """``(name, type, required, description)`` for the first ``_MAX_PARAMETERS``
+    properties of an input schema, and how many more there are."""
     if not isinstance(schema, Mapping):
-        return []
+        return [], 0
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
-        return []
+        return [], 0
     required = schema.get("required")
-    required_names = set(required) if isinstance(required, list) else set()
+    required_names = ({name for name in required if isinstance(name, str)}
+                      if isinstance(required, list) else set())
     rows = []
-    for name, spec in properties.items():
+    for index, (name, spec) in enumerate(properties.items()):
+        if index >= _MAX_PARAMETERS:
+            break
         spec = spec if isinstance(spec, Mapping) else {}
         kind = spec.get("type", "")
         if isinstance(kind, list):
@@ -95,36 +184,48 @@ def _parameters(schema: Any) -> List[Tuple[str, str, bool, str]]:
             kind = "enum"
         description = spec.get("description") or spec.get("title") or ""
         rows.append((str(name), str(kind), name in required_names, str(description)))
-    return rows
+    return rows, len(properties) - len(rows)
 
 
-def _parameters_text(schema: Any) -> str:
+def _parameters_markdown(schema: Any) -> str:
+    rows, more = _parameters(schema)
     parts = []
-    for name, kind, required, _ in _parameters(schema):
-        parts.append(f"{name}{'*' if required else ''}{': ' + kind if kind else ''}")
+    for name, kind, required, _ in rows:
+        mark = "\\*" if required else ""
+        parts.append(f"{_md(name)}{mark}{': ' + _md(kind) if kind else ''}")
+    if more:
+        parts.append(_more(more, "parameters"))
     return ", ".join(parts)
+
+
+def _tool_row_html(tool: types.Tool) -> str:
+    rows, more = _parameters(tool.input_schema)
+    params = []
+    for name, kind, required, description in rows:
+        label = f"<code>{_esc(name)}</code>{'*' if required else ''}"
+        if kind:
+            label += f": <i>{_esc(kind)}</i>"
+        params.append(f'<span title="{_esc(description)}">{label}</span>')
+    if more:
+        params.append(f"<i>{_more(more, 'parameters')}</i>")
+    title = f"<br><small>{_esc(tool.title)}</small>" if tool.title else ""
+    description = _esc(tool.description or "", _MAX_DESCRIPTION).replace("\n", "<br>")
+    return (
+        f"<tr><td {_STYLE_TABLE}><b>{_esc(tool.name)}</b>{title}</td>"
+        f"<td {_STYLE_TABLE}>{description}</td>"
+        f"<td {_STYLE_TABLE}>{', '.join(params)}</td></tr>"
+    )
 
 
 def tools_html(tools: Sequence[types.Tool]) -> str:
     """An HTML table of tools: name (and title), description, parameters.
 
     Required parameters are marked with ``*``; a parameter's description is its tooltip.
+    At most ``_MAX_ROWS`` tools and ``_MAX_PARAMETERS`` parameters each are shown.
     """
-    rows = []
-    for tool in tools:
-        params = []
-        for name, kind, required, description in _parameters(tool.input_schema):
-            label = f"<code>{_esc(name)}</code>{'*' if required else ''}"
-            if kind:
-                label += f": <i>{_esc(kind)}</i>"
-            params.append(f'<span title="{_esc(description)}">{label}</span>')
-        title = f"<br><small>{_esc(tool.title)}</small>" if tool.title else ""
-        description = _esc(_clip(tool.description or "", 2_000)).replace("\n", "<br>")
-        rows.append(
-            f"<tr><td {_STYLE_TABLE}><b>{_esc(tool.name)}</b>{title}</td>"
-            f"<td {_STYLE_TABLE}>{description}</td>"
-            f"<td {_STYLE_TABLE}>{', '.join(params)}</td></tr>"
-        )
+    rows, more = _bounded((_tool_row_html(tool) for tool in tools), len(tools), "tools")
+    if more:
+        rows.append(f'<tr><td {_STYLE_TABLE} colspan="3"><i>{more}</i></td></tr>')
     count = f"{len(tools)} tool{'s' if len(tools) != 1 else ''}"
     return (
         f'<table class="mcp-sync-tools"><caption {_STYLE_TABLE}>{count}</caption>'
@@ -142,26 +243,37 @@ def tools_markdown(tools: Sequence[types.Tool]) -> str:
         "| name | description | parameters (\\* required) |",
         "| --- | --- | --- |",
     ]
-    for tool in tools:
-        lines.append(
-            f"| **{_md(tool.name)}** | {_md(_clip(tool.description or '', 2_000))} | "
-            f"{_md(_parameters_text(tool.input_schema))} |"
-        )
+    rows, more = _bounded(
+        (f"| **{_md(tool.name)}** | {_md(tool.description or '', _MAX_DESCRIPTION)} | "
+         f"{_parameters_markdown(tool.input_schema)} |" for tool in tools),
+        len(tools), "tools",
+    )
+    lines += rows
+    if more:
+        lines.append(f"| {more} | | |")
     return "\n".join(lines)
 
 
 # -- tool results ----------------------------------------------------------------------
 
 
-def _media(block: Any) -> Optional[Tuple[str, str]]:
-    """``(mime_type, data)`` of an image or audio block that is safe to inline."""
+def _media(block: Any, budget: _MediaBudget) -> Tuple[Optional[Tuple[str, str]], str]:
+    """``((mime_type, data), "")`` for an image or audio block that is safe to inline and
+    fits what is left of the display's media budget, else ``(None, why not)``."""
     mime = getattr(block, "mime_type", None)
     data = getattr(block, "data", None)
     if not isinstance(mime, str) or not isinstance(data, str):
-        return None
-    if not _MEDIA_TYPE.match(mime) or not _BASE64.match(data):
-        return None
-    return mime, "".join(data.split())
+        return None, "an unsupported type or encoding"
+    if not _MEDIA_TYPE.match(mime):
+        return None, "an unsupported type or encoding"
+    if len(data) > budget.left:
+        return None, (f"about {len(data) * 3 // 4} bytes: past the {_MAX_MEDIA // 1024 // 1024} "
+                      "MiB inlined in one display")
+    if not _BASE64.match(data):
+        return None, "an unsupported type or encoding"
+    data = "".join(data.split())
+    budget.left -= len(data)
+    return (mime, data), ""
 
 
 def image_bytes(result: types.CallToolResult, mime_type: str) -> Optional[bytes]:
@@ -181,42 +293,63 @@ def _is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
 
 
+def _is_flat(value: Any) -> bool:
+    """A non-empty object whose values are all scalars (a key/value table)."""
+    return isinstance(value, Mapping) and bool(value) and all(
+        _is_scalar(item) for item in value.values())
+
+
 def _structured_html(value: Any) -> str:
     """A flat object as a key/value table; a list of flat objects as a table; else JSON."""
-    if isinstance(value, Mapping) and value and all(_is_scalar(v) for v in value.values()):
-        rows = "".join(
-            f"<tr><th {_STYLE_TABLE}>{_esc(key)}</th><td {_STYLE_TABLE}>"
-            f"{_esc(json.dumps(item, ensure_ascii=False) if not isinstance(item, str) else item)}"
-            "</td></tr>"
-            for key, item in value.items()
+    if _is_flat(value):
+        rows, more = _bounded(
+            (f"<tr><th {_STYLE_TABLE}>{_esc(key)}</th><td {_STYLE_TABLE}>"
+             f"{_esc(item if isinstance(item, str) else json.dumps(item, ensure_ascii=False))}"
+             "</td></tr>"
+             for key, item in value.items()),
+            len(value), "keys",
         )
-        return f'<table class="mcp-sync-structured">{rows}</table>'
-    columns = _record_columns(value)
-    if columns:
+        if more:
+            rows.append(f'<tr><td {_STYLE_TABLE} colspan="2"><i>{more}</i></td></tr>')
+        return f'<table class="mcp-sync-structured">{"".join(rows)}</table>'
+    shape = _record_columns(value)
+    if shape:
+        columns, more_columns = shape
         head = "".join(f"<th {_STYLE_TABLE}>{_esc(column)}</th>" for column in columns)
-        body = "".join(
-            "<tr>" + "".join(
-                f"<td {_STYLE_TABLE}>{_esc(_cell(record.get(column)))}</td>" for column in columns
-            ) + "</tr>"
-            for record in value
+        extra = ""
+        if more_columns:
+            head += f"<th {_STYLE_TABLE}><i>{_more(more_columns, 'columns')}</i></th>"
+            extra = f"<td {_STYLE_TABLE}></td>"
+        rows, more = _bounded(
+            ("<tr>" + "".join(
+                f"<td {_STYLE_TABLE}>{_esc(_cell(record.get(column)))}</td>"
+                for column in columns) + extra + "</tr>"
+             for record in value),
+            len(value), "rows",
         )
+        if more:
+            span = len(columns) + (1 if more_columns else 0)
+            rows.append(f'<tr><td {_STYLE_TABLE} colspan="{span}"><i>{more}</i></td></tr>')
         return (f'<table class="mcp-sync-structured"><thead><tr>{head}</tr></thead>'
-                f"<tbody>{body}</tbody></table>")
-    return f"<pre>{_esc(_clip(_json(value)))}</pre>"
+                f"<tbody>{''.join(rows)}</tbody></table>")
+    return f"<pre>{_esc(_json(value), None)}</pre>"
 
 
-def _record_columns(value: Any) -> Optional[List[str]]:
-    """The columns of a non-empty list of flat objects (first-seen order), else None."""
-    if not isinstance(value, list) or not value or len(value) > 500:
+def _record_columns(value: Any) -> Optional[Tuple[List[str], int]]:
+    """For a non-empty list of flat objects: the columns of the rows shown (first-seen
+    order), at most ``_MAX_COLUMNS``, and how many more they have; else None. Linear in
+    the number of keys (a dict keeps the order), however many columns there are."""
+    if not isinstance(value, list) or not value:
         return None
-    columns: List[str] = []
-    for record in value:
+    seen: Dict[str, None] = {}
+    for index, record in enumerate(value):
         if not isinstance(record, Mapping) or not all(_is_scalar(v) for v in record.values()):
             return None
-        for key in record:
-            if str(key) not in columns:
-                columns.append(str(key))
-    return columns
+        if index < _MAX_ROWS:
+            for key in record:
+                seen.setdefault(str(key), None)
+    columns = list(seen)
+    return columns[:_MAX_COLUMNS], max(0, len(columns) - _MAX_COLUMNS)
 
 
 def _cell(value: Any) -> str:
@@ -226,28 +359,43 @@ def _cell(value: Any) -> str:
 
 
 def _structured_markdown(value: Any) -> str:
-    if isinstance(value, Mapping) and value and all(_is_scalar(v) for v in value.values()):
+    if _is_flat(value):
         lines = ["| key | value |", "| --- | --- |"]
-        lines += [f"| {_md(key)} | {_md(_cell(item))} |" for key, item in value.items()]
+        rows, more = _bounded((f"| {_md(key)} | {_md(_cell(item))} |"
+                               for key, item in value.items()), len(value), "keys")
+        lines += rows
+        if more:
+            lines.append(f"| {more} | |")
         return "\n".join(lines)
-    columns = _record_columns(value)
-    if columns:
-        lines = ["| " + " | ".join(_md(c) for c in columns) + " |",
-                 "|" + " --- |" * len(columns)]
-        lines += ["| " + " | ".join(_md(_cell(record.get(c))) for c in columns) + " |"
-                  for record in value]
+    shape = _record_columns(value)
+    if shape:
+        columns, more_columns = shape
+        header = [_md(column) for column in columns]
+        extra: List[str] = []
+        if more_columns:
+            header.append(_more(more_columns, "columns"))
+            extra = [""]
+        lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+        rows, more = _bounded(
+            ("| " + " | ".join([_md(_cell(record.get(c))) for c in columns] + extra) + " |"
+             for record in value),
+            len(value), "rows",
+        )
+        lines += rows
+        if more:
+            lines.append("| " + " | ".join([more] + [""] * (len(header) - 1)) + " |")
         return "\n".join(lines)
-    return _fenced(_clip(_json(value)), "json")
+    return _fenced(_printable(_json(value)), "json")
 
 
-def _block_html(block: Any) -> str:
+def _block_html(block: Any, media_budget: _MediaBudget) -> str:
     kind = getattr(block, "type", None)
     if kind == "text":
-        return f'<pre style="white-space:pre-wrap">{_esc(_clip(block.text))}</pre>'
+        return f'<pre style="white-space:pre-wrap">{_esc(block.text, _MAX_TEXT)}</pre>'
     if kind in ("image", "audio"):
-        media = _media(block)
+        media, why_not = _media(block, media_budget)
         if media is None:
-            return f"<p><i>({_esc(kind)} with an unsupported type or encoding)</i></p>"
+            return f"<p><i>({_esc(kind)} with {why_not})</i></p>"
         mime, data = media
         if kind == "image":
             return f'<img src="data:{mime};base64,{data}" alt="{_esc(mime)} image">'
@@ -257,13 +405,13 @@ def _block_html(block: Any) -> str:
     if kind == "resource":
         return _embedded_html(getattr(block, "resource", None))
     dump = block.model_dump(by_alias=True, exclude_none=True, mode="json")
-    return f"<pre>{_esc(_clip(_json(dump)))}</pre>"
+    return f"<pre>{_esc(_json(dump), None)}</pre>"
 
 
 def _link_html(uri: Any, block: Any = None) -> str:
     label = getattr(block, "title", None) or getattr(block, "name", None) or uri
-    if isinstance(uri, str) and _LINKABLE.match(uri):
-        return (f'<a href="{_esc(uri)}" target="_blank" rel="noopener noreferrer">'
+    if _linkable(uri):
+        return (f'<a href="{_esc(uri, _MAX_URL)}" target="_blank" rel="noopener noreferrer">'
                 f"{_esc(label)}</a>")
     return f"<code>{_esc(uri)}</code>" + (f" ({_esc(label)})" if label != uri else "")
 
@@ -273,7 +421,7 @@ def _embedded_html(resource: Any) -> str:
     text = getattr(resource, "text", None)
     if isinstance(text, str):
         return (f"<p>resource <code>{_esc(uri)}</code></p>"
-                f'<pre style="white-space:pre-wrap">{_esc(_clip(text))}</pre>')
+                f'<pre style="white-space:pre-wrap">{_esc(text, _MAX_TEXT)}</pre>')
     blob = getattr(resource, "blob", None)
     size = f", about {len(blob) * 3 // 4} bytes" if isinstance(blob, str) else ""
     mime = getattr(resource, "mime_type", None)
@@ -283,11 +431,17 @@ def _embedded_html(resource: Any) -> str:
 
 def result_html(result: types.CallToolResult) -> str:
     """HTML for a tool result: an error banner, each content block in order (text as
-    preformatted text, images and audio inline), then the structured content."""
+    preformatted text, images and audio inline), then the structured content. At most
+    ``_MAX_BLOCKS`` blocks are shown."""
     parts = []
     if result.is_error:
         parts.append('<p style="color:#b00020"><b>The tool reported an error</b></p>')
-    parts.extend(_block_html(block) for block in result.content)
+    media_budget = _MediaBudget()
+    blocks, more = _bounded((_block_html(block, media_budget) for block in result.content),
+                            len(result.content), "content blocks", _MAX_BLOCKS, media_budget)
+    parts.extend(blocks)
+    if more:
+        parts.append(f"<p><i>{more}</i></p>")
     structured = result.structured_content
     if structured is not None:
         parts.append(f"<p><b>structured content</b></p>{_structured_html(structured)}")
@@ -296,30 +450,32 @@ def result_html(result: types.CallToolResult) -> str:
     return f'<div class="mcp-sync-result">{"".join(parts)}</div>'
 
 
-def _block_markdown(block: Any) -> str:
+def _block_markdown(block: Any, media_budget: _MediaBudget) -> str:
     kind = getattr(block, "type", None)
     if kind == "text":
-        return _fenced(_clip(block.text))
+        return _fenced(_printable(_clip(block.text)))
     if kind == "image":
-        media = _media(block)
+        media, why_not = _media(block, media_budget)
         if media is None:
-            return "*(an image with an unsupported type or encoding)*"
+            return f"*(an image with {_md(why_not)})*"
         return f"![{media[0]} image](data:{media[0]};base64,{media[1]})"
     if kind == "audio":
         mime = getattr(block, "mime_type", "")
         return f"*(audio: {_md(mime)})*"
     if kind == "resource_link":
         uri = getattr(block, "uri", "")
-        if isinstance(uri, str) and _LINKABLE.match(uri) and not re.search(r"[\s()<>]", uri):
+        if _linkable(uri) and not re.search(r"[()<>]", uri):
             return f"resource: [{_md(getattr(block, 'name', uri))}]({uri})"
         return f"resource: {_md(uri)}"
     if kind == "resource":
         resource = getattr(block, "resource", None)
         text = getattr(resource, "text", None)
         head = f"resource {_md(getattr(resource, 'uri', ''))}"
-        return f"{head}\n\n{_fenced(_clip(text))}" if isinstance(text, str) else head
+        if not isinstance(text, str):
+            return head
+        return f"{head}\n\n{_fenced(_printable(_clip(text)))}"
     dump = block.model_dump(by_alias=True, exclude_none=True, mode="json")
-    return _fenced(_clip(_json(dump)), "json")
+    return _fenced(_printable(_json(dump)), "json")
 
 
 def result_markdown(result: types.CallToolResult) -> str:
@@ -327,7 +483,12 @@ def result_markdown(result: types.CallToolResult) -> str:
     parts = []
     if result.is_error:
         parts.append("**The tool reported an error**")
-    parts.extend(_block_markdown(block) for block in result.content)
+    media_budget = _MediaBudget()
+    blocks, more = _bounded((_block_markdown(block, media_budget) for block in result.content),
+                            len(result.content), "content blocks", _MAX_BLOCKS, media_budget)
+    parts.extend(blocks)
+    if more:
+        parts.append(f"*{more}*")
     if result.structured_content is not None:
         parts.append("**structured content**\n\n" + _structured_markdown(
             result.structured_content))
@@ -366,13 +527,14 @@ def client_html(client: Client) -> str:
     """An HTML table: server, implementation and version, state, protocol era and version,
     the capabilities it declared, and the transport's target."""
     rows = "".join(
-        f"<tr><th {_STYLE_TABLE}>{_esc(key)}</th><td {_STYLE_TABLE}>{_esc(value)}</td></tr>"
+        f"<tr><th {_STYLE_TABLE}>{_esc(key)}</th><td {_STYLE_TABLE}>"
+        f"{_esc(value, _MAX_DESCRIPTION)}</td></tr>"
         for key, value in _client_fields(client)
     )
     instructions = ""
     if client._init_result is not None and client.instructions:
         instructions = (f"<tr><th {_STYLE_TABLE}>instructions</th><td {_STYLE_TABLE}>"
-                        f"{_esc(_clip(client.instructions, 2_000))}</td></tr>")
+                        f"{_esc(client.instructions, _MAX_DESCRIPTION)}</td></tr>")
     return (f'<table class="mcp-sync-client"><caption {_STYLE_TABLE}>mcp_sync.Client'
             f"</caption>{rows}{instructions}</table>")
 
@@ -380,5 +542,6 @@ def client_html(client: Client) -> str:
 def client_markdown(client: Client) -> str:
     """Markdown for a client (see :func:`client_html`)."""
     lines = ["**mcp_sync.Client**", "", "| | |", "| --- | --- |"]
-    lines += [f"| {_md(key)} | {_md(value)} |" for key, value in _client_fields(client)]
+    lines += [f"| {_md(key)} | {_md(value, _MAX_DESCRIPTION)} |"
+              for key, value in _client_fields(client)]
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import json
 import logging
 import os
 import threading
@@ -22,6 +23,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    Tuple,
     Type,
     TypeVar,
     Union,
@@ -29,12 +31,14 @@ from typing import (
 
 from . import __version__
 from ._core import ProgressCallback
+from .context import RequestContext, serving
 from .exceptions import (
     CallbackError,
     CapabilityError,
     ClientNotConnected,
     ForkedClientError,
     HTTPError,
+    ListingTooLarge,
     MCPError,
     ProtocolError,
     RequestTimeout,
@@ -51,6 +55,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT",
+    "DEFAULT_MAX_LIST_BYTES",
+    "DEFAULT_MAX_LIST_ITEMS",
     "LATEST_PROTOCOL_VERSION",
     "MODERN_PROTOCOL_VERSIONS",
     "SESSION_PROTOCOL_VERSIONS",
@@ -77,6 +83,18 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 _MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
 # HTTP statuses with which a server says it does not know a method or this transport.
 REFUSED_STATUSES = (400, 404, 405)
+INVALID_PARAMS = -32602
+
+#: The elicitation modes a handler may support (``elicitation_modes=``).
+ELICITATION_MODES = ("form", "url")
+#: The optional sampling features a handler may support (``sampling_features=``).
+SAMPLING_FEATURES = ("tools", "context")
+
+#: The most items one ``list_*`` call collects, all pages together (``max_list_items``).
+DEFAULT_MAX_LIST_ITEMS = 10_000
+#: The most bytes of items one ``list_*`` call collects, all pages together
+#: (``max_list_bytes``), measured as compact JSON.
+DEFAULT_MAX_LIST_BYTES = 64 * 1024 * 1024
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -201,6 +219,57 @@ def _adapter(model: Any) -> Any:
     return TypeAdapter(model)
 
 
+# Measures listed items for max_list_bytes: compact, non-ASCII kept as is (one byte per
+# character, close to the UTF-8 on the wire), C-accelerated (no indent).
+_measure = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
+class _ListingBudget:
+    """What one ``list_*`` call may still collect, all its pages together.
+
+    The server decides how many pages there are and how big each one is, so the client
+    puts a number on the total: ``max_list_items`` items and ``max_list_bytes`` bytes
+    (``None`` turns a bound off). Each page is counted before its items are parsed, and
+    nothing is kept when a bound is passed, so a listing holds at most about one bound's
+    worth of items plus one page.
+
+    Bytes are the items' size as compact JSON: the session hands the client parsed
+    results, not frames, so the frame sizes the transport read are not at hand here (and
+    an in-process transport has none). Each item is encoded on its own (C speed, about
+    the cost of decoding it; listings only, never ``tools/call``, and cached while the
+    server promises ``list_changed``), which keeps the transient string to one item's
+    size and stops mid-page at the bound.
+    """
+
+    def __init__(self, client: Client, method: str) -> None:
+        self.client = client
+        self.method = method
+        self.items = 0
+        self.bytes = 0
+
+    def take(self, items: List[Any], pages: int) -> None:
+        """Count one page's raw ``items``; raise :class:`ListingTooLarge` past a bound."""
+        max_items, max_bytes = self.client.max_list_items, self.client.max_list_bytes
+        self.items += len(items)
+        if max_items is not None and self.items > max_items:
+            raise self.error("max_list_items", max_items,
+                             f"listed more than {max_items} items in {pages} pages")
+        if max_bytes is None:
+            return
+        for item in items:
+            self.bytes += len(_measure(item))
+            if self.bytes > max_bytes:
+                raise self.error("max_list_bytes", max_bytes,
+                                 f"listed more than {max_bytes} bytes of items in {pages} pages")
+
+    def error(self, bound: str, limit: int, what: str) -> ListingTooLarge:
+        return ListingTooLarge(
+            f"{self.method} from {self.client.name} passed {bound}={limit}: the server {what}; "
+            f"raise it with Client({bound}=...) or connect(..., {bound}=...) (None: no limit)",
+            method=self.method, bound=bound, limit=limit,
+        )
+
+
 def _dump(value: Any) -> Any:
     dump = getattr(value, "model_dump", None)
     if dump is not None:
@@ -236,8 +305,22 @@ class Client:
         sampling_handler: answers ``sampling/createMessage``; called with
             ``types.CreateMessageRequestParams``, returns ``types.CreateMessageResult`` or
             an equivalent dict. Declares the ``sampling`` capability.
+        sampling_features: what the sampling handler supports beyond plain messages:
+            ``"tools"`` (``tools``/``toolChoice`` in the request) and/or ``"context"``
+            (``includeContext``); declared as ``sampling.tools`` / ``sampling.context``.
+            A request with ``tools`` or ``toolChoice`` when ``"tools"`` is not declared is
+            refused (-32602; ``CapabilityError`` in the stateless era), as MCP requires.
         elicitation_handler: answers ``elicitation/create``; called with the request
-            params, returns ``types.ElicitResult`` or a dict. Declares ``elicitation``.
+            params (``types.ElicitRequestFormParams`` or ``types.ElicitRequestURLParams``),
+            returns ``types.ElicitResult`` or a dict. Declares ``elicitation``.
+        elicitation_modes: the modes the elicitation handler supports, ``"form"`` and/or
+            ``"url"`` (default: form only); declared as ``elicitation.form`` /
+            ``elicitation.url``. A request in another mode never reaches the handler: it
+            gets -32602 (the stateless era: the client declines it).
+        on_elicitation_complete: called on the callback thread with
+            ``types.ElicitationCompleteNotificationParams`` when the server sends
+            ``notifications/elicitation/complete`` (a URL-mode elicitation finished out of
+            band); ``notification_handler`` sees the notification too.
         roots: a list of ``types.Root`` or dicts (``{"uri": "file:///..."}``), or a callable
             returning one; answers ``roots/list``. Declares ``roots``.
         logging_handler: receives ``types.LoggingMessageNotificationParams``; without it
@@ -246,7 +329,13 @@ class Client:
         reset_timeout_on_progress: progress from the server pushes a request's deadline out.
         max_total_timeout: ...but never past this many seconds (default 600).
         close_timeout: bound for each step of :meth:`close` (and of stopping a stdio child).
-        max_pages: the most pages a ``list_*`` method follows before it gives up.
+        max_pages: the most pages a ``list_*`` method follows before it gives up
+            (default 1000).
+        max_list_items, max_list_bytes: the most items, and bytes of items (measured as
+            compact JSON), one ``list_*`` call collects, all pages together (defaults
+            10,000 and 64 MiB; ``None``: no limit). A server past a bound (or past
+            ``max_pages``) fails the call with :class:`~mcp_sync.ListingTooLarge`, which
+            names the bound; nothing of that listing is kept, and the client stays usable.
         on_connection_lost: called once per connection, as ``on_connection_lost(error)``
             with the :class:`~mcp_sync.ConnectionClosed`, on the session's callback thread,
             when a connected client's link closes without :meth:`close` (the server exited,
@@ -260,6 +349,14 @@ class Client:
     dispatch thread, and may call the client. In the stateless era a blocking call's
     handlers (answering ``input_required``) run on the calling thread itself, between
     rounds; ``call_tool_future`` runs them on the handler pool.
+
+    Handlers answering the server (sampling, elicitation, roots) are called with the
+    params alone; inside one, :func:`mcp_sync.request_context` returns the request's
+    :class:`~mcp_sync.RequestContext`: its id, ``report_progress()`` (when the server gave
+    a progress token) and ``cancelled``, an event set when the server cancels the request.
+    A request the server cancelled is never answered. In the stateless era the id is the
+    input request's key, there is no progress, and ``cancelled`` follows
+    ``call_tool_future().cancel()``.
     """
 
     def __init__(
@@ -271,7 +368,10 @@ class Client:
         timeout: Timeout = DEFAULT,
         protocol_version: Optional[str] = None,
         sampling_handler: Optional[Callable[[Any], Any]] = None,
+        sampling_features: Sequence[str] = (),
         elicitation_handler: Optional[Callable[[Any], Any]] = None,
+        elicitation_modes: Sequence[str] = ("form",),
+        on_elicitation_complete: Optional[Callable[[Any], None]] = None,
         roots: Union[Sequence[Any], Callable[[], Sequence[Any]], None] = None,
         logging_handler: Optional[Callable[[Any], None]] = None,
         notification_handler: Optional[Callable[[str, Optional[Dict[str, Any]]], None]] = None,
@@ -279,6 +379,8 @@ class Client:
         max_total_timeout: Optional[float] = 600.0,
         close_timeout: float = 2.0,
         max_pages: int = 1000,
+        max_list_items: Optional[int] = DEFAULT_MAX_LIST_ITEMS,
+        max_list_bytes: Optional[int] = DEFAULT_MAX_LIST_BYTES,
         probe_timeout: float = 1.0,
         max_input_rounds: int = 10,
         on_connection_lost: Optional[Callable[[Any], None]] = None,
@@ -296,7 +398,12 @@ class Client:
         )
         self.requested_protocol_version = protocol_version
         self.sampling_handler = sampling_handler
+        self.sampling_features = _choices("sampling_features", sampling_features,
+                                          SAMPLING_FEATURES, allow_empty=True)
         self.elicitation_handler = elicitation_handler
+        self.elicitation_modes = _choices("elicitation_modes", elicitation_modes,
+                                          ELICITATION_MODES, allow_empty=False)
+        self.on_elicitation_complete = on_elicitation_complete
         self.roots = roots
         self.logging_handler = logging_handler
         self.notification_handler = notification_handler
@@ -304,6 +411,8 @@ class Client:
         self.max_total_timeout = max_total_timeout
         self.close_timeout = close_timeout
         self.max_pages = max_pages
+        self.max_list_items = max_list_items
+        self.max_list_bytes = max_list_bytes
         self.probe_timeout = probe_timeout
         self.max_input_rounds = max_input_rounds
         self.on_connection_lost = on_connection_lost
@@ -453,14 +562,16 @@ class Client:
         if session is not None:
             session.close()
 
-    def _capabilities(self) -> Dict[str, Any]:
+    def _capabilities(self, *, stateless: bool = False) -> Dict[str, Any]:
+        """What the client declares: only what its handlers do. The stateless era has no
+        ``notifications/roots/list_changed`` (the server asks for roots each time)."""
         capabilities: Dict[str, Any] = {}
         if self.roots is not None:
-            capabilities["roots"] = {"listChanged": True}
+            capabilities["roots"] = {} if stateless else {"listChanged": True}
         if self.sampling_handler is not None:
-            capabilities["sampling"] = {}
+            capabilities["sampling"] = {feature: {} for feature in self.sampling_features}
         if self.elicitation_handler is not None:
-            capabilities["elicitation"] = {"form": {}, "url": {}}
+            capabilities["elicitation"] = {mode: {} for mode in self.elicitation_modes}
         return capabilities
 
     def _negotiate(self, session: Session) -> None:
@@ -529,7 +640,7 @@ class Client:
     def _envelope(self, version: str) -> Dict[str, Any]:
         meta: Dict[str, Any] = {
             META_PROTOCOL_VERSION: version,
-            META_CLIENT_CAPABILITIES: self._capabilities(),
+            META_CLIENT_CAPABILITIES: self._capabilities(stateless=True),
             META_CLIENT_INFO: self.client_info,
         }
         if self.log_level is not None:
@@ -785,23 +896,31 @@ class Client:
             f"{method} to {self.name} still required input after {self.max_input_rounds} rounds"
         )
 
-    def _next_round(self, params: Dict[str, Any], result: Dict[str, Any]) -> Dict[str, Any]:
-        """The params of the retry: the original ones plus this round's answers."""
+    def _next_round(self, params: Dict[str, Any], result: Dict[str, Any],
+                    cancelled: Optional[threading.Event] = None) -> Dict[str, Any]:
+        """The params of the retry: the original ones plus this round's answers.
+
+        ``cancelled`` is the event the handlers' contexts share: set when the call they
+        answer for is cancelled (``call_tool_future``).
+        """
         requests = result.get("inputRequests") or {}
         if not isinstance(requests, dict):
             raise ProtocolError(f"inputRequests from {self.name} is not an object")
         retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        if cancelled is None:
+            cancelled = threading.Event()
         if requests:
             retry["inputResponses"] = {
-                key: self._fulfil_safely(request) for key, request in requests.items()
+                key: self._fulfil_safely(request, key, cancelled)
+                for key, request in requests.items()
             }
         if "requestState" in result:
             retry["requestState"] = result["requestState"]
         return retry
 
-    def _fulfil_safely(self, request: Any) -> Any:
+    def _fulfil_safely(self, request: Any, key: str, cancelled: threading.Event) -> Any:
         try:
-            return self._fulfil(request)
+            return self._fulfil(request, key, cancelled)
         except MCPError:
             raise
         except Exception as exc:
@@ -810,30 +929,45 @@ class Client:
                 f"the handler answering {method} for {self.name} raised {exc!r}"
             ) from exc
 
-    def _fulfil(self, request: Any) -> Any:
-        """Answer one input request with the user's handler (or the spec's refusal)."""
+    def _fulfil(self, request: Any, key: str, cancelled: threading.Event) -> Any:
+        """Answer one input request with the user's handler (or the spec's refusal).
+
+        The stateless era has no error answer to an input request: what the session era
+        refuses with -32602 is declined (elicitation) or fails the call (sampling).
+        """
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):
             raise ProtocolError(f"malformed input request from {self.name}: {request!r}")
         method, params = request["method"], request.get("params")
+        context = RequestContext(method, key, cancelled=cancelled)
         if method == "elicitation/create":
             if self.elicitation_handler is None:
                 log.warning("%s asked for elicitation but no elicitation_handler is set; "
                             "declining", self.name)
                 return {"action": "decline"}
-            return self._answer_elicitation(params)
+            refusal = self._elicitation_refusal(params)
+            if refusal is not None:
+                log.warning("%s asked for elicitation; declining: %s", self.name, refusal)
+                return {"action": "decline"}
+            with serving(context):
+                return self._answer_elicitation(params)
         if method == "sampling/createMessage":
             if self.sampling_handler is None:
                 raise CapabilityError(
                     f"{self.name} asked for sampling/createMessage, but this client has no "
                     "sampling_handler (and did not declare the sampling capability)"
                 )
-            return self._answer_sampling(params)
+            refusal = self._sampling_refusal(params if isinstance(params, dict) else {})
+            if refusal is not None:
+                raise CapabilityError(f"{self.name} asked for sampling/createMessage; {refusal}")
+            with serving(context):
+                return self._answer_sampling(params)
         if method == "roots/list":
             if self.roots is None:
                 log.warning("%s asked for roots but none are configured; answering none",
                             self.name)
                 return {"roots": []}
-            return self._answer_roots(params)
+            with serving(context):
+                return self._answer_roots(params)
         raise ProtocolError(f"{self.name} sent an input request of unknown method {method!r}")
 
     def submit(
@@ -884,11 +1018,13 @@ class Client:
         items: List[Any] = []
         cursor: Optional[str] = None
         seen_cursors = set()
-        for _ in range(self.max_pages):
+        budget = _ListingBudget(self, method)
+        for pages in range(1, self.max_pages + 1):
             params = {"cursor": cursor} if cursor is not None else None
             page = self.request(method, params, timeout=timeout)
             if not isinstance(page, dict) or not isinstance(page.get(key), list):
                 raise ProtocolError(f"{method} result from {self.name} has no list {key!r}")
+            budget.take(page[key], pages)
             items.extend(_parse(model, item, f"{method} item") for item in page[key])
             cursor = page.get("nextCursor")
             if not cursor:
@@ -897,9 +1033,8 @@ class Client:
                 raise ProtocolError(f"{self.name} repeated the cursor {cursor!r} in {method}")
             seen_cursors.add(cursor)
         else:
-            raise ProtocolError(
-                f"{method} from {self.name} did not end after {self.max_pages} pages"
-            )
+            raise budget.error("max_pages", self.max_pages,
+                               f"did not end its listing after {self.max_pages} pages")
         if cache:
             with self._cache_lock:
                 if self._cache_generation.get(method, 0) == generation:
@@ -1258,15 +1393,45 @@ class Client:
         from . import types
 
         assert self.sampling_handler is not None
-        parsed = _parse(types.CreateMessageRequestParams, params or {}, "sampling request")
+        params = params or {}
+        refusal = self._sampling_refusal(params)
+        if refusal is not None:
+            raise ServerError(INVALID_PARAMS, refusal)
+        model = (types.CreateMessageRequestParams2026 if self._era == "stateless"
+                 else types.CreateMessageRequestParams)
+        parsed = _parse(model, params, "sampling request")
         return _dump(self.sampling_handler(parsed))
 
     def _answer_elicitation(self, params: Optional[Dict[str, Any]]) -> Any:
         from . import types
 
         assert self.elicitation_handler is not None
-        parsed = _parse(types.ElicitRequestParams, params or {}, "elicitation request")
+        params = params or {}
+        refusal = self._elicitation_refusal(params)
+        if refusal is not None:
+            raise ServerError(INVALID_PARAMS, refusal)
+        model = (types.ElicitRequestParams2026 if self._era == "stateless"
+                 else types.ElicitRequestParams)
+        parsed = _parse(model, params, "elicitation request")
         return _dump(self.elicitation_handler(parsed))
+
+    def _sampling_refusal(self, params: Dict[str, Any]) -> Optional[str]:
+        """Why a sampling request must be refused unanswered (MCP: tools need
+        ``sampling.tools``), or None."""
+        if "tools" in self.sampling_features:
+            return None
+        if params.get("tools") is not None or params.get("toolChoice") is not None:
+            return ("sampling with tools or toolChoice needs the sampling.tools capability, "
+                    "which this client did not declare")
+        return None
+
+    def _elicitation_refusal(self, params: Any) -> Optional[str]:
+        """Why an elicitation request must be refused (a mode not declared), or None."""
+        mode = _elicitation_mode(params)
+        if mode in self.elicitation_modes:
+            return None
+        return (f"{mode}-mode elicitation is not supported by this client (it declared "
+                f"{', '.join(self.elicitation_modes)})")
 
     def _on_notification(self, method: str, params: Optional[Dict[str, Any]]) -> None:
         if method == "notifications/subscriptions/acknowledged":
@@ -1277,6 +1442,8 @@ class Client:
                     subscription.acknowledge(params or {})
         elif method == "notifications/message":
             self._on_log_message(params or {})
+        elif method == "notifications/elicitation/complete":
+            self._on_elicitation_complete(params or {})
         elif method.endswith("/list_changed"):
             listed = {
                 "notifications/tools/list_changed": ("tools/list",),
@@ -1295,6 +1462,25 @@ class Client:
             except Exception:
                 log.exception("notification_handler raised for %s from %s", method, self.name)
 
+    def _on_elicitation_complete(self, params: Dict[str, Any]) -> None:
+        callback = self.on_elicitation_complete
+        if callback is None:
+            return
+        from . import types
+
+        try:
+            parsed = _parse(types.ElicitationCompleteNotificationParams, params,
+                            "elicitation/complete notification")
+        except ProtocolError as exc:
+            log.warning("%s: skipping a malformed notifications/elicitation/complete: %s",
+                        self.name, excerpt(str(exc), 300))
+            return
+        try:
+            callback(parsed)
+        except Exception:
+            log.exception("on_elicitation_complete raised for a notification from %s",
+                          self.name)
+
     def _on_log_message(self, params: Dict[str, Any]) -> None:
         if self.logging_handler is not None:
             from . import types
@@ -1310,6 +1496,24 @@ class Client:
         if params.get("logger"):
             logger = logger.getChild(str(params["logger"]))
         logger.log(level, "%s", params.get("data"))
+
+
+def _choices(keyword: str, given: Sequence[str], known: Sequence[str], *,
+             allow_empty: bool) -> Tuple[str, ...]:
+    """Validate a keyword naming some of ``known`` (``elicitation_modes=``...)."""
+    if isinstance(given, str):
+        given = (given,)
+    chosen = tuple(dict.fromkeys(given))
+    unknown = [value for value in chosen if value not in known]
+    if unknown or not (chosen or allow_empty):
+        raise ValueError(f"{keyword} must name some of {', '.join(known)}; got {given!r}")
+    return chosen
+
+
+def _elicitation_mode(params: Any) -> str:
+    """An elicitation request's mode: ``mode`` is optional and means form when absent."""
+    mode = params.get("mode") if isinstance(params, dict) else None
+    return "url" if mode == "url" else "form" if mode in (None, "form") else excerpt(mode, 40)
 
 
 def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any]:
@@ -1367,7 +1571,8 @@ class _RoundsFuture(RequestFuture):
 
     Each round is an ordinary request future; when one comes back ``input_required``, the
     next round is prepared on the session's handler pool (never on the dispatch thread,
-    since it runs user handlers). ``cancel()`` cancels the round in flight on the wire.
+    since it runs user handlers). ``cancel()`` cancels the round in flight on the wire,
+    and sets the ``cancelled`` event of the handlers' contexts.
     """
 
     def __init__(
@@ -1386,6 +1591,8 @@ class _RoundsFuture(RequestFuture):
         self._convert = convert
         self._rounds = 0
         self._current: Optional[RequestFuture] = None
+        # Shared by the RequestContext of every handler this call runs.
+        self._inputs_cancelled = threading.Event()
 
     def start(self) -> _RoundsFuture:
         self._launch(self._params)
@@ -1428,8 +1635,10 @@ class _RoundsFuture(RequestFuture):
         self._rounds_session._pool.submit(self._continue, result)
 
     def _continue(self, result: Dict[str, Any]) -> None:
+        if self.done():
+            return  # cancelled while this job waited: run no handler for it
         try:
-            params = self._client._next_round(self._params, result)
+            params = self._client._next_round(self._params, result, self._inputs_cancelled)
         except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
             if not self.done():
                 self.set_exception(exc)
@@ -1440,6 +1649,7 @@ class _RoundsFuture(RequestFuture):
     def cancel(self) -> bool:
         if not Future.cancel(self):
             return False
+        self._inputs_cancelled.set()
         current = self._current
         if current is not None:
             current.cancel()

@@ -17,11 +17,15 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     │   ├── MethodNotFound              ... -32601
     │   ├── HeaderMismatch              ... -32020: HTTP headers disagree with the body
     │   ├── MissingClientCapability     ... -32021: the call needs a capability not declared
-    │   └── ProtocolVersionRejected     ... -32022: unsupported version (also an
-    │                                       UnsupportedProtocolVersion)
+    │   ├── ProtocolVersionRejected     ... -32022: unsupported version (also an
+    │   │                                   UnsupportedProtocolVersion)
+    │   └── URLElicitationRequired      ... -32042: the user must first visit the URLs it
+    │                                       carries (URL-mode elicitation, 2025-11-25)
     ├── ProtocolError                   a malformed or schema-invalid reply, a bad handshake
     │   ├── MessageTooLarge             a message longer than the transport's max_message_size
-    │   └── UnsupportedProtocolVersion  the server speaks no protocol version we do
+    │   ├── UnsupportedProtocolVersion  the server speaks no protocol version we do
+    │   └── ListingTooLarge             a list_* call passed max_list_items, max_list_bytes
+    │                                   or max_pages
     ├── CapabilityError                 the server did not declare the capability a call needs
     ├── CallbackError                   a handler given to the client raised while answering
     │                                   the server (2026-07-28 input requests)
@@ -33,8 +37,9 @@ A tool result with ``isError: true`` is a result, not an exception.
 
 from __future__ import annotations
 
+import logging
 import re
-from typing import Any, Optional, Sequence
+from typing import Any, List, Optional, Sequence
 
 __all__ = [
     "AuthError",
@@ -46,6 +51,7 @@ __all__ = [
     "ForkedClientError",
     "HTTPError",
     "HeaderMismatch",
+    "ListingTooLarge",
     "MCPError",
     "MessageTooLarge",
     "MethodNotFound",
@@ -56,8 +62,11 @@ __all__ = [
     "RequestTimeout",
     "ServerError",
     "TransportError",
+    "URLElicitationRequired",
     "UnsupportedProtocolVersion",
 ]
+
+log = logging.getLogger(__name__)
 
 # C0 (but tab and newline), DEL and C1 (0x9b is CSI to some terminals), and the bidi
 # overrides and isolates that make text display in another order than it reads.
@@ -232,6 +241,24 @@ class UnsupportedProtocolVersion(ProtocolError):
     """The server offered a protocol version this client does not speak."""
 
 
+class ListingTooLarge(ProtocolError):
+    """A ``list_*`` call collected more than the client allows: more items than
+    ``max_list_items``, more bytes than ``max_list_bytes``, or more pages than
+    ``max_pages`` (a server that sends too much, or never stops paging).
+
+    ``method`` is the list method (``"tools/list"``...), ``bound`` the name of the
+    :class:`~mcp_sync.Client` keyword that sets the limit (also a ``connect()`` and
+    ``Manager`` keyword), ``limit`` its value. Nothing of the listing is kept; the
+    client stays usable.
+    """
+
+    def __init__(self, message: str, *, method: str, bound: str, limit: int) -> None:
+        super().__init__(message)
+        self.method = method
+        self.bound = bound
+        self.limit = limit
+
+
 class CapabilityError(MCPError):
     """The server did not declare the capability the call needs."""
 
@@ -266,6 +293,7 @@ class MissingClientCapability(ServerError):
 
     @property
     def required_capabilities(self) -> Any:
+        """The capabilities the server said the call needs (``data.requiredCapabilities``)."""
         return self.data.get("requiredCapabilities") if isinstance(self.data, dict) else None
 
     def __str__(self) -> str:
@@ -284,6 +312,7 @@ class ProtocolVersionRejected(ServerError, UnsupportedProtocolVersion):
 
     @property
     def supported(self) -> Any:
+        """The protocol versions the server said it supports (``data.supported``)."""
         return self.data.get("supported") if isinstance(self.data, dict) else None
 
     def __str__(self) -> str:
@@ -293,11 +322,60 @@ class ProtocolVersionRejected(ServerError, UnsupportedProtocolVersion):
         return super().__str__()
 
 
+class URLElicitationRequired(ServerError):
+    """The request needs the user to complete URL-mode elicitations first (-32042).
+
+    ``elicitations`` lists them (``types.ElicitRequestURLParams``: ``url``, ``message``,
+    ``elicitation_id``): show each URL to the user, wait for
+    ``notifications/elicitation/complete`` (the client's ``on_elicitation_complete=``)
+    and retry. The URLs come from the server: present them as links to vet, never open
+    them unasked.
+    """
+
+    def _raw_elicitations(self) -> List[Any]:
+        raw = self.data.get("elicitations") if isinstance(self.data, dict) else None
+        return raw if isinstance(raw, list) else []
+
+    @property
+    def elicitations(self) -> List[Any]:
+        """The valid URL elicitations in ``data.elicitations`` (malformed ones skipped)."""
+        from .types import ElicitRequestURLParams
+
+        parsed: List[Any] = []
+        for item in self._raw_elicitations():
+            try:
+                parsed.append(ElicitRequestURLParams.model_validate(item))
+            except ValueError:  # pydantic's ValidationError
+                log.warning("skipping a malformed URL elicitation in a -32042 error: %s",
+                            excerpt(repr(item), 200))
+        return parsed
+
+    def __str__(self) -> str:
+        urls = [excerpt(item["url"], 200) for item in self._raw_elicitations()[:5]
+                if isinstance(item, dict) and isinstance(item.get("url"), str)]
+        if urls:
+            return f"{super().__str__()} (open: {', '.join(urls)})"
+        return super().__str__()
+
+    def __reduce__(self) -> Any:
+        # args hold the formatted message, not the constructor's arguments: rebuild from
+        # those (an error may cross a process pool or a task queue), then restore the rest.
+        return (_rebuild_server_error,
+                (type(self), self.code, self.message, self.data, self.method), self.__dict__)
+
+
+def _rebuild_server_error(cls: Any, code: int, message: str, data: Any,
+                          method: Optional[str]) -> Any:
+    """Unpickle a :class:`ServerError` subclass from its constructor's arguments."""
+    return cls(code, message, data, method=method)
+
+
 _ERRORS_BY_CODE = {
     -32601: MethodNotFound,
     -32020: HeaderMismatch,
     -32021: MissingClientCapability,
     -32022: ProtocolVersionRejected,
+    -32042: URLElicitationRequired,
 }
 
 

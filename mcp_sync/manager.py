@@ -16,6 +16,13 @@ until a circuit breaker opens: more than 5 failures (failed connects and lost co
 within 30 s stop the retries, and the server is reported ``failed``. Meanwhile its last
 known tools stay listed and calls to it fail fast with :class:`ServerUnavailable`.
 
+Every listing is bounded by each client's ``max_list_items`` and ``max_list_bytes``
+(client keyword arguments, given to the manager): an aggregated listing holds at most the
+bound times the number of servers. A server whose tool list (fetched at connect) passes a
+bound is reported ``failed`` at once with the :class:`~mcp_sync.ListingTooLarge` (retrying
+would fetch it again); one whose resources or prompts pass it is logged and left out of
+those listings.
+
 A tool call that fails because the connection broke waits for one reconnect attempt and
 is retried once, but only when that is safe: the request never reached the server (the
 error's ``request_sent`` is ``False``), or the tool is annotated ``readOnlyHint`` or
@@ -69,6 +76,7 @@ from .exceptions import (
     ClientNotConnected,
     ConnectionClosed,
     HTTPError,
+    ListingTooLarge,
     MCPError,
     TransportError,
 )
@@ -93,7 +101,8 @@ class ServerState(str, enum.Enum):
     CONNECTING = "connecting"      #: the first connection attempt is under way
     CONNECTED = "connected"
     RECONNECTING = "reconnecting"  #: down; a background thread is reconnecting it
-    FAILED = "failed"              #: down for good: the breaker opened (or reconnect=False)
+    FAILED = "failed"              #: down for good: the breaker opened (or reconnect=False,
+                                   #: a configuration error, a tool list past its bounds)
     CLOSED = "closed"              #: the manager was closed
 
     def __str__(self) -> str:
@@ -199,8 +208,9 @@ class Manager:
             (unqualified names), called whenever a server's tool list is fetched.
         environ: the variables for ``${VAR}`` expansion (default ``os.environ``, read at
             every (re)connect).
-        **client_kwargs: for every :class:`~mcp_sync.Client` (``timeout``, handlers...);
-            a server's ``timeout`` in the configuration overrides ``timeout``.
+        **client_kwargs: for every :class:`~mcp_sync.Client` (``timeout``, handlers,
+            ``max_list_items``, ``max_list_bytes``...); a server's ``timeout`` in the
+            configuration overrides ``timeout``.
 
     Raises:
         ConfigError: the configuration is invalid.
@@ -505,8 +515,10 @@ class Manager:
                         server.worker = None
                         return
                     stop = self._record_failure(server, exc)
-                    if isinstance(exc, ConfigError) and not stop:
-                        # waiting will not fix the configuration; reconnect() after fixing
+                    if isinstance(exc, (ConfigError, ListingTooLarge)) and not stop:
+                        # waiting will not fix the configuration, nor a listing past the
+                        # client's bounds (a retry would fetch it again); reconnect()
+                        # after fixing
                         server.state, stop = ServerState.FAILED, True
                     if stop:
                         server.worker = None

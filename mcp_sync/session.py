@@ -13,6 +13,11 @@ Threads (all daemons, so a session nobody closed never keeps the interpreter ali
 * ``mcp-sync-handler-<name>-<n>``: a small pool that answers server-to-client requests
   (a handler may call the client again; on the dispatch thread that would deadlock) and
   sends ``notifications/cancelled`` for requests that timed out.
+
+A server request is registered (``_serving``) by the dispatch thread before its handler is
+queued, so a ``notifications/cancelled`` the server sends after it, which the same thread
+routes in wire order, always finds it: the handler's :class:`RequestContext` is marked
+cancelled, and a cancelled request is never answered.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from ._core import (
     settle,
 )
 from ._pool import ThreadPool
+from .context import RequestContext, serving, valid_id
 from .exceptions import (
     ClientNotConnected,
     ConnectionClosed,
@@ -57,6 +63,7 @@ log = logging.getLogger(__name__)
 
 #: A server-request handler: takes the request's params, returns the result (a dict or a
 #: pydantic model). Raising ``ServerError`` sends that error; any other exception -32603.
+#: It runs with the request's :class:`RequestContext` current (``request_context()``).
 RequestHandler = Callable[[Optional[Dict[str, Any]]], Any]
 #: Called on the callback thread for every notification: ``(method, params)``.
 NotificationCallback = Callable[[str, Optional[Dict[str, Any]]], None]
@@ -181,6 +188,10 @@ class Session:
         # When the dispatch thread will next look at deadlines (monotonic seconds). Read
         # without a lock: a stale value at worst costs one extra wake-up.
         self._wake_at = 0.0
+        # The server's requests being answered, by their id: added by the dispatch thread,
+        # removed by the handler thread that answers. Guarded by _serving_lock.
+        self._serving: Dict[Any, RequestContext] = {}
+        self._serving_lock = threading.Lock()
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -251,6 +262,11 @@ class Session:
             self._closed_error = error
             self._lost = not self._stopped
         self._closed_event.set()
+        # No answer can reach the server now: let running handlers stop early.
+        with self._serving_lock:
+            serving_now = list(self._serving.values())
+        for context in serving_now:
+            context.cancel("the connection closed")
         # Queued behind every message the reader delivered before it saw the close, so
         # responses that did arrive are still delivered before the rest fail.
         self._inbox.put(_CLOSED)
@@ -583,12 +599,19 @@ class Session:
         elif kind is Kind.NOTIFICATION:
             self._route_notification(message["method"], message.get("params"))
         elif kind is Kind.REQUEST:
-            self._pool.submit(self._answer, message)
+            context = self._serving_context(message)
+            with self._serving_lock:
+                self._serving[context.request_id] = context
+            if not self._pool.submit(self._answer, message, context):
+                with self._serving_lock:  # closing: nothing will answer it
+                    self._serving.pop(context.request_id, None)
         else:
             log.warning("mcp-sync %s: skipping a message that is not JSON-RPC: %s",
                         self.name, excerpt(repr(message), 200))
 
     def _route_notification(self, method: str, params: Any) -> None:
+        if method == "notifications/cancelled" and isinstance(params, dict):
+            self._server_cancelled(params)
         if method == "notifications/progress" and isinstance(params, dict):
             entry = self.table.progress(params.get("progressToken"), time.monotonic())
             if entry is not None and entry.on_progress is not None:
@@ -608,9 +631,46 @@ class Session:
                 log.exception("notification callback %s raised",
                               getattr(callback, "__qualname__", repr(callback)))
 
-    def _answer(self, message: Dict[str, Any]) -> None:
+    def _serving_context(self, message: Dict[str, Any]) -> RequestContext:
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        return RequestContext(
+            message["method"], message["id"],
+            progress_token=meta.get("progressToken") if isinstance(meta, dict) else None,
+            send_progress=self._send_progress,
+        )
+
+    def _send_progress(self, params: Dict[str, Any]) -> None:
+        self.notify("notifications/progress", params)
+
+    def _server_cancelled(self, params: Dict[str, Any]) -> None:
+        """The server cancelled one of its requests: mark its context (dispatch thread)."""
+        request_id = params.get("requestId")
+        if not valid_id(request_id):
+            return  # a dict or list would not even hash
+        with self._serving_lock:
+            context = self._serving.get(request_id)
+        if context is None:
+            log.debug("%s cancelled id=%r, which is not being answered", self.name, request_id)
+            return
+        reason = params.get("reason")
+        context.cancel(reason if isinstance(reason, str) else None)
+
+    def _answer(self, message: Dict[str, Any], context: RequestContext) -> None:
+        try:
+            self._answer_unless_cancelled(message, context)
+        finally:
+            with self._serving_lock:
+                if self._serving.get(context.request_id) is context:
+                    del self._serving[context.request_id]
+
+    def _answer_unless_cancelled(self, message: Dict[str, Any], context: RequestContext) -> None:
         method = message["method"]
         request_id = message["id"]
+        if context.cancelled.is_set():
+            log.debug("not answering %s id=%r from %s: cancelled before it started", method,
+                      request_id, self.name)
+            return
         response: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
         handler = self.request_handlers.get(method)
         if method == "ping" and handler is None:
@@ -619,15 +679,22 @@ class Session:
             response["error"] = {"code": -32601, "message": f"Method not found: {method}"}
         else:
             try:
-                result = handler(message.get("params"))
+                with serving(context):
+                    result = handler(message.get("params"))
                 response["result"] = to_wire(result)
             except ServerError as exc:
                 response["error"] = {"code": exc.code, "message": exc.message}
                 if exc.data is not None:
                     response["error"]["data"] = exc.data
             except Exception as exc:
-                log.exception("handler for %s from %s raised", method, self.name)
+                if not context.cancelled.is_set():
+                    log.exception("handler for %s from %s raised", method, self.name)
                 response["error"] = {"code": -32603, "message": str(exc) or type(exc).__name__}
+        if context.cancelled.is_set():
+            # The server gave up on it (or the link is gone): an answer would be noise.
+            log.debug("not answering %s id=%r from %s: cancelled (%s)", method, request_id,
+                      self.name, context.cancel_reason or "no reason given")
+            return
         try:
             self.transport.send(response)
         except TransportError as exc:

@@ -16,7 +16,6 @@ from .faults.workloads import child_pids
 ROOT = Path(__file__).resolve().parents[1]
 SERVERS = Path(__file__).resolve().parent / "servers"
 PEERS = ROOT / ".peers"
-SPEC = ROOT.parent / "shared" / "spec"
 EVERYTHING = (
     PEERS / "everything" / "node_modules" / "@modelcontextprotocol" / "server-everything"
     / "dist" / "index.js"

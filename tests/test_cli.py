@@ -108,6 +108,7 @@ def test_call() -> None:
     assert data["structuredContent"] == {"sum": 3.5} and data["isError"] is False
 
 
+@pytest.mark.peer
 def test_call_shows_progress_on_stderr() -> None:
     result = cli("call", "slow", "--json-args", '{"seconds": 0.5, "progress_interval": 0.1}',
                  "--progress", "always", *FAKE)
@@ -197,6 +198,7 @@ def test_resources_and_read() -> None:
     assert missing.returncode == 3 and "Resource not found" in missing.stderr
 
 
+@pytest.mark.peer
 def test_resource_templates_of_server_everything() -> None:
     everything = ["--", "node", str(require_everything()), "stdio"]
     human = ok("resources", *everything)
@@ -205,6 +207,7 @@ def test_resource_templates_of_server_everything() -> None:
     assert data["resources"] and data["resourceTemplates"]
 
 
+@pytest.mark.peer
 def test_prompts_and_prompt() -> None:
     human = ok("prompts", *FAKE)
     assert human.splitlines()[0].split()[:2] == ["NAME", "ARGUMENTS"]
@@ -233,6 +236,7 @@ def test_ping() -> None:
     assert data["ok"] is True and data["milliseconds"] >= 0
 
 
+@pytest.mark.peer
 def test_info_shows_the_era() -> None:
     human = ok("info", *FAKE)
     assert "Server:       fake 1.2.3" in human
@@ -255,6 +259,7 @@ def test_info_shows_the_era() -> None:
 # -- targeting ---------------------------------------------------------------------------
 
 
+@pytest.mark.peer
 def test_config_and_server_targeting(tmp_path: Path) -> None:
     one = write_config(tmp_path / "one.json", {"fake": fake_entry()})
     assert "echo" in ok("--config", one, "tools")  # the only server: no --server needed
@@ -278,6 +283,7 @@ def test_config_and_server_targeting(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "cannot read" in missing.stderr
 
 
+@pytest.mark.peer
 def test_servers_shows_every_configured_server(tmp_path: Path) -> None:
     good = {
         "fake": fake_entry(),
@@ -344,6 +350,7 @@ def http_server() -> Iterator[str]:
         server.stderr.close()
 
 
+@pytest.mark.peer
 def test_a_url_target(http_server: str) -> None:
     assert "add" in ok("--url", http_server, "tools")
     assert ok("--url", http_server, "call", "add", "--arg", "a=20", "--arg", "b=22") == "42\n"
@@ -354,6 +361,7 @@ def test_a_url_target(http_server: str) -> None:
 # -- images ------------------------------------------------------------------------------
 
 
+@pytest.mark.peer
 def test_images_are_saved_to_files_not_dumped(tmp_path: Path) -> None:
     printed = ok("call", "tiny_image", "--", *SDK)
     assert printed.startswith("[image: image/png, ") and "--save-images DIR" in printed

@@ -185,6 +185,8 @@ def test_the_references_on_known_streams() -> None:
     # The second event has an empty data field only: not dispatched (nor the third, "id").
     assert [(e.data, e.event, e.id, e.retry) for e in events] == [("a\nb", "message", "7", None)]
     assert (last_id, retry) == ("", 50)
+    # An ID counts once its event is dispatched: not the ID of an event cut short.
+    assert sse_reference(b"id: 1\ndata:\n\nid: 2\ndata: cut")[1:] == ("1", None)
     assert classify({"jsonrpc": "2.0", "id": 1.0, "result": {}}) is Kind.INVALID
 
 

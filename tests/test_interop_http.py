@@ -52,7 +52,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 import pytest
 
 import mcp_sync
-from mcp_sync import HTTPError, MCPError, RequestTimeout, ServerError, types
+from mcp_sync import HTTPError, RequestTimeout, ServerError, types
 from mcp_sync.client import forget_protocol_eras
 
 from .conftest import PY, SERVERS, child_pids, require_everything
@@ -575,8 +575,15 @@ def test_sse_url_falls_back_to_legacy_sse(
 def test_legacy_sse_forced_on_a_streamable_http_endpoint_fails(
     everything_http: ServerProcess,
 ) -> None:
-    with pytest.raises(MCPError):
+    """The GET that opens a legacy stream is refused with the server's 400, reported as
+    such: not taken for an event stream, not retried as something else."""
+    with pytest.raises(HTTPError) as caught:
         mcp_sync.connect(everything_http.url, transport="sse", name="wrong", timeout=T)
+    error = caught.value
+    assert error.status == 400 and error.method == "GET (SSE stream)"
+    assert error.url == everything_http.url
+    assert "No valid session ID" in error.body
+    assert str(error).startswith(f"HTTP 400 for GET (SSE stream) from {everything_http.url}")
 
 
 # -- tools -------------------------------------------------------------------------------
@@ -704,6 +711,16 @@ def test_sdk_call_tools(peer: Peer) -> None:
         assert unknown.is_error is True and "Unknown tool: nope" in unknown.text
 
 
+#: What each kind of peer answers ``prompts/get`` of an unknown prompt with, per era:
+#: (code, message). The SDK's answers are its own: code 0 in the session era, and in the
+#: stateless era its handler's error masked as an internal error.
+UNKNOWN_PROMPT = {
+    ("everything", "session"): (-32602, "MCP error -32602: Prompt no-such-prompt not found"),
+    ("sdk", "session"): (0, "Unknown prompt: no-such-prompt"),
+    ("sdk", "stateless"): (-32603, "Internal server error"),
+}
+
+
 @ALL
 def test_unknown_resource_and_prompt_raise_server_error(peer: Peer) -> None:
     with peer.connect() as client:
@@ -714,7 +731,10 @@ def test_unknown_resource_and_prompt_raise_server_error(peer: Peer) -> None:
 
         with pytest.raises(ServerError) as prompt_error:
             client.get_prompt("no-such-prompt", timeout=T)
-        assert prompt_error.value.method == "prompts/get"
+        error = prompt_error.value
+        assert error.method == "prompts/get"
+        assert (error.code, error.message) == UNKNOWN_PROMPT[peer.kind, peer.era]
+        assert f"server error {error.code} for prompts/get" in str(error)
         client.ping(timeout=T)  # the connection lives on
 
 

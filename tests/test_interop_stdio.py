@@ -14,6 +14,8 @@ Peers:
 Everything goes through the public API (``mcp_sync.connect([...])`` as a context
 manager) with a timeout on every call. A missing peer fails the test; nothing is skipped.
 server-everything's ``get-env`` tool is never called (it prints the server's environment).
+The error answer to an unknown prompt is also held against the project's fake server
+(``tests/servers/fake_stdio.py``), the baseline.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import pytest
 import mcp_sync
 from mcp_sync import RequestTimeout, ServerError, types
 
-from .conftest import PY, SERVERS, require_everything
+from .conftest import PY, SERVERS, fake_server_command, require_everything
 
 # Seconds for any single call that should be quick. Generous: the VM is small and noisy.
 T = 20.0
@@ -80,6 +82,13 @@ def sdk(era: str = "session", **kwargs: Any) -> mcp_sync.Client:
 
 def sdk_stateless(**kwargs: Any) -> mcp_sync.Client:
     return sdk("stateless", **kwargs)
+
+
+def fake(**kwargs: Any) -> mcp_sync.Client:
+    """The project's own fake server: the baseline the peers' errors are held against."""
+    kwargs.setdefault("timeout", T)
+    kwargs.setdefault("name", "fake")
+    return mcp_sync.connect(fake_server_command(), **kwargs)
 
 
 #: Every peer (and era) the shared tests run against.
@@ -372,21 +381,37 @@ def test_unknown_tool_is_an_error_result(peer: str) -> None:
         assert client.call_tool("echo", {"message": "ok", "text": "ok"}, timeout=T)
 
 
+#: What each peer answers ``prompts/get`` of an unknown prompt with: (code, message). The
+#: SDK's answers are its own: code 0 in the session era, and in the stateless era its
+#: handler's error masked as an internal error.
+UNKNOWN_PROMPT = {
+    "everything": (-32602, "MCP error -32602: Prompt no-such-prompt not found"),
+    "sdk": (0, "Unknown prompt: no-such-prompt"),
+    "sdk-stateless": (-32603, "Internal server error"),
+    "fake": (-32602, "Unknown prompt: no-such-prompt"),
+}
+
+
 @pytest.mark.parametrize("peer", sorted(PEERS))
-def test_unknown_resource_and_prompt_raise_server_error(peer: str) -> None:
+def test_unknown_resource_raises_server_error(peer: str) -> None:
     with PEERS[peer]() as client:
         with pytest.raises(ServerError) as resource_error:
             client.read_resource("nope://nothing", timeout=T)
         assert resource_error.value.code == -32602
         assert "nope://nothing" in resource_error.value.message
         assert resource_error.value.method == "resources/read"
+        client.ping(timeout=T)  # the connection lives on
 
+
+@pytest.mark.parametrize("peer", sorted(UNKNOWN_PROMPT))
+def test_unknown_prompt_raises_server_error(peer: str) -> None:
+    with {**PEERS, "fake": fake}[peer]() as client:
         with pytest.raises(ServerError) as prompt_error:
             client.get_prompt("no-such-prompt", timeout=T)
-        assert prompt_error.value.method == "prompts/get"
-        if peer == "everything":
-            assert prompt_error.value.code == -32602
-            assert "no-such-prompt" in prompt_error.value.message
+        error = prompt_error.value
+        assert error.method == "prompts/get"
+        assert (error.code, error.message) == UNKNOWN_PROMPT[peer]
+        assert f"server error {error.code} for prompts/get" in str(error)
         client.ping(timeout=T)  # the connection lives on
 
 

@@ -238,9 +238,19 @@ def test_killed_server_keeps_its_tools_fails_fast_and_comes_back(
 
 
 def test_a_server_that_dies_at_every_start_trips_the_breaker(recorder: Recorder) -> None:
+    # on_status runs on the server's reconnect thread: while `hold` is set, a status of
+    # crashy keeps that thread in the callback until `release`, so no further attempt can
+    # run between the one reconnect() waits for and the status it returns.
+    hold, release = threading.Event(), threading.Event()
+
+    def on_status(status: ServerStatus) -> None:
+        recorder(status)
+        if status.name == "crashy" and hold.is_set():
+            release.wait(T)
+
     config = {"mcpServers": {"fake": fake_entry(), "crashy": fake_entry("--exit-at-start", "3")}}
     with Manager(config, timeout=T, backoff=(0.01, 0.02), breaker_failures=5,
-                 breaker_window=30.0, on_status=recorder) as manager:
+                 breaker_window=30.0, on_status=on_status) as manager:
         failed = recorder.wait(lambda s: s.name == "crashy" and s.state is ServerState.FAILED)
         assert failed.recent_failures == 6  # more than 5 in 30 s
         assert isinstance(failed.error, ServerUnavailable)
@@ -259,10 +269,22 @@ def test_a_server_that_dies_at_every_start_trips_the_breaker(recorder: Recorder)
         # the healthy server is untouched
         assert manager.status()["fake"].state is ServerState.CONNECTED
         assert manager.call_tool("fake__echo", {"text": "fine"}, timeout=T).text == "fine"
-        # reconnect() resets the breaker and tries again at once
-        again = manager.reconnect("crashy")
-        assert again.state in (ServerState.RECONNECTING, ServerState.FAILED)
-        assert again.recent_failures >= 1
+        # reconnect() resets the breaker and tries again at once: that attempt fails, and
+        # with one failure counted afresh (not seven) the server is reconnecting again
+        hold.set()
+        try:
+            mark = recorder.mark()
+            again = manager.reconnect("crashy")
+            assert again.state is ServerState.RECONNECTING, again
+            assert again.recent_failures == 1
+            assert isinstance(again.error, ConnectionClosed) and again.error.exit_code == 3
+        finally:
+            hold.clear()
+            release.set()
+        # ...until the breaker opens again after as many failures as the first time
+        failed = recorder.wait(lambda s: s.name == "crashy" and s.state is ServerState.FAILED,
+                               since=mark)
+        assert failed.recent_failures == 6
 
 
 def test_without_reconnect_a_failing_server_is_reported_and_the_others_connect() -> None:
@@ -449,13 +471,23 @@ def test_a_missing_variable_fails_only_its_server_until_it_is_set() -> None:
         assert manager.call_tool("needy__echo", {"text": "ok"}, timeout=T).text == "ok"
 
 
-def test_per_server_timeout_from_the_configuration() -> None:
-    config = {"mcpServers": {"fake": {**fake_entry(), "timeout": 0.3}}}
-    with Manager(config, timeout=T) as manager:
-        assert manager["fake"].timeout == 0.3
-        with pytest.raises(mcp_sync.RequestTimeout):
-            manager.call_tool("fake__slow", {"seconds": 5})
-        # the call was cancelled on the wire and the server is still connected
+def test_per_server_timeout_from_the_configuration(recorder: Recorder) -> None:
+    # The server's timeout bounds its handshake too: on a busy machine a first attempt may
+    # miss it, and the manager then connects again.
+    config = {"mcpServers": {"fake": {**fake_entry(), "timeout": 1.0}}}
+    with Manager(config, timeout=T, backoff=(0.05,), on_status=recorder) as manager:
+        recorder.wait(lambda s: s.name == "fake" and s.state is ServerState.CONNECTED)
+        assert manager["fake"].timeout == 1.0
+        with pytest.raises(mcp_sync.RequestTimeout, match=r"timed out after 1\.0 s"):
+            manager.call_tool("fake__slow", {"seconds": 30})
+        # The call was cancelled on the wire: the session sends notifications/cancelled
+        # before it fails the call, and the server reads its stdin in order, so the
+        # cancellation is on record before the "received" call below is read.
+        (slow,) = [m for m in received(manager, "tools/call")
+                   if m["params"]["name"] == "slow"]
+        cancelled = received(manager, "notifications/cancelled")
+        assert [note["params"]["requestId"] for note in cancelled] == [slow["id"]]
+        # ...and the server is still connected
         assert manager.call_tool("fake__echo", {"text": "still"}, timeout=T).text == "still"
 
 

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 import logging
 import os
@@ -23,9 +24,10 @@ import stat
 import subprocess
 import unicodedata
 from pathlib import Path
-from typing import Any, Iterator, List
+from typing import Any, Iterator, List, Union
 
 import pytest
+import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,13 +45,15 @@ from mcp_sync import (
 )
 from mcp_sync.auth import BearerAuth, FileTokenStorage
 from mcp_sync.exceptions import excerpt
+from mcp_sync.transports._requests import CrossOriginRedirect, refuse_cross_origin
 from mcp_sync.transports.stdio import default_environment
 
-from .conftest import PY, fake_server_command
+from .conftest import PY, ROOT, fake_server_command
 from .faults.helpers import fault_client
 from .faults.workloads import FAULT_SERVER, PINNED
 from .servers.http_server import McpHttpServer, echo_fake
 from .servers.legacy_sse_server import LegacySseServer
+from .servers.tls import Certificate, self_signed, server_context
 
 SECRETS = {
     "header": "s3cr3t-authorization-header",
@@ -64,6 +68,29 @@ HEADERS = {"Authorization": f"Bearer {SECRETS['header']}", "X-Api-Key": SECRETS[
 def server() -> Iterator[McpHttpServer]:
     with McpHttpServer(echo_fake("security")) as running:
         yield running
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> Certificate:
+    """A self-signed certificate for 127.0.0.1 that nothing trusts unless told to."""
+    return self_signed(tmp_path / "tls")
+
+
+@pytest.fixture
+def no_ca_bundle(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No CA bundle from the environment: requests would prefer it to a session's
+    ``verify`` (and the machine's bundle must not decide a test)."""
+    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def tls_server(kind: str, certificate: Certificate) -> Union[McpHttpServer, LegacySseServer]:
+    """An HTTPS server of ``kind`` ("http": Streamable HTTP, "sse": legacy HTTP+SSE)."""
+    context = server_context(certificate)
+    if kind == "http":
+        return McpHttpServer(echo_fake("security"), tls=context)
+    return LegacySseServer(echo_fake("security"), tls=context)
 
 
 def error_text(error: BaseException) -> str:
@@ -250,6 +277,66 @@ def test_a_legacy_endpoint_on_another_origin_is_refused() -> None:
         assert elsewhere.requests == []
 
 
+def redirect(source: str, location: str, status: int = 307) -> requests.Response:
+    """A redirect response as requests hands it to a response hook (no I/O)."""
+    response = requests.Response()
+    response.status_code = status
+    response.url = source
+    response.headers["Location"] = location
+    response.raw = io.BytesIO()  # what the hook closes when it refuses
+    return response
+
+
+@pytest.mark.parametrize("source, location", [
+    ("https://mcp.example.com/mcp", "http://mcp.example.com/mcp"),  # default ports
+    ("https://mcp.example.com:8443/mcp", "http://mcp.example.com:8443/mcp"),  # same port
+], ids=["default-ports", "same-port"])
+def test_a_redirect_from_https_down_to_http_is_refused(source: str, location: str) -> None:
+    """The only scheme change the redirect rule allows is the upgrade (http -> https on
+    the default ports); the way down, on the same host, is another origin."""
+    with pytest.raises(CrossOriginRedirect, match="refusing to follow a redirect"):
+        refuse_cross_origin(redirect(source, location))
+    # the same hop upwards is the one change of scheme that is followed
+    refuse_cross_origin(redirect("http://mcp.example.com/mcp", "https://mcp.example.com/mcp"))
+
+
+def test_an_https_server_redirecting_to_http_on_its_own_port(
+        certificate: Certificate, no_ca_bundle: pytest.MonkeyPatch) -> None:
+    no_ca_bundle.setenv("REQUESTS_CA_BUNDLE", str(certificate.cert))
+    with tls_server("http", certificate) as server:
+        assert isinstance(server, McpHttpServer)
+        clear = server.url.replace("https://", "http://")
+
+        def hook(handler: Any, message: Any) -> bool:
+            if not (isinstance(message, dict) and message.get("method") == "tools/call"):
+                return False
+            handler.send_status(307, b"", {"Location": clear})
+            return True
+
+        with mcp_sync.connect(server.url, timeout=5, protocol_version=PINNED,
+                              headers=HEADERS) as client:
+            server.post_hook = hook
+            with pytest.raises(TransportError, match="refusing to follow a redirect") as caught:
+                client.call_tool("echo", {"text": "in clear?"})
+            assert clear in str(caught.value)
+        # one tools/call, over TLS: the redirected one was never sent in clear
+        assert len(server.matching(lambda r: r.rpc_method == "tools/call")) == 1
+
+
+def test_a_legacy_endpoint_switching_from_https_to_http_is_refused(
+        certificate: Certificate, no_ca_bundle: pytest.MonkeyPatch) -> None:
+    no_ca_bundle.setenv("REQUESTS_CA_BUNDLE", str(certificate.cert))
+    with tls_server("sse", certificate) as server:
+        assert isinstance(server, LegacySseServer)
+        server.endpoint = lambda sid: f"http://127.0.0.1:{server.port}/messages?sessionId={sid}"
+        with pytest.raises(ProtocolError, match="refusing the endpoint") as caught:
+            mcp_sync.Client(SseTransport(server.url, headers=HEADERS, connect_timeout=3),
+                            timeout=5, protocol_version="2024-11-05").connect()
+        assert (f"its origin http://127.0.0.1:{server.port} differs from the SSE stream's "
+                f"origin https://127.0.0.1:{server.port}") in str(caught.value)
+        assert [method for method, _, _ in server.requests] == ["GET"]  # nothing POSTed
+
+
 # -- 4. the file token store ---------------------------------------------------------------
 
 
@@ -393,15 +480,34 @@ def test_server_requests_without_a_handler_are_refused() -> None:
 # -- 8. transport hygiene ------------------------------------------------------------------
 
 
-def test_tls_verification_stays_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
-    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
-    transport = HttpTransport("https://mcp.example.com/mcp")
-    transport.start(lambda message: None, lambda error: None)
-    try:
-        assert transport._send_kwargs["verify"] is True
-    finally:
-        transport.close()
+@pytest.mark.parametrize("kind", ["http", "sse"])
+def test_tls_verification_stays_on(kind: str, certificate: Certificate,
+                                   no_ca_bundle: pytest.MonkeyPatch) -> None:
+    """A real handshake with a server whose certificate nobody vouched for fails, before
+    any request is read; the same server works once its certificate is trusted (a
+    session's ``verify``, or ``REQUESTS_CA_BUNDLE``)."""
+    with tls_server(kind, certificate) as server:
+        assert server.url.startswith("https://127.0.0.1:")
+        with pytest.raises(TransportError, match="CERTIFICATE_VERIFY_FAILED") as caught:
+            mcp_sync.connect(server.url, transport=kind, timeout=5)
+        assert not isinstance(caught.value, HTTPError)
+        assert isinstance(caught.value.__cause__, requests.exceptions.SSLError)
+        assert server.requests == []  # the handshake failed: not one request was read
+
+        session = requests.Session()
+        session.verify = str(certificate.cert)
+        transport = (HttpTransport(server.url, session=session) if kind == "http"
+                     else SseTransport(server.url, session=session))
+        try:
+            with mcp_sync.Client(transport, timeout=5, protocol_version=PINNED) as client:
+                assert client.call_tool("echo", {"text": "trusted"}).text == "trusted"
+        finally:
+            session.close()
+
+        no_ca_bundle.setenv("REQUESTS_CA_BUNDLE", str(certificate.cert))
+        with mcp_sync.connect(server.url, transport=kind, timeout=5,
+                              protocol_version=PINNED) as client:
+            assert client.call_tool("echo", {"text": "bundle"}).text == "bundle"
 
 
 def test_a_session_id_that_could_inject_headers_is_refused(server: McpHttpServer) -> None:
@@ -419,14 +525,122 @@ def test_a_session_id_that_could_inject_headers_is_refused(server: McpHttpServer
         mcp_sync.connect(server.url, timeout=5, protocol_version=PINNED)
 
 
-def test_hostile_servers_meet_memory_bounds_by_default() -> None:
-    """The bounds are on by default (tests/faults sends 100 MB lines, bodies and events,
-    and fills the stdin pipe)."""
-    transport = StdioTransport(PY, ["-c", "pass"])
-    assert transport.max_message_size == 64 * 1024 * 1024
-    assert transport.max_write_backlog == 64 * 1024 * 1024
-    assert HttpTransport("http://127.0.0.1:9/mcp").max_message_size == 64 * 1024 * 1024
-    assert SseTransport("http://127.0.0.1:9/sse").max_message_size == 64 * 1024 * 1024
+MIB = 1024 * 1024
+#: Run in a fresh process, so that its peak RSS (ru_maxrss) is the case's alone: a client
+#: of the fault server with the stdio transport's defaults, then the hostile part.
+MEMORY_PROBE = """
+import json, resource, sys
+sys.path.insert(0, sys.argv[1])
+import mcp_sync
+from tests.faults.helpers import fault_client
+case, size = sys.argv[2], int(sys.argv[3])
+if case.startswith("http"):
+    client = mcp_sync.connect(sys.argv[4], timeout=60, protocol_version=sys.argv[5])
+else:
+    client = fault_client(timeout=60)
+client.call_tool("echo", {"text": "warm up"})
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+report = {"error": None, "sent": 0}
+if case.startswith("http"):
+    try:
+        client.call_tool("huge", {}, timeout=60)
+    except mcp_sync.MCPError as exc:
+        report["error"] = [type(exc).__name__, str(exc), getattr(exc, "request_id", None)]
+    report["after"] = client.call_tool("echo", {"text": "after"}).text
+elif case == "line":
+    report["text"] = client.call_tool("huge_line", {"size": size, "newline": True},
+                                      timeout=60).text
+    report["after"] = client.call_tool("echo", {"text": "after"}).text
+else:
+    client.call_tool("stop_reading")
+    pad = "x" * (4 << 20)
+    try:
+        while report["sent"] < size:
+            client.notify("fault/pad", {"pad": pad})
+            report["sent"] += len(pad)
+    except mcp_sync.MCPError as exc:
+        report["error"] = [type(exc).__name__, str(exc), exc.request_sent]
+report["growth_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base
+client.close()
+print(json.dumps(report))
+"""
+
+
+def memory_probe(case: str, size: int, *http: str) -> Any:
+    probe = subprocess.run([PY, "-c", MEMORY_PROBE, str(ROOT), case, str(size), *http],
+                           capture_output=True, text=True, timeout=120, cwd=str(ROOT))
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    return json.loads(probe.stdout.strip().splitlines()[-1])
+
+
+def test_a_line_past_the_default_bound_is_skipped_in_bounded_memory() -> None:
+    """A stdio server sends a 100 MB line: by default (max_message_size 64 MiB) it is read
+    up to the bound and skipped, so the client's peak grows by about twice the bound (the
+    reader's buffer), not by the line's size (read whole, it costs three times that);
+    the call's answer after the line still arrives. The HTTP transports have the same
+    default bound (next test)."""
+    size = 100 * 1000 * 1000
+    report = memory_probe("line", size)
+    assert report["text"] == f"after {size} bytes" and report["after"] == "after"
+    assert report["growth_kib"] < (2 * 64 + 32) * 1024, report
+
+
+@pytest.mark.parametrize("reply", ["json", "event"])
+def test_a_reply_past_the_default_bound_fails_its_call_in_bounded_memory(
+        server: McpHttpServer, reply: str) -> None:
+    """A Streamable HTTP server answers with a 100 MB JSON body (chunked: no
+    Content-Length to refuse it by), or a 100 MB SSE event: by default (max_message_size
+    64 MiB) the client reads up to the bound, drops the connection and fails the call at
+    once with MessageTooLarge; its peak grows by about the bound (twice it for a body
+    joined once read), not by the reply's size. The next call works."""
+    size = 100 * 1000 * 1000
+    block = b"x" * MIB
+
+    def huge(handler: Any, message: Any) -> bool:
+        if not (isinstance(message, dict) and message.get("method") == "tools/call"
+                and message["params"]["name"] == "huge"):
+            return False
+        handler.close_connection = True
+        start = (b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"'
+                 % json.dumps(message["id"]).encode())
+        if reply == "event":
+            handler.start_events()
+            start = b"data: " + start
+        else:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Transfer-Encoding", "chunked")
+            handler.end_headers()
+        try:
+            handler.write_raw(start)
+            for _ in range(size // MIB):
+                handler.write_raw(block)
+        except OSError:
+            pass  # the client hung up: what it should do past the bound
+        return True
+
+    server.post_hook = huge
+    report = memory_probe(f"http_{reply}", size, server.url, PINNED)
+    assert report["error"] is not None, report
+    kind, message, request_id = report["error"]
+    assert kind == "MessageTooLarge" and "max_message_size=67108864" in message, message
+    assert request_id is not None  # the call itself failed, not another request
+    assert report["after"] == "after"
+    bound = (2 * 64 if reply == "json" else 64) + 32
+    assert report["growth_kib"] < bound * 1024, report
+
+
+def test_writes_to_a_server_that_stops_reading_are_bounded_by_default() -> None:
+    """A stdio server stops reading its stdin: by default (max_write_backlog 64 MiB) the
+    client queues 64 MiB for it, then refuses the next message with the specific error;
+    it does not grow with what the caller goes on sending (here up to 160 MiB)."""
+    report = memory_probe("backlog", 160 * MIB)
+    assert report["error"] is not None, report  # never refused: the backlog grew unbounded
+    kind, message, request_sent = report["error"]
+    assert kind == "TransportError" and request_sent is False
+    assert "is not reading its stdin" in message and "max_write_backlog=67108864" in message
+    assert report["sent"] == 64 * MIB  # sixteen 4 MiB messages wait; the 17th is refused
+    assert report["growth_kib"] < (64 + 32) * 1024, report
 
 
 def test_a_late_answer_never_lands_on_a_newer_request() -> None:

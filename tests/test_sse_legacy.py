@@ -354,6 +354,7 @@ def test_an_idle_stream_outlives_the_connect_timeout(server: LegacySseServer) ->
         assert client.call_tool("echo", {"text": "awake"}).text == "awake"
 
 
+@pytest.mark.peer
 @pytest.mark.parametrize("protocol_version", [None, "2024-11-05"])
 def test_the_official_sdk_legacy_sse_server(protocol_version: Any) -> None:
     port = free_port()

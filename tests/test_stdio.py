@@ -548,13 +548,13 @@ def test_public_api_is_pinned() -> None:
     assert sorted(mcp_sync.__all__) == sorted([
         "DEFAULT", "AuthError", "CallbackError", "CapabilityError", "Client",
         "ClientNotConnected", "CommandNotFound", "ConnectionClosed", "ForkedClientError",
-        "HTTPError",
+        "HTTPError", "ListingTooLarge",
         "HttpTransport", "MCPError", "MemoryTransport", "MessageTooLarge", "MethodNotFound",
         "ProtocolError",
         "Manager", "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
-        "RequestCancelled", "RequestTimeout", "ServerError", "SseTransport", "StdioTransport",
-        "Transport", "TransportError", "UnsupportedProtocolVersion", "__version__",
-        "connect", "types",
+        "RequestCancelled", "RequestContext", "RequestTimeout", "ServerError", "SseTransport",
+        "StdioTransport", "Transport", "TransportError", "URLElicitationRequired",
+        "UnsupportedProtocolVersion", "__version__", "connect", "request_context", "types",
     ])
     for name in mcp_sync.__all__:
         assert getattr(mcp_sync, name) is not None

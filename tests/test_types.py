@@ -11,7 +11,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_sync import types as T
 
-SPEC_DIR = Path(__file__).resolve().parents[2] / "shared" / "spec"
+SPEC_DIR = Path(__file__).resolve().parent / "spec"  # copies, see tests/spec/README.md
 SCHEMA_PATH = SPEC_DIR / "2025-11-25" / "schema.json"
 SCHEMA_2026_PATH = SPEC_DIR / "2026-07-28" / "schema.json"
 EXAMPLES_2026_DIR = SPEC_DIR / "2026-07-28" / "examples"

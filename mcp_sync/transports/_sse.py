@@ -1,45 +1,79 @@
-"""Server-sent events, parsed incrementally and in linear time.
+"""Server-sent events: sseclient-py parses each event; the line reader here feeds it.
+
+``sseclient.SSEClient`` turns the lines of an event into its type and its data (the
+``data`` lines joined with ``"\\n"``). What it is given is decided here, because of how
+it reads:
+
+* It splits each piece of its source into lines and appends each to the event so far
+  (``data += line``): fed a socket's reads, an event arriving in many small chunks is
+  copied again for every chunk, quadratic in its size (10 MiB in 1 KiB chunks: 5 s). So
+  it is fed whole lines, each joined here once from the reads it spans: a 10 MiB event
+  costs a few copies of 10 MiB however it was chunked (about 70 ms).
+* It drops an event without data, and its ``id`` and ``retry`` with it; a server's
+  priming event (an ``id`` and a ``retry``, sent first so that the client can resume with
+  ``Last-Event-ID``) often has none. The line reader keeps the stream's last event ID and
+  ``retry`` itself, from every event, and feeds sseclient-py only ``data`` and ``event``
+  lines, only of events with data (``include_empty`` adds an empty ``data`` line to the
+  others, so that they are reported too).
+* At the end of its source it dispatches an unfinished event, which the standard
+  discards; it decodes strictly (invalid UTF-8 raises); a leading BOM would spoil the
+  first field name, and a ``\\r\\n`` split between two reads would end two lines. The
+  line reader hands over one finished event at a time, to a new ``SSEClient`` each (the
+  transports' read loops push bytes into :class:`SSEDecoder`, while ``SSEClient`` pulls
+  its source until it ends); it strips the BOM and joins a split ``\\r\\n``; an event that
+  fails to decode is handed over again with invalid bytes replaced.
+* Its joining is quadratic in the number of lines of one event as well (an event of many
+  ``data`` lines; MCP servers send a message as one line). An event whose lines would make
+  it copy more than four times the event's size plus 256 MiB is skipped with a warning
+  (about 1 MiB in 500 lines, 64 KiB in 8,000 get through), so the cost of any event stays
+  linear in its size, at most about 0.1 s beyond that.
+
+``sseclient`` is imported when the first event is handed to it, not with ``mcp_sync``.
+
+**A bound on one event** (``max_event_size``), kept by the line reader: it counts the bytes
+of every line since the last blank line (line ends not counted; comments, ``id`` and
+``retry`` lines too), the unfinished line included. Past the bound it raises
+:class:`EventTooLarge` (carrying up to 4 KiB of the start of the event's data, to read a
+response id from, and the events the same read completed before it) and drops the event,
+instead of keeping more: it never holds more of an event than the bound (the read that
+takes it past is checked before it is kept or joined), so a hostile server cannot make it
+hold more than the bound and one read.
 
 Two layers, usable separately:
 
 * :class:`SSEDecoder` is sans-I/O: ``feed(chunk)`` takes whatever bytes arrived and returns
-  the events they completed. It follows the WHATWG event-stream rules (``\\n``, ``\\r`` and
+  the events they completed, following the WHATWG event-stream rules (``\\n``, ``\\r`` and
   ``\\r\\n`` line ends, ``:`` comments, ``data``/``event``/``id``/``retry`` fields, a
-  leading BOM) and keeps the stream's ``last_event_id`` and ``retry`` for resumption.
+  leading BOM) and keeping the stream's ``last_event_id`` and ``retry`` for resumption.
 * :func:`iter_events` reads a streamed ``requests`` response (``stream=True``) with
   ``response.raw.read1``, i.e. whatever the socket has, never waiting for a fixed-size
   block, and yields each event the moment its blank line arrives.
-
-Why not ``sseclient-py``: it concatenates an event's bytes line by line (``data += line``),
-which copies the whole event again for every chunk: quadratic for a multi-megabyte event
-that arrives in small chunks. It also drops events without data together with their
-``id``, which resumption needs, and reads its source in blocks. Here each chunk is
-scanned once and an event's pieces are joined once, so the cost is linear in its size.
 
 Usage::
 
     response = session.get(url, headers={"Accept": "text/event-stream"}, stream=True)
     for event in iter_events(response):
         handle(event.event, event.data)     # event.id, event.retry as well
-
-**A bound on one event** (``max_event_size``): the bytes of the lines of the event being
-assembled (line ends not counted), the unfinished line included, since the last blank
-line. Past it the decoder raises :class:`EventTooLarge` (carrying the start of the
-event's data, to read a response id from, and the events completed before it) instead of
-keeping more, so a hostile server cannot make it hold more than the bound and one read.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, List, Optional, Union
+import logging
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 __all__ = ["DEFAULT_READ_SIZE", "EventTooLarge", "SSEDecoder", "ServerSentEvent", "iter_events",
            "read1_of"]
+
+log = logging.getLogger(__name__)
 
 #: The most bytes one read asks for; a read returns what is available, up to this.
 DEFAULT_READ_SIZE = 1 << 16
 
 _BOM = b"\xef\xbb\xbf"
+# An event is skipped when sseclient-py would copy more than this, beyond four times the
+# event's size, joining its lines (see the module docstring): about 0.1 s of copying.
+_JOIN_BUDGET = 256 << 20
+_JOIN_FACTOR = 4
 # How much of an oversized event's data EventTooLarge keeps (to read a response id from).
 _HEAD = 4096
 
@@ -90,8 +124,8 @@ class EventTooLarge(ValueError):
     Attributes:
         size: the event's bytes when the decoder gave up (more than ``limit``).
         limit: the decoder's ``max_event_size``.
-        head: the start of the event's data (its first ``data`` line, at most 4 KiB; empty
-            if no data came first): enough to read a JSON-RPC id from.
+        head: the start of the event's data (the value of its first ``data`` line, at most
+            4 KiB; empty if no data came first): enough to read a JSON-RPC id from.
         events: the events the same :meth:`SSEDecoder.feed` call completed before this
             one, in order: deliver them first.
     """
@@ -106,23 +140,29 @@ class EventTooLarge(ValueError):
 
 
 class SSEDecoder:
-    """Turns event-stream bytes into :class:`ServerSentEvent` objects, incrementally.
+    """The line reader: event-stream bytes in, :class:`ServerSentEvent` objects out.
 
-    Not thread-safe: one decoder per stream, fed by one reader.
+    Splits whatever bytes arrive into whole lines, keeps the stream's state (last event
+    ID, ``retry``), and hands each finished event with data to sseclient-py to parse. An
+    event of so many lines that joining them would cost too much is skipped with a
+    warning (see the module docstring); an event longer than ``max_event_size`` raises
+    :class:`EventTooLarge`. Not thread-safe: one decoder per stream, fed by one reader.
 
     Args:
         last_event_id: the ID to start from (a resumed stream continues the old one's).
         include_empty: also return events whose data is empty (a server's "priming"
-            event, ``id: 7`` and ``data:`` with nothing after it, only carries an ID and a
-            ``retry``). By default they are not returned (a browser would dispatch one
-            with an empty ``data:`` line, which helps no one), but their ``id`` and
-            ``retry`` still count.
+            event, ``id: 7`` and ``data:`` with nothing after it, or no ``data`` at all,
+            only carries an ID and a ``retry``). By default they are not returned (a
+            browser would dispatch one with an empty ``data:`` line, which helps no one),
+            but their ``id`` and ``retry`` still count.
         max_event_size: the most bytes one event may take (see the module docstring);
             ``feed()`` raises :class:`EventTooLarge` past it. ``None``: no bound.
 
     Attributes:
-        last_event_id: the latest ``id`` field seen (``None`` before any); what a client
-            sends as ``Last-Event-ID`` to resume. An empty ``id`` field resets it to ``""``.
+        last_event_id: the ID of the latest finished event that had an ``id`` field
+            (``None`` before any); what a client sends as ``Last-Event-ID`` to resume. An
+            empty ``id`` field resets it to ``""``. The ``id`` of an event cut short by the
+            end of the stream does not count: that event was not received.
         retry: the latest ``retry`` field in milliseconds, or ``None``.
         comments: how many comment lines (``: keep-alive``) arrived.
     """
@@ -136,14 +176,23 @@ class SSEDecoder:
         self.max_event_size = max_event_size
         # The current line's bytes so far (a line may span many chunks): joined once.
         self._partial: List[bytes] = []
-        # The bytes of the event's complete lines, and of the unfinished one (_partial).
-        self._event_size = 0
         self._partial_size = 0
+        # The bytes of the event's finished lines, every field and comment, line ends not
+        # counted (what max_event_size bounds, with _partial_size).
+        self._event_bytes = 0
+        # The value of the event's first data line, up to _HEAD bytes (EventTooLarge.head).
+        self._first_data: Optional[bytes] = None
         self._last_was_cr = False
         self._started = False
-        # The event being assembled.
-        self._data: List[Union[bytes, memoryview]] = []
-        self._event_type = ""
+        # The event being assembled: its data and event lines for sseclient-py (each
+        # ending with b"\n"), their size, and what joining them would copy there.
+        self._lines: List[bytes] = []
+        self._size = 0
+        self._copies = 0
+        self._line_count = 0
+        self._too_costly = False
+        self._has_data = False
+        self._event_id: Optional[str] = None
         self._event_retry: Optional[int] = None
         self._dirty = False
 
@@ -151,7 +200,8 @@ class SSEDecoder:
         """Parse ``chunk`` (any size, any split) and return the events it completed.
 
         Raises:
-            EventTooLarge: an event grew past ``max_event_size``.
+            EventTooLarge: an event grew past ``max_event_size``; it was dropped, and the
+                events ``chunk`` completed before it are in the exception's ``events``.
         """
         if not chunk:
             return []
@@ -172,62 +222,71 @@ class SSEDecoder:
             self._last_was_cr = False
         limit = self.max_event_size
         events: List[ServerSentEvent] = []
+        # Every bound check comes before the bytes are kept or joined: the decoder never
+        # holds more of an event than the bound.
         if b"\n" not in chunk:  # the middle of a long line: keep it, copy nothing
             if chunk:
+                size = self._event_bytes + self._partial_size + len(chunk)
+                if limit is not None and size > limit:
+                    raise self._too_large(events, size, [*self._partial, chunk])
                 self._partial.append(chunk)
                 self._partial_size += len(chunk)
-                if limit is not None and self._event_size + self._partial_size > limit:
-                    raise self._too_large(events, None)
             return events
-        lines = chunk.split(b"\n")
-        tail = lines.pop()  # after the last line end: the start of an unfinished line
-        if lines:
-            if self._partial:
-                self._partial.append(lines[0])
-                lines[0] = b"".join(self._partial)
-                self._partial = []
-                self._partial_size = 0
-            for line in lines:
-                if line:
-                    self._event_size += len(line)
-                    if limit is not None and self._event_size > limit:
-                        raise self._too_large(events, line)
-                    self._field(line)
-                else:
-                    self._event_size = 0
-                    if self._dirty:
-                        event = self._dispatch()
-                        if event is not None:
-                            events.append(event)
+        # Only b"\n" ends a line now; each line keeps it, as sseclient-py needs.
+        lines = chunk.splitlines(True)
+        tail = b"" if lines[-1].endswith(b"\n") else lines.pop()
+        if self._partial:
+            size = self._event_bytes + self._partial_size + len(lines[0]) - 1
+            if limit is not None and size > limit:
+                raise self._too_large(events, size, [*self._partial, lines[0]])
+            self._partial.append(lines[0])
+            lines[0] = b"".join(self._partial)
+            self._partial = []
+            self._partial_size = 0
+        for line in lines:
+            if line != b"\n":
+                self._event_bytes += len(line) - 1
+                if limit is not None and self._event_bytes > limit:
+                    raise self._too_large(events, self._event_bytes, [line])
+                self._field(line)
+            else:
+                self._event_bytes = 0  # even after comments alone, which dispatch nothing
+                if self._dirty:
+                    event = self._dispatch()
+                    if event is not None:
+                        events.append(event)
         if tail:
+            size = self._event_bytes + len(tail)
+            if limit is not None and size > limit:
+                raise self._too_large(events, size, [tail])
             self._partial.append(tail)
             self._partial_size = len(tail)
-            if limit is not None and self._event_size + self._partial_size > limit:
-                raise self._too_large(events, None)
         return events
 
-    def _too_large(self, events: List[ServerSentEvent], line: Optional[bytes]) -> EventTooLarge:
-        """Drop the event being assembled and describe it (``line``: the complete line
-        that took it past the bound; ``None``: the unfinished line did)."""
+    def _too_large(self, events: List[ServerSentEvent], size: int,
+                   line: List[bytes]) -> EventTooLarge:
+        """Drop the event being assembled and describe it.
+
+        ``size`` is the event's bytes with the line that took it past the bound; ``line``
+        that line's pieces (finished or not), read only for the head of the event's data
+        when no ``data`` line came before it.
+        """
         assert self.max_event_size is not None
-        size = self._event_size + self._partial_size
-        if self._data:
-            head = bytes(self._data[0][:_HEAD])
-        else:
-            first = line
-            if first is None:  # the unfinished line: its start is enough
-                pieces: List[bytes] = []
-                length = 0
-                for piece in self._partial:
-                    pieces.append(piece[:_HEAD + 6])
-                    length += len(pieces[-1])
-                    if length > _HEAD + 6:
-                        break
-                first = b"".join(pieces)
+        head = self._first_data
+        if head is None:
+            # Only the start of the line: at most the head and its field name are copied.
+            pieces: List[bytes] = []
+            length = 0
+            for piece in line:
+                pieces.append(piece[:_HEAD + 6])
+                length += len(pieces[-1])
+                if length > _HEAD + 6:
+                    break
+            start = b"".join(pieces).rstrip(b"\n")
             head = b""
-            if first == b"data" or first.startswith(b"data:"):
-                start = 6 if first[5:6] == b" " else 5
-                head = bytes(first[start:start + _HEAD])
+            if start == b"data" or start.startswith(b"data:"):
+                offset = 6 if start[5:6] == b" " else 5
+                head = start[offset:offset + _HEAD]
         self._partial = []
         self._partial_size = 0
         self._reset_event()
@@ -246,50 +305,106 @@ class SSEDecoder:
         self._reset_event()
 
     def _field(self, line: bytes) -> None:
+        """One line of the event being assembled (``line`` ends with ``b"\\n"``)."""
         if line[0] == 0x3A:  # b":" - a comment, usually a keep-alive
             self.comments += 1
             return
         colon = line.find(b":")
         if colon < 0:
-            name, start = line, len(line)
+            name, start = line[:-1], len(line) - 1
         else:
             name = line[:colon]
             start = colon + 2 if line[colon + 1:colon + 2] == b" " else colon + 1
         if name == b"data":
-            # A view, not a slice: a multi-megabyte line is copied once, when decoded.
-            self._data.append(memoryview(line)[start:])
-            self._dirty = True
-            return
-        value = line[start:]
-        if name == b"event":
-            self._event_type = value.decode("utf-8", "replace")
-            self._dirty = True
+            if start < len(line) - 1 or self.include_empty:
+                self._has_data = True
+            if self._first_data is None:
+                self._first_data = line[start:min(len(line) - 1, start + _HEAD)]
+            self._hold(line)
+        elif name == b"event":
+            self._hold(line)
         elif name == b"id":
+            value = line[start:-1]
             if b"\x00" not in value:
-                self.last_event_id = value.decode("utf-8", "replace")
-            self._dirty = True
+                self._event_id = value.decode("utf-8", "replace")
         elif name == b"retry":
+            value = line[start:-1]
             if value.isdigit():
                 self.retry = self._event_retry = int(value)
-            self._dirty = True
-        # Any other field name is ignored, as the standard says.
+        else:
+            return  # any other field name is ignored, as the standard says
+        self._dirty = True
+
+    def _hold(self, line: bytes) -> None:
+        """Keep a line for sseclient-py, unless joining the event would cost too much."""
+        self._line_count += 1
+        self._size += len(line)
+        if self._line_count > 1:
+            self._copies += self._size  # sseclient-py's ``data += line``
+        if self._too_costly:
+            return
+        if self._copies > _JOIN_FACTOR * self._size + _JOIN_BUDGET:
+            self._too_costly = True
+            self._lines = []  # nothing of it will be parsed: let it go now
+            return
+        self._lines.append(line)
 
     def _dispatch(self) -> Optional[ServerSentEvent]:
-        data = self._data
-        event: Optional[ServerSentEvent] = None
-        if self.include_empty or any(data):
-            text = str(data[0] if len(data) == 1 else b"\n".join(data), "utf-8", "replace")
-            event = ServerSentEvent(text, self._event_type or "message", self.last_event_id,
-                                    self._event_retry)
+        """The blank line after an event: note its ID, and parse it if it has data."""
+        if self._event_id is not None:
+            self.last_event_id = self._event_id
+        lines, retry = self._lines, self._event_retry
+        has_data, too_costly = self._has_data, self._too_costly
+        size, line_count = self._size, self._line_count
         self._reset_event()
-        return event
+        if not has_data:
+            if not self.include_empty:
+                return None
+            lines.append(b"data\n")  # sseclient-py drops an event without data
+        if too_costly:
+            log.warning("skipping a server-sent event of %d bytes in %d lines: joining that "
+                        "many lines costs sseclient-py too much", size, line_count)
+            return None
+        parsed = _parse_event(lines)
+        if parsed is None:  # pragma: no cover - the event holds data, so it is dispatched
+            return None
+        data, event_type = parsed
+        return ServerSentEvent(data, event_type, self.last_event_id, retry)
 
     def _reset_event(self) -> None:
-        self._data = []
-        self._event_type = ""
+        self._lines = []
+        self._size = 0
+        self._copies = 0
+        self._line_count = 0
+        self._too_costly = False
+        self._has_data = False
+        self._event_id = None
         self._event_retry = None
         self._dirty = False
-        self._event_size = 0
+        self._event_bytes = 0
+        self._first_data = None
+
+
+def _parse_event(lines: List[bytes]) -> Optional[Tuple[str, str]]:
+    """``(data, event type)`` of one event's ``data`` and ``event`` lines, by sseclient-py.
+
+    Each line ends with ``b"\\n"``; ``lines`` gets the blank line that ends the event.
+    """
+    from sseclient import SSEClient  # here, not at import: most clients never see SSE
+
+    lines.append(b"\n")
+    # An iterator, not the list: sseclient-py logs its source at DEBUG, and the data of
+    # the event does not belong in a log.
+    try:
+        event = next(SSEClient(iter(lines)).events(), None)
+    except UnicodeDecodeError:  # it decodes strictly; the standard replaces bad bytes
+        lines = [line.decode("utf-8", "replace").encode("utf-8") for line in lines]
+        event = next(SSEClient(iter(lines)).events(), None)
+    if event is None:
+        return None
+    data: str = event.data
+    event_type: str = event.event
+    return data, event_type
 
 
 def read1_of(response: Any) -> Callable[[int], bytes]:

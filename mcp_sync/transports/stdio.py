@@ -211,6 +211,7 @@ class StdioTransport(Transport):
 
     @property
     def returncode(self) -> Optional[int]:
+        """The server process's exit code once it has exited, else ``None``."""
         return self._process.returncode if self._process else None
 
     def _child_env(self) -> Dict[str, str]:

@@ -114,7 +114,8 @@ def _route_once(message: Any, fast: bool) -> Tuple[Any, ...]:
     transport = _NullTransport()
     session = Session(transport, name="fuzz")
     requests: List[Any] = []
-    session._pool.submit = lambda fn, *args: requests.append(args[0])  # type: ignore[method-assign]
+    session._pool.submit = (  # type: ignore[method-assign]
+        lambda fn, *args: requests.append(args) or True)
     waiters: Dict[int, Waiter] = {}
     for _ in PENDING_IDS:
         waiter = Waiter()
@@ -130,7 +131,7 @@ def _route_once(message: Any, fast: bool) -> Tuple[Any, ...]:
             break
         session._route(item)
     for request in requests:  # the handler pool's job, done here (no threads)
-        session._answer(request)
+        session._answer(*request)
     resolved = {}
     for request_id, waiter in waiters.items():
         if waiter.wait(0):
@@ -247,7 +248,8 @@ def sse_reference(data: bytes, include_empty: bool = False) -> Tuple[List[Server
                                                                       Optional[str],
                                                                       Optional[int]]:
     """The WHATWG event-stream rules applied to the whole of ``data`` at once; returns the
-    events, the last event ID and the last retry."""
+    events, the last event ID and the last retry. An ``id`` field fills the event's ID
+    buffer; it becomes the last event ID when its event is dispatched (its blank line)."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     lines = _LINE_END.split(data)[:-1]  # what follows the last line end is unfinished
@@ -256,8 +258,11 @@ def sse_reference(data: bytes, include_empty: bool = False) -> Tuple[List[Server
     retry: Optional[int] = None
     buffer: List[bytes] = []
     kind, event_retry, dirty = "", None, False
+    event_id: Optional[str] = None
     for line in lines:
         if not line:
+            if event_id is not None:
+                last_id, event_id = event_id, None
             if dirty and (include_empty or any(buffer)):
                 events.append(ServerSentEvent(b"\n".join(buffer).decode("utf-8", "replace"),
                                               kind or "message", last_id, event_retry))
@@ -274,7 +279,7 @@ def sse_reference(data: bytes, include_empty: bool = False) -> Tuple[List[Server
             kind = value.decode("utf-8", "replace")
         elif name == b"id":
             if b"\x00" not in value:
-                last_id = value.decode("utf-8", "replace")
+                event_id = value.decode("utf-8", "replace")
         elif name == b"retry":
             if value.isdigit():
                 retry = event_retry = int(value)

@@ -8,11 +8,21 @@ Options:
   --banner               print a non-JSON banner line on stdout before serving
   --exit-at-start N      exit with status N before reading anything
   --ignore-unknown       never answer unknown methods (some servers ignore server/discover)
+  --endless METHOD       answer the list METHOD (tools/list, resources/list,
+                         resources/templates/list, prompts/list) with pages that never end:
+                         every page has a nextCursor (repeatable)
+  --endless-items N      items per endless page (default 100)
+  --endless-item-size N  characters of description in each endless item (default 100)
+  --display-tools        add the tools whose results test the Jupyter display's bounds
+                         and escaping (records, flat, blocks, images, hostile, wide)
+  --stateless            also serve 2026-07-28 (server/discover); tools may answer
+                         input_required (see needs_input)
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -22,7 +32,7 @@ from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mcp_sync.testing import FakeServer, ToolContext
+from mcp_sync.testing import FakeServer, RpcError, ToolContext
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--page-size", type=int)
@@ -33,6 +43,14 @@ parser.add_argument("--banner", action="store_true")
 parser.add_argument("--exit-at-start", type=int)
 parser.add_argument("--ignore-unknown", action="store_true",
                     help="never answer unknown methods (e.g. server/discover)")
+parser.add_argument("--endless", action="append", default=[],
+                    choices=["tools/list", "resources/list", "resources/templates/list",
+                             "prompts/list"])
+parser.add_argument("--endless-items", type=int, default=100)
+parser.add_argument("--endless-item-size", type=int, default=100)
+parser.add_argument("--display-tools", action="store_true")
+parser.add_argument("--stateless", action="store_true",
+                    help="answer server/discover: serve the 2026-07-28 era too")
 options = parser.parse_args()
 
 if options.exit_at_start is not None:
@@ -138,6 +156,59 @@ def ask(method: str, ctx: ToolContext, params: Optional[Dict[str, Any]] = None) 
         return {"error": getattr(exc, "error", {"message": str(exc)})}
 
 
+_cancelled_ids = itertools.count(1)
+
+
+@server.tool()
+def ask_and_cancel(method: str, ctx: ToolContext, params: Optional[Dict[str, Any]] = None,
+                   after_progress: bool = False, wait: float = 10.0) -> Dict[str, Any]:
+    """Send a request to the client with a progress token, then cancel it: at once, or
+    once the client reported progress for it. Returns the request's id and that progress."""
+    request_id = f"cancel-{next(_cancelled_ids)}"
+    token = f"token-{request_id}"
+    request_params = dict(params or {})
+    request_params["_meta"] = {"progressToken": token}
+    ctx.connection.send({"jsonrpc": "2.0", "id": request_id, "method": method,
+                         "params": request_params})
+    progress = None
+    if after_progress:
+        progress = ctx.connection.wait_for(
+            lambda m: m.get("method") == "notifications/progress"
+            and (m.get("params") or {}).get("progressToken") == token, wait)["params"]
+    ctx.connection.notify("notifications/cancelled",
+                          {"requestId": request_id, "reason": "no longer needed"})
+    return {"id": request_id, "progress": progress}
+
+
+@server.tool()
+def answers(request_id: str) -> List[Dict[str, Any]]:
+    """Responses this server received to its request `request_id`."""
+    return [m for c in server.connections for m in c.received
+            if m.get("id") == request_id and "method" not in m]
+
+
+@server.tool()
+def needs_url(url: str, elicitation_id: str = "el-1") -> str:
+    """Fail with -32042: the user must complete a URL-mode elicitation first."""
+    raise RpcError({"code": -32042, "message": "This request requires more information.",
+                    "data": {"elicitations": [{"mode": "url", "elicitationId": elicitation_id,
+                                               "url": url, "message": "Authorize access."}]}})
+
+
+@server.tool()
+def needs_input(input_requests: Dict[str, Any], ctx: ToolContext) -> Dict[str, Any]:
+    """2026-07-28: answer input_required with `input_requests` first; the retry gets
+    the client's inputResponses back as structured content."""
+    call = next(m for m in reversed(ctx.connection.received) if m.get("id") == ctx.request_id
+                and m.get("method") == "tools/call")
+    responses = call["params"].get("inputResponses")
+    if responses is None:
+        return {"resultType": "input_required", "content": [],
+                "inputRequests": input_requests, "requestState": "asked"}
+    return {"content": [{"type": "text", "text": "answered"}],
+            "structuredContent": {"inputResponses": responses}}
+
+
 @server.tool()
 def received(method: str) -> List[Dict[str, Any]]:
     """Messages this server received with the given method, in order."""
@@ -152,9 +223,9 @@ def log(level: str, data: str, ctx: ToolContext) -> str:
 
 
 @server.tool()
-def notify(method: str, ctx: ToolContext) -> str:
-    """Send a notification with no params (e.g. notifications/tools/list_changed)."""
-    ctx.connection.notify(method)
+def notify(method: str, ctx: ToolContext, params: Optional[Dict[str, Any]] = None) -> str:
+    """Send a notification (e.g. notifications/tools/list_changed), with `params` if given."""
+    ctx.connection.notify(method, params)
     return "sent"
 
 
@@ -175,6 +246,89 @@ for index in range(options.extra_tools):
         lambda: "extra"
     )
 
+# Text that would be markup or terminal control if shown raw: ANSI colours, a bell, a C1
+# CSI, a right-to-left override, Markdown emphasis, links and mathematics, and HTML.
+HOSTILE_TEXT = ("red \x1b[31mALERT\x1b[0m\x07 \x9b2J \u202egnp.exe *bold* _it_ "
+                "[link](javascript:alert(1)) $x^2$ | pipe <b>tag</b> & `tick`")
+
+
+def display_tools() -> None:
+    @server.tool()
+    def records(count: int, keys: int = 1, size: int = 1) -> Dict[str, Any]:
+        """`count` flat records, each with `keys` keys of its own holding `size`
+        characters; structuredContent is the list itself (2026-07-28 shape)."""
+        rows = [{f"r{i}_k{j}": "v" * size for j in range(keys)} for i in range(count)]
+        return {"content": [{"type": "text", "text": f"{count} records"}],
+                "structuredContent": rows}
+
+    @server.tool()
+    def flat(keys: int, size: int = 1) -> Dict[str, Any]:
+        """A flat structured result: `keys` keys each holding `size` characters."""
+        return {f"key_{j}": "x" * size for j in range(keys)}
+
+    @server.tool()
+    def blocks(count: int, size: int = 10) -> List[Dict[str, Any]]:
+        """`count` text content blocks of `size` characters."""
+        return [{"type": "text", "text": f"{i}:" + "b" * size} for i in range(count)]
+
+    @server.tool()
+    def images(count: int, size: int) -> List[Dict[str, Any]]:
+        """`count` PNG image blocks of `size` characters of base64 each."""
+        return [{"type": "image", "mimeType": "image/png", "data": "AAAA" * (size // 4)}
+                for _ in range(count)]
+
+    @server.tool(description=HOSTILE_TEXT)
+    def hostile() -> Dict[str, Any]:
+        """Hostile text in a text block, a structured key and value, an embedded
+        resource and a resource link."""
+        return {"content": [
+            {"type": "text", "text": HOSTILE_TEXT},
+            {"type": "resource", "resource": {"uri": "test://hostile", "text": HOSTILE_TEXT}},
+            {"type": "resource_link", "uri": "https://example.com/\x1b[2J", "name": "link"},
+        ], "structuredContent": {"note": HOSTILE_TEXT, HOSTILE_TEXT: "key"}}
+
+    server.tool(name="wide", description="A tool with 100 parameters", input_schema={
+        "type": "object",
+        "properties": {f"p{index}": {"type": "string", "description": HOSTILE_TEXT * 20}
+                       for index in range(100)},
+        "required": ["p0", {"not": "a name"}],
+    })(lambda **_: "wide")
+
+
+if options.display_tools:
+    display_tools()
+
+
+def endless_item(method: str, page: int, index: int, description: str) -> Dict[str, Any]:
+    name = f"endless_{page}_{index}"
+    if method == "tools/list":
+        return {"name": name, "description": description, "inputSchema": {"type": "object"}}
+    if method == "resources/list":
+        return {"uri": f"test://endless/{page}/{index}", "name": name,
+                "description": description}
+    if method == "resources/templates/list":
+        return {"uriTemplate": f"test://endless/{page}/{index}/{{x}}", "name": name,
+                "description": description}
+    return {"name": name, "description": description}
+
+
+def endless_pages(method: str, key: str) -> None:
+    # Distinct names on every page, and always a new cursor: a hostile server's listing.
+    description = "d" * options.endless_item_size
+
+    @server.method(method)
+    def page(params: Dict[str, Any]) -> Dict[str, Any]:
+        number = int(params.get("cursor") or 0)
+        return {key: [endless_item(method, number, index, description)
+                      for index in range(options.endless_items)],
+                "nextCursor": str(number + 1)}
+
+
+for endless in options.endless:
+    endless_pages(endless, {"tools/list": "tools", "resources/list": "resources",
+                            "resources/templates/list": "resourceTemplates",
+                            "prompts/list": "prompts"}[endless])
+
 if not options.no_resources:
     server.resource("test://hello", "hello world", name="hello")
     server.resource("test://blob", None, name="blob", mime_type="application/octet-stream",
@@ -185,6 +339,15 @@ if not options.no_resources:
 def greet(who: str) -> str:
     """Greet someone."""
     return f"Hello, {who}!"
+
+
+if options.stateless:
+    @server.method("server/discover")
+    def discover(params: Dict[str, Any]) -> Dict[str, Any]:
+        return {"resultType": "complete", "supportedVersions": ["2026-07-28", *versions],
+                "capabilities": server.capabilities(),
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": server.name,
+                                                                 "version": server.version}}}
 
 
 server.completion("greet", lambda name, value: [w for w in ("alice", "bob", "alina")

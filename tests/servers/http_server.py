@@ -15,8 +15,12 @@ Knobs, set before the client sends what they apply to:
 * ``get_status``: answer every plain GET with this status (405: "no GET stream here").
 * ``get_gate``: an Event; GETs get no answer until it is set.
 * ``retry_ms``: the ``retry:`` field of every priming event.
+* ``priming_data``: whether priming events have a ``data:`` line (empty); False sends
+  only their ``id`` and ``retry``.
 * ``break_streams``: end this many request streams right after their priming event; what
   the request then produces waits for a GET with ``Last-Event-ID``.
+* ``cut_events``: with ``break_streams``, the stream ends half-way through the event after
+  the priming one (its ``id`` line sent, its data cut short) instead.
 * ``hold_open``: an Event; request streams stay open after their response until it is set.
 * ``keepalive``: seconds between ``: keep-alive`` comments on an idle request stream.
 * ``post_hook(handler, message)``: takes over a POST when it returns True (it writes the
@@ -26,6 +30,8 @@ Records: ``requests`` (every request, :class:`Recorded`), ``wait_for(predicate)`
 Controls: ``expire_sessions()`` (the server forgets them: later requests get 404),
 ``drop_get_streams()``, ``push(method, params)`` (a notification on the GET streams),
 ``stream_end(request_id)`` (an Event set when that request's reply is over).
+
+``tls``: an ``ssl.SSLContext`` (tests/servers/tls.py) serves HTTPS instead of HTTP.
 
 Binds 127.0.0.1 on a free port; ``stop()`` (or the context manager) ends every stream,
 closes the FakeServer connections and joins the serving thread. Its threads are named
@@ -37,6 +43,7 @@ from __future__ import annotations
 import itertools
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -45,6 +52,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from mcp_sync.testing import FakeServer, ServerConnection
+
+from .tls import wrap_listener
 
 __all__ = ["McpHttpServer", "Recorded"]
 
@@ -257,6 +266,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def write_event(self, data: Any = None, *, event_id: Optional[str] = None,
                     retry: Optional[int] = None, event: Optional[str] = None) -> None:
+        self.write_raw(self.event_bytes(data, event_id=event_id, retry=retry, event=event))
+
+    def write_priming_event(self, event_id: str) -> None:
+        """The event a stream starts with: an id to resume from, and ``retry_ms``."""
+        if self.mcp.priming_data:
+            self.write_event(None, event_id=event_id, retry=self.mcp.retry_ms)
+        else:
+            retry = "" if self.mcp.retry_ms is None else f"retry: {self.mcp.retry_ms}\n"
+            self.write_raw(f"id: {event_id}\n{retry}\n".encode())
+
+    @staticmethod
+    def event_bytes(data: Any = None, *, event_id: Optional[str] = None,
+                    retry: Optional[int] = None, event: Optional[str] = None) -> bytes:
+        """One event: ``data`` (None: an empty ``data:`` line) as text or JSON."""
         lines = []
         if event is not None:
             lines.append(f"event: {event}")
@@ -269,7 +292,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             text = data if isinstance(data, str) else json.dumps(data)
             lines.extend(f"data: {line}" for line in text.split("\n"))
-        self.write_raw(("\n".join(lines) + "\n\n").encode())
+        return ("\n".join(lines) + "\n\n").encode()
 
     def end_events(self) -> None:
         self.wfile.write(b"0\r\n\r\n")
@@ -346,11 +369,25 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _reply_events(self, stream: _Stream, headers: Dict[str, str]) -> None:
         self.start_events(headers)
-        self.write_event(None, event_id=f"{stream.stream_id}-0", retry=self.mcp.retry_ms)
+        self.write_priming_event(f"{stream.stream_id}-0")
         if self.mcp.take_break():
+            if self.mcp.cut_events:
+                self._write_half_of_the_first_event(stream)
             self.end_events()  # gone before the response: the client must resume
             return
         self._write_stream(stream, 0, until_done=True)
+
+    def _write_half_of_the_first_event(self, stream: _Stream) -> None:
+        deadline = time.monotonic() + _JSON_WAIT
+        events: List[Tuple[str, Dict[str, Any]]] = []
+        while not events and time.monotonic() < deadline and not self.mcp.stopping.is_set():
+            events, closed = stream.wait(0, _POLL)
+            if closed:
+                break
+        if events:
+            event_id, message = events[0]
+            whole = self.event_bytes(message, event_id=event_id)
+            self.write_raw(whole[:len(whole) // 2])
 
     def _write_stream(self, stream: _Stream, have: int, *, until_done: bool) -> None:
         """Write the stream's events after the first ``have`` as they come."""
@@ -409,7 +446,7 @@ class _Handler(BaseHTTPRequestHandler):
                 missed = resumed.events[int(index):]
             for event_id, message in missed:
                 self.write_event(message, event_id=event_id)
-        self.write_event(None, event_id=f"{stream.stream_id}-0", retry=self.mcp.retry_ms)
+        self.write_priming_event(f"{stream.stream_id}-0")
         self._write_stream(stream, 0, until_done=False)
 
     def do_DELETE(self) -> None:
@@ -437,14 +474,17 @@ class McpHttpServer:
     """The scriptable server; see the module docstring."""
 
     def __init__(self, fake: Optional[FakeServer] = None, *, reply: str = "sse",
-                 path: str = "/mcp") -> None:
+                 path: str = "/mcp", tls: Optional[ssl.SSLContext] = None) -> None:
         self.fake = fake or FakeServer("http-test")
+        self.scheme = "https" if tls is not None else "http"
         self.reply = reply
         self.path = path
         self.get_status: Optional[int] = None
         self.get_gate: Optional[threading.Event] = None
         self.retry_ms: Optional[int] = None
+        self.priming_data = True
         self.break_streams = 0
+        self.cut_events = False
         self.hold_open: Optional[threading.Event] = None
         self.keepalive: Optional[float] = None
         self.post_hook: Optional[Callable[[_Handler, Any], bool]] = None
@@ -457,6 +497,8 @@ class McpHttpServer:
         self._changed = threading.Condition()
         self._httpd = _HttpServer(("127.0.0.1", 0), _Handler)
         self._httpd.mcp = self
+        if tls is not None:
+            self._httpd.socket = wrap_listener(self._httpd.socket, tls)
         self._thread: Optional[threading.Thread] = None
 
     @property
@@ -465,7 +507,7 @@ class McpHttpServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}{self.path}"
+        return f"{self.scheme}://127.0.0.1:{self.port}{self.path}"
 
     def start(self) -> McpHttpServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),

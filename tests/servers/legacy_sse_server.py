@@ -7,15 +7,17 @@ answers ``202 Accepted``; the reply travels on the stream. The MCP side is a
 :class:`mcp_sync.testing.FakeServer`, one connection per stream.
 
 Knobs for tests (set them before the client connects): ``endpoint`` (a function of the
-session id returning the endpoint event's data, or None to send none), ``get_status`` and
+session id returning the endpoint event's data, or None to send none), ``preamble`` (raw
+bytes the stream starts with, before the endpoint event), ``get_status`` and
 ``post_status`` (answer GETs or POSTs with an error status instead), ``get_headers`` and
 ``post_headers`` (extra headers on those errors), ``required_headers`` (401 unless every
 one is present). ``requests`` records every request as ``(method, path, headers)``.
 ``end_streams()`` hangs up on every open stream; ``send_raw(text)`` writes raw SSE text to
 every open stream.
 
-Binds 127.0.0.1 on a free port; ``stop()`` (or the context manager) ends every stream and
-joins every thread it started.
+Binds 127.0.0.1 on a free port (HTTPS with ``tls=``, an ``ssl.SSLContext`` from
+tests/servers/tls.py); ``stop()`` (or the context manager) ends every stream and joins
+every thread it started.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import json
 import queue
 import select
 import socket
+import ssl
+import sys
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,6 +35,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from urllib.parse import parse_qs, urlsplit
 
 from mcp_sync.testing import FakeServer, ServerConnection
+
+from .tls import wrap_listener
 
 __all__ = ["LegacySseServer", "SseStream"]
 
@@ -100,6 +106,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
+        self.wfile.write(owner.preamble)
         endpoint = owner.endpoint(stream.session_id)
         if endpoint is not None:
             self.wfile.write(f"event: endpoint\ndata: {endpoint}\n\n".encode())
@@ -135,6 +142,18 @@ class _Handler(BaseHTTPRequestHandler):
         readable, _, _ = select.select([self.connection], [], [], 0)
         if not readable:
             return False
+        if isinstance(self.connection, ssl.SSLSocket):
+            # TLS cannot peek. The client sends nothing after its GET, so what arrives
+            # now is its close_notify or its end: reading it consumes nothing of value.
+            self.connection.setblocking(False)
+            try:
+                return self.connection.recv(1) == b""
+            except ssl.SSLWantReadError:  # part of a record: nothing decided yet
+                return False
+            except OSError:
+                return True
+            finally:
+                self.connection.setblocking(True)
         try:
             return self.connection.recv(1, socket.MSG_PEEK) == b""
         except OSError:
@@ -177,13 +196,21 @@ class _HttpServer(ThreadingHTTPServer):
         self.owner = owner
         super().__init__(("127.0.0.1", 0), _Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ssl.SSLError):
+            return  # a client that refused the certificate: what a TLS test expects
+        super().handle_error(request, client_address)
+
 
 class LegacySseServer:
     """A threaded legacy-SSE MCP server on 127.0.0.1. Use as a context manager."""
 
-    def __init__(self, fake: Optional[FakeServer] = None) -> None:
+    def __init__(self, fake: Optional[FakeServer] = None, *,
+                 tls: Optional[ssl.SSLContext] = None) -> None:
         self.fake = fake or FakeServer("legacy")
+        self.scheme = "https" if tls is not None else "http"
         self.endpoint: Callable[[str], Optional[str]] = lambda sid: f"/messages?sessionId={sid}"
+        self.preamble = b""
         self.get_status: Optional[int] = None
         self.get_headers: Dict[str, str] = {}
         self.post_status: Optional[int] = None
@@ -195,6 +222,8 @@ class LegacySseServer:
         # Guards streams and signals stream_opened.
         self._lock = threading.Condition()
         self._httpd = _HttpServer(self)
+        if tls is not None:
+            self._httpd.socket = wrap_listener(self._httpd.socket, tls)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
             name="legacy-sse-server",
@@ -207,7 +236,7 @@ class LegacySseServer:
     @property
     def url(self) -> str:
         """The URL a client connects to (the SSE stream)."""
-        return f"http://127.0.0.1:{self.port}/sse"
+        return f"{self.scheme}://127.0.0.1:{self.port}/sse"
 
     def start(self) -> LegacySseServer:
         self._thread.start()

@@ -1,0 +1,41 @@
+"""The Python version matrix: the library's own test modules on the oldest and newest CPython.
+
+    nox -s core              # every Python listed below that is installed
+    nox -s core-3.9          # one of them
+
+Only the modules of the library's own layers run here, without their tests marked ``peer``
+(those need the official ``mcp`` SDK, which needs a newer Python, or the Node peers); the
+full suite, peers included, runs with ``python -m pytest`` on the default interpreter. nox
+looks the interpreters up on ``PATH`` (``python3.9``, ``python3.13``); ``.ci/run`` puts
+pyenv's there.
+"""
+
+from __future__ import annotations
+
+import nox
+
+PYTHONS = ["3.9", "3.13"]
+
+# The test modules of the library's own layers: the sans-I/O core, the transports over real
+# pipes and sockets (stdio, memory, Streamable HTTP, legacy SSE), configuration and the CLI.
+CORE_MODULES = [
+    "tests/test_core.py",
+    "tests/test_stdio.py",
+    "tests/test_memory.py",
+    "tests/test_http.py",
+    "tests/test_sse_legacy.py",
+    "tests/test_config.py",
+    "tests/test_cli.py",
+]
+
+# What those modules import beyond the library itself (no SDK, no Node).
+CORE_TEST_DEPS = ["pytest>=7", "pytest-timeout>=2", "jsonschema>=4"]
+
+nox.options.sessions = ["core"]
+nox.options.error_on_missing_interpreters = True
+
+
+@nox.session(python=PYTHONS)
+def core(session: nox.Session) -> None:
+    session.install(".", *CORE_TEST_DEPS)
+    session.run("python", "-m", "pytest", "-q", "-m", "not peer", *CORE_MODULES, *session.posargs)
