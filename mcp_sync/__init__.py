@@ -11,7 +11,9 @@ blocks until its answer arrives or its timeout passes, and no event loop is invo
         print(client.call_tool("echo", {"text": "hi"}).text)
 
 The package is silent unless the application configures logging (a ``NullHandler`` sits
-on the ``mcp_sync`` logger). ``import mcp_sync`` is cheap: pydantic models
+on the ``mcp_sync`` logger); the one exception is a ``RuntimeWarning``, once, when tool
+results cannot be checked against their ``outputSchema`` because the ``[validation]``
+extra (``jsonschema``) is missing. ``import mcp_sync`` is cheap: pydantic models
 (:mod:`mcp_sync.types`) and ``requests`` load on first use.
 """
 

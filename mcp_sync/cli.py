@@ -13,10 +13,13 @@ Commands: ``tools``, ``call TOOL [--arg k=v ...] [--json-args '{...}']``, ``reso
 ``read URI``, ``prompts``, ``prompt NAME [--arg k=v ...]``, ``ping``, ``info``,
 ``servers``, ``demo``. Options may come before or after the command.
 
-Output is human-readable by default and JSON with ``--json``. While a tool reports
-progress, a bar is drawn on stderr (``--progress auto|always|never``; ``auto`` draws on a
-terminal). Ctrl-C cancels the call on the wire. Images (and audio) in results are written
-to files with ``--save-images DIR`` instead of being printed.
+Output is human-readable by default and JSON with ``--json``. What the server sent is
+shown with its terminal escapes, control, bidi and invisible characters escaped (``\\x1b``,
+``\\u202e``); ``--json`` writes them as ``\\u`` escapes. While a tool reports progress, a
+bar is drawn on stderr (``--progress auto|always|never``; ``auto`` draws on a terminal).
+Ctrl-C cancels the call on the wire. PNG, JPEG, GIF, WebP and BMP images in results are
+written to files in ``--save-images DIR`` (under names the client makes) instead of being
+printed; other media are reported, never written.
 
 Exit codes: 0 ok, 1 the tool result has ``isError``, 2 usage (bad arguments or
 configuration), 3 connection or protocol failure, 4 timeout, 130 interrupted.
@@ -36,6 +39,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ._text import printable, printable_json
 from .client import DEFAULT, Client
 from .exceptions import CapabilityError, MCPError, RequestTimeout
 
@@ -47,13 +51,16 @@ __all__ = ["main"]
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_FAILURE, EXIT_TIMEOUT = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
-_EXTENSIONS = {
+# The only media --save-images writes, and the extension the client gives each: raster
+# image formats, which no program runs. Any other type (SVG, which carries scripts; HTML;
+# audio; a made-up type naming .sh, .desktop or .bat) is reported and not written.
+_SAVED_IMAGE_TYPES = {
     "image/png": "png", "image/jpeg": "jpg", "image/jpg": "jpg", "image/gif": "gif",
-    "image/webp": "webp", "image/svg+xml": "svg", "image/bmp": "bmp", "image/x-icon": "ico",
-    "audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/ogg": "ogg",
+    "image/webp": "webp", "image/bmp": "bmp",
 }
+# Names Windows gives to devices, whatever the extension ("CON.png" is the console).
+_RESERVED_NAMES = re.compile(r"^(?:con|prn|aux|nul|com[0-9]|lpt[0-9])$", re.IGNORECASE)
 
 
 class UsageError(Exception):
@@ -74,16 +81,17 @@ def _err(text: str) -> None:
 
 
 def _json(value: Any) -> None:
-    _out(json.dumps(value, indent=2, ensure_ascii=False))
+    """JSON for scripts: control, bidi and invisible characters written as \\u escapes."""
+    _out(printable_json(value, indent=2))
 
 
 def _clean(text: Any, *, multiline: bool = False) -> str:
-    """Server text made safe for a terminal: no escape sequences or control characters."""
+    """Server text made safe for a terminal: escape sequences, control, bidi and invisible
+    characters shown escaped (``printable()``); one line unless ``multiline``."""
     value = str(text)
     if multiline:
-        return "\n".join(_CONTROL.sub("?", line.replace("\t", "    "))
-                         for line in value.splitlines())
-    return _CONTROL.sub("?", " ".join(value.split()))
+        return printable("\n".join(line.replace("\t", "    ") for line in value.splitlines()))
+    return printable(" ".join(value.split()))
 
 
 def _first_line(text: Optional[str]) -> str:
@@ -144,14 +152,18 @@ class _Progress:
 
 
 def safe_filename(stem: str, mime_type: Optional[str]) -> str:
-    """A file name from untrusted parts: ``[A-Za-z0-9._-]`` only, no leading dot, no path,
-    an extension from the MIME type."""
-    clean = _UNSAFE_FILE_CHARS.sub("_", stem).strip("._-")[:80] or "media"
-    mime = (mime_type or "").lower().split(";")[0].strip()
-    extension = _EXTENSIONS.get(mime)
+    """The name the client gives a saved image: ``[A-Za-z0-9._-]`` only, no leading dot, no
+    path, never a Windows device name, and the extension of its (allowed) image type.
+
+    Raises:
+        ValueError: ``mime_type`` is not one of the image types --save-images writes.
+    """
+    extension = _SAVED_IMAGE_TYPES.get((mime_type or "").split(";")[0].strip().lower())
     if extension is None:
-        subtype = mime.partition("/")[2]
-        extension = re.sub(r"[^a-z0-9]", "", subtype.split("+")[0])[:10] or "bin"
+        raise ValueError("only PNG, JPEG, GIF, WebP and BMP images are written")
+    clean = _UNSAFE_FILE_CHARS.sub("_", stem).strip("._-")[:80] or "media"
+    if _RESERVED_NAMES.match(clean.split(".")[0]):
+        clean = f"_{clean}"
     return f"{clean}.{extension}"
 
 
@@ -169,13 +181,14 @@ class _MediaSaver:
             self.root = os.path.realpath(directory)
 
     def save(self, data: str, mime_type: Optional[str], stem: str) -> str:
-        """Write the decoded data; returns the path. Raises ValueError for bad base64."""
+        """Write the decoded data; returns the path. Raises ValueError for a type that is
+        not written (see :func:`safe_filename`) or bad base64."""
         assert self.directory is not None
+        name = safe_filename(stem, mime_type)
         try:
             raw = base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError) as exc:
             raise ValueError(f"not valid base64: {exc}") from None
-        name = safe_filename(stem, mime_type)
         base, extension = os.path.splitext(name)
         for attempt in range(1000):
             candidate = name if attempt == 0 else f"{base}-{attempt}{extension}"
@@ -235,18 +248,19 @@ def _media_line(kind: str, data: str, mime_type: Optional[str], saver: _MediaSav
     return f"[{kind} saved to {path} ({described})]"
 
 
-def _render_contents(contents: Sequence[Any], saver: _MediaSaver, stem: Optional[str],
+def _render_contents(contents: Sequence[Any], saver: _MediaSaver, stem: str,
                      wire: List[Dict[str, Any]]) -> List[str]:
+    """Like :func:`_render_blocks`; saved media are named after ``stem`` (the client's
+    choice, never the server's URIs), numbered when there are several contents."""
     lines: List[str] = []
-    for item, item_wire in zip(contents, wire):
+    for index, (item, item_wire) in enumerate(zip(contents, wire), 1):
         text = getattr(item, "text", None)
         blob = getattr(item, "blob", None)
         mime = getattr(item, "mime_type", None)
         if text is not None:
             lines.append(_clean(text, multiline=True))
         elif blob is not None:
-            segment = item.uri.rstrip("/").rsplit("/", 1)[-1]
-            name = stem or os.path.splitext(segment)[0] or "resource"
+            name = stem if len(contents) == 1 else f"{stem}-{index}"
             if (mime or "").startswith(("image/", "audio/")):
                 lines.append(_media_line((mime or "image/").split("/")[0], blob, mime, saver,
                                          name, item_wire))
@@ -407,7 +421,7 @@ def _print_result(args: argparse.Namespace, result: types.CallToolResult,
         return
     if not any(getattr(block, "type", None) == "text" for block in result.content) and (
             result.structured_content is not None):
-        lines.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
+        lines.append(printable_json(result.structured_content, indent=2))
     for line in lines:
         _out(line)
 
@@ -444,7 +458,9 @@ def _cmd_read(args: argparse.Namespace) -> int:
     with _connect(args) as client:
         result = client.read_resource(args.uri)
     wire = result.to_wire()
-    lines = _render_contents(result.contents, saver, None, wire.get("contents", []))
+    # Saved media are named after the URI the user asked for, not the ones the server sent.
+    stem = os.path.splitext(args.uri.rstrip("/").rsplit("/", 1)[-1])[0] or "resource"
+    lines = _render_contents(result.contents, saver, stem, wire.get("contents", []))
     if args.json:
         _json(wire)
     else:
@@ -581,11 +597,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         info = client.server_info
         tools = client.list_tools()
         if not args.json:
-            _out(f"Connected to {info.name} {info.version} over stdio "
+            _out(f"Connected to {_clean(info.name)} {_clean(info.version)} over stdio "
                  f"(protocol {client.protocol_version})")
             _out("Tools:")
             for tool in tools:
-                _out(f"  {tool.name:<8} {_first_line(tool.description)}")
+                _out(f"  {_clean(tool.name):<8} {_clean(_first_line(tool.description))}")
             _out("Calling count(n=5) ...")
         try:
             result = client.call_tool("count", {"n": 5, "interval": 0.1}, on_progress=progress)
@@ -635,7 +651,8 @@ def _add_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     output.add_argument("--timeout", type=float, metavar="SECONDS", default=default(None),
                         help="per request (default: $MCP_SYNC_TIMEOUT or 30; 0: none)")
     output.add_argument("--save-images", metavar="DIR", default=default(None),
-                        help="write images and audio in results to files in DIR")
+                        help="write PNG, JPEG, GIF, WebP and BMP images in results to "
+                             "files in DIR")
     output.add_argument("--progress", choices=["auto", "always", "never"],
                         default=default("auto"), help="progress bar on stderr (auto: on a tty)")
     output.add_argument("-v", "--verbose", action="count", default=default(0),
@@ -680,7 +697,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _error(args: Optional[argparse.Namespace], code: int, kind: str, message: str) -> int:
-    _err(f"mcp-sync: {message}")
+    _err(f"mcp-sync: {printable(message)}")
     if args is not None and getattr(args, "json", False):
         _json({"error": {"type": kind, "message": message, "exitCode": code}})
     return code

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import threading
+import warnings
 from concurrent.futures import Future
 from typing import (
     TYPE_CHECKING,
@@ -23,6 +24,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    Set,
     Tuple,
     Type,
     TypeVar,
@@ -30,7 +32,7 @@ from typing import (
 )
 
 from . import __version__
-from ._core import ProgressCallback
+from ._core import ProgressCallback, settle
 from .context import RequestContext, serving
 from .exceptions import (
     CallbackError,
@@ -201,7 +203,8 @@ def _parse(model: Any, data: Any, what: str) -> Any:
 
     On the hot path of every call: no imports here (pydantic resolves its top-level names
     lazily, which costs microseconds per lookup); pydantic's ValidationError is a
-    ValueError.
+    ValueError. Its text names the server's keys and values raw, so the ProtocolError
+    carries an excerpt of it and does not chain it (a traceback would print it whole).
     """
     try:
         validate = getattr(model, "model_validate", None)
@@ -209,7 +212,7 @@ def _parse(model: Any, data: Any, what: str) -> Any:
             return validate(data)
         return _adapter(model).validate_python(data)
     except ValueError as exc:
-        raise ProtocolError(f"invalid {what} from server: {exc}") from exc
+        raise ProtocolError(f"invalid {what} from server: {excerpt(exc, 1000)}") from None
 
 
 @functools.lru_cache(maxsize=64)
@@ -336,6 +339,13 @@ class Client:
             10,000 and 64 MiB; ``None``: no limit). A server past a bound (or past
             ``max_pages``) fails the call with :class:`~mcp_sync.ListingTooLarge`, which
             names the bound; nothing of that listing is kept, and the client stays usable.
+        validate_output: check each tool result against the ``outputSchema`` the tool
+            declares (default ``True``): a result whose ``structuredContent`` is missing
+            or does not match raises :class:`~mcp_sync.ProtocolError`. A call to a tool
+            this connection has not listed lists the tools first (once; again after
+            ``notifications/tools/list_changed``). Checking needs the ``[validation]``
+            extra (``jsonschema``); without it a ``RuntimeWarning`` says so, once per
+            process. ``False`` turns the checks off on purpose (no listing, no warning).
         on_connection_lost: called once per connection, as ``on_connection_lost(error)``
             with the :class:`~mcp_sync.ConnectionClosed`, on the session's callback thread,
             when a connected client's link closes without :meth:`close` (the server exited,
@@ -384,6 +394,7 @@ class Client:
         probe_timeout: float = 1.0,
         max_input_rounds: int = 10,
         on_connection_lost: Optional[Callable[[Any], None]] = None,
+        validate_output: bool = True,
     ) -> None:
         if protocol_version is not None and protocol_version not in SUPPORTED_PROTOCOL_VERSIONS:
             raise ValueError(
@@ -416,6 +427,7 @@ class Client:
         self.probe_timeout = probe_timeout
         self.max_input_rounds = max_input_rounds
         self.on_connection_lost = on_connection_lost
+        self.validate_output = validate_output
         # The session whose handshake succeeded; only its loss is reported.
         self._connected_session: Optional[Session] = None
         #: The log level sent in every request's envelope (2026-07-28), set by
@@ -423,8 +435,14 @@ class Client:
         self.log_level: Optional[str] = None
         self._era: Optional[str] = None
         # Tools seen in the last list_tools(), by name: their input schemas give the
-        # x-mcp-header headers and their output schemas validate results.
-        self._known_tools: Dict[str, Any] = {}
+        # x-mcp-header headers and their output schemas validate results. None until this
+        # connection lists its tools, and again after tools/list_changed (under
+        # _cache_lock), so that a call lists them first.
+        self._known_tools: Optional[Dict[str, Any]] = None
+        # Tool names called but missing from the current listing, reported once each.
+        self._unlisted_tools: Set[str] = set()
+        # Compiled outputSchema validators by tool name, with the Tool they belong to.
+        self._output_validators: Dict[str, Tuple[Any, Any]] = {}
         # Tools the last list_tools() dropped for invalid x-mcp-header annotations, with
         # the reason: calling one is refused rather than sent without its headers.
         self._refused_tools: Dict[str, str] = {}
@@ -505,7 +523,7 @@ class Client:
                 )
             if self._session is not None:
                 self._session.close()
-            self._cache.clear()
+            self._forget_lists()
 
             def lost(error: Any) -> None:
                 self._connection_lost(session, error)
@@ -556,11 +574,18 @@ class Client:
             self._state = _State.CLOSED
             subscriptions, self._subscriptions = list(self._subscriptions), []
             self._resource_subscription = None
+            self._forget_lists()
         for subscription in subscriptions:
             subscription._subscribed_uris.clear()  # no unsubscribe round trips on close
             subscription.close()
         if session is not None:
             session.close()
+
+    def _forget_lists(self) -> None:
+        """Drop what the last connection listed: a new one lists again."""
+        with self._cache_lock:
+            self._cache.clear()
+            self._known_tools = None
 
     def _capabilities(self, *, stateless: bool = False) -> Dict[str, Any]:
         """What the client declares: only what its handlers do. The stateless era has no
@@ -801,6 +826,8 @@ class Client:
         return node is not None and node is not False
 
     def _require_capability(self, what: str, *path: str) -> None:
+        # A closed client says so, rather than what its last server could do.
+        self._live_session()
         if not self._has_capability(*path):
             raise CapabilityError(
                 f"{self.name} does not support {what} (capability {'.'.join(path)!r} "
@@ -926,7 +953,8 @@ class Client:
         except Exception as exc:
             method = request.get("method") if isinstance(request, dict) else None
             raise CallbackError(
-                f"the handler answering {method} for {self.name} raised {exc!r}"
+                f"the handler answering {excerpt(method, 100)} for {self.name} raised "
+                f"{excerpt(repr(exc), 500)}"
             ) from exc
 
     def _fulfil(self, request: Any, key: str, cancelled: threading.Event) -> Any:
@@ -936,7 +964,8 @@ class Client:
         refuses with -32602 is declined (elicitation) or fails the call (sampling).
         """
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):
-            raise ProtocolError(f"malformed input request from {self.name}: {request!r}")
+            raise ProtocolError(
+                f"malformed input request from {self.name}: {excerpt(repr(request), 200)}")
         method, params = request["method"], request.get("params")
         context = RequestContext(method, key, cancelled=cancelled)
         if method == "elicitation/create":
@@ -968,7 +997,8 @@ class Client:
                 return {"roots": []}
             with serving(context):
                 return self._answer_roots(params)
-        raise ProtocolError(f"{self.name} sent an input request of unknown method {method!r}")
+        raise ProtocolError(f"{self.name} sent an input request of unknown method "
+                            f"{excerpt(repr(method), 100)}")
 
     def submit(
         self,
@@ -1008,7 +1038,10 @@ class Client:
     def _paginate(
         self, method: str, key: str, model: Any, timeout: Timeout, cache: bool
     ) -> List[Any]:
-        if cache:
+        # A list is served from the cache only while connected; otherwise the request
+        # below raises what any request would: ClientNotConnected (closed), ConnectionClosed
+        # (the link died), ForkedClientError (the connection is the parent process's).
+        if cache and self.connected:
             with self._cache_lock:
                 cached = self._cache.get(method)
             if cached is not None:
@@ -1030,7 +1063,8 @@ class Client:
             if not cursor:
                 break
             if cursor in seen_cursors:
-                raise ProtocolError(f"{self.name} repeated the cursor {cursor!r} in {method}")
+                raise ProtocolError(f"{self.name} repeated the cursor "
+                                    f"{excerpt(repr(cursor), 100)} in {method}")
             seen_cursors.add(cursor)
         else:
             raise budget.error("max_pages", self.max_pages,
@@ -1045,11 +1079,18 @@ class Client:
         """Every tool the server offers (all pages), as a list (a ``types.ToolList``,
         which Jupyter shows as a table).
 
-        Cached while the server promises ``notifications/tools/list_changed``.
+        Cached while the server promises ``notifications/tools/list_changed``; the cache
+        (of every ``list_*`` method) is served only while connected.
+
+        Raises:
+            ClientNotConnected: the client is not connected, or closed.
+            ConnectionClosed: the link to the server is gone.
         """
         from . import types
 
         self._require_capability("tools", "tools")
+        with self._cache_lock:
+            generation = self._cache_generation.get("tools/list", 0)
         tools = self._paginate("tools/list", "tools", types.Tool, timeout,
                                self._cacheable("tools"))
         refused: Dict[str, str] = {}
@@ -1059,10 +1100,16 @@ class Client:
             for tool in tools:
                 reason = invalid_header_annotation(tool.input_schema)
                 if reason is not None:
-                    log.warning("dropping tool %r of %s: %s", tool.name, self.name, reason)
+                    log.warning("dropping tool %s of %s: %s", excerpt(repr(tool.name), 120),
+                                self.name, excerpt(reason, 200))
                     refused[tool.name] = reason
             tools = [tool for tool in tools if tool.name not in refused]
-        self._known_tools = {tool.name: tool for tool in tools}
+        with self._cache_lock:
+            # A listing fetched across a tools/list_changed is not kept: the next call
+            # lists again.
+            if self._cache_generation.get("tools/list", 0) == generation:
+                self._known_tools = {tool.name: tool for tool in tools}
+                self._unlisted_tools = set()
         self._refused_tools = refused
         return types.ToolList(tools)
 
@@ -1075,7 +1122,31 @@ class Client:
         return self._has_capability(kind, "listChanged")
 
     def _tool(self, name: str) -> Optional[types.Tool]:
-        tool: Optional[types.Tool] = self._known_tools.get(name)
+        known = self._known_tools
+        tool: Optional[types.Tool] = known.get(name) if known is not None else None
+        return tool
+
+    def _declared_tool(self, name: str, timeout: Timeout) -> Optional[types.Tool]:
+        """The listed definition of tool ``name``, whose outputSchema checks its result.
+
+        On the caller's thread, before the call is sent: a connection that has not listed
+        its tools (or got ``tools/list_changed`` since) lists them first. ``None`` when
+        ``validate_output`` is off, the server declares no tools, or does not list this one
+        (logged once per listing).
+        """
+        if not self.validate_output:
+            return None
+        known = self._known_tools
+        if known is None:
+            if not self._has_capability("tools"):
+                return None
+            known = {tool.name: tool for tool in self.list_tools(timeout=timeout)}
+        tool: Optional[types.Tool] = known.get(name)
+        if tool is None and name not in self._refused_tools and (
+                name not in self._unlisted_tools):
+            self._unlisted_tools.add(name)
+            log.warning("tool %s is not in the tool list of %s: its results are not checked "
+                        "against an outputSchema", excerpt(repr(name), 120), self.name)
         return tool
 
     def _tool_headers(self, name: str, arguments: Mapping[str, Any]) -> Optional[Dict[str, str]]:
@@ -1100,7 +1171,7 @@ class Client:
         try:
             return param_headers(tool.input_schema, arguments) or None
         except ValueError as exc:
-            raise ValueError(f"cannot call {name!r}: {exc}") from None
+            raise ValueError(f"cannot call {name!r}: {excerpt(exc, 300)}") from None
 
     def _call_tool_params(
         self, name: str, arguments: Optional[Mapping[str, Any]], meta: Optional[Mapping[str, Any]]
@@ -1110,19 +1181,36 @@ class Client:
             params["_meta"] = dict(meta)
         return params
 
-    def _tool_result(self, name: str, data: Any) -> types.CallToolResult:
+    def _tool_result(
+        self, name: str, data: Any, tool: Optional[types.Tool]
+    ) -> types.CallToolResult:
+        """Parse a tools/call result and check it against ``tool``'s outputSchema.
+
+        Runs on the caller's thread (``call_tool``) or the handler pool
+        (``call_tool_future``), never on the dispatch thread: a server's schema decides
+        how long checking takes.
+        """
         from . import types
 
         result: types.CallToolResult = _parse(types.CallToolResult, data, "tools/call result")
-        tool = self._tool(name)
         if tool is not None and tool.output_schema and not result.is_error:
             if result.structured_content is None:
                 raise ProtocolError(
                     f"tool {name!r} of {self.name} declares an outputSchema but returned no "
                     "structuredContent"
                 )
-            _validate_schema(result.structured_content, tool.output_schema, name)
+            self._check_output(tool, result.structured_content)
         return result
+
+    def _check_output(self, tool: types.Tool, structured: Any) -> None:
+        entry = self._output_validators.get(tool.name)
+        if entry is None or entry[0] is not tool:
+            assert tool.output_schema is not None
+            entry = (tool, _compile_output_schema(tool.output_schema, tool.name, self.name))
+            self._output_validators[tool.name] = entry
+        validator = entry[1]
+        if validator is not None:
+            _check_structured(validator, structured, tool.name, self.name)
 
     def call_tool(
         self,
@@ -1137,14 +1225,18 @@ class Client:
 
         ``on_progress(progress, total, message)`` is called for each progress notification;
         progress also pushes the deadline out (never past ``max_total_timeout``). A result
-        with ``isError: true`` is returned, not raised.
+        with ``isError: true`` is returned, not raised. With ``validate_output`` (the
+        default) the result is checked against the tool's ``outputSchema``; if this
+        connection has not listed its tools yet (or they changed), they are listed first.
 
         Raises:
             RequestTimeout: no result before the deadline; the call was cancelled on the wire.
             ServerError: the server answered with a JSON-RPC error (an unknown tool, say).
-            ProtocolError: the result is malformed or does not match the tool's outputSchema.
+            ProtocolError: the result is malformed, or its ``structuredContent`` is missing
+                or does not match the tool's outputSchema.
         """
         params = self._call_tool_params(name, arguments, meta)
+        tool = self._declared_tool(name, timeout)
         headers = self._tool_headers(name, params["arguments"])
         try:
             data = self._with_input("tools/call", params, timeout=timeout,
@@ -1154,10 +1246,11 @@ class Client:
                 raise
             # The tool's x-mcp-header annotations changed: refresh them and retry once.
             self.list_tools()
+            tool = self._declared_tool(name, timeout)
             headers = self._tool_headers(name, params["arguments"])
             data = self._with_input("tools/call", params, timeout=timeout,
                                     on_progress=on_progress, headers=headers)
-        return self._tool_result(name, data)
+        return self._tool_result(name, data, tool)
 
     def call_tool_future(
         self,
@@ -1168,12 +1261,15 @@ class Client:
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
     ) -> Future[types.CallToolResult]:
-        """Like :meth:`call_tool` but returns at once with a Future.
+        """Like :meth:`call_tool` but returns with a Future as soon as the call is sent.
 
-        ``future.cancel()`` cancels the call on the wire.
+        ``future.cancel()`` cancels the call on the wire. (Listing the tools first, when
+        :meth:`call_tool` would, happens before it returns.) A result to check against an
+        outputSchema is checked on the session's handler pool.
         """
         params = self._call_tool_params(name, arguments, meta)
         session = self._live_session()
+        tool = self._declared_tool(name, timeout)
         headers = self._tool_headers(name, params["arguments"])
 
         def send(round_params: Dict[str, Any]) -> RequestFuture:
@@ -1181,7 +1277,8 @@ class Client:
                                   on_progress=on_progress, headers=headers)
 
         return _RoundsFuture(self, session, send, params,
-                             lambda data: self._tool_result(name, data)).start()
+                             lambda data: self._tool_result(name, data, tool),
+                             offload=tool is not None and bool(tool.output_schema)).start()
 
     def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
         """Every resource the server lists (all pages)."""
@@ -1456,11 +1553,14 @@ class Client:
                 for key in listed:
                     self._cache.pop(key, None)
                     self._cache_generation[key] = self._cache_generation.get(key, 0) + 1
+                if "tools/list" in listed:
+                    self._known_tools = None
         if self.notification_handler is not None:
             try:
                 self.notification_handler(method, params)
             except Exception:
-                log.exception("notification_handler raised for %s from %s", method, self.name)
+                log.exception("notification_handler raised for %s from %s",
+                              excerpt(method, 100), self.name)
 
     def _on_elicitation_complete(self, params: Dict[str, Any]) -> None:
         callback = self.on_elicitation_complete
@@ -1494,8 +1594,9 @@ class Client:
         level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
         logger = self._server_log
         if params.get("logger"):
-            logger = logger.getChild(str(params["logger"]))
-        logger.log(level, "%s", params.get("data"))
+            logger = logger.getChild(excerpt(params["logger"], 100))
+        if logger.isEnabledFor(level):  # excerpt() only what is logged
+            logger.log(level, "%s", excerpt(params.get("data"), 2000))
 
 
 def _choices(keyword: str, given: Sequence[str], known: Sequence[str], *,
@@ -1546,20 +1647,71 @@ def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any
     return outer
 
 
-def _validate_schema(instance: Any, schema: Mapping[str, Any], tool: str) -> None:
-    """Check structured content against the tool's outputSchema when jsonschema is installed."""
+# Guards _validation_unavailable_reported: the missing extra is reported once per process.
+_report_lock = threading.Lock()
+_validation_unavailable_reported = False
+
+
+def _report_validation_unavailable() -> None:
+    global _validation_unavailable_reported
+    with _report_lock:
+        if _validation_unavailable_reported:
+            return
+        _validation_unavailable_reported = True
+    warnings.warn(
+        "mcp_sync cannot check tool results against their outputSchema: jsonschema (>= 4.18) "
+        "is not installed. Install the extra: pip install 'mcp-sync-client[validation]', or "
+        "pass validate_output=False to turn the check off on purpose.",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+
+
+def _compile_output_schema(schema: Mapping[str, Any], tool: str, server: str) -> Any:
+    """A validator for a tool's outputSchema, or ``None`` when it cannot check anything
+    (``jsonschema`` is missing, reported once; the schema is invalid, logged).
+
+    The validator works over an empty ``referencing.Registry()``, which has no
+    ``retrieve``: a ``$ref`` resolves only inside the schema itself, so a server's schema
+    can never make the client fetch a URL or open a file (``jsonschema.validate()`` would
+    fetch a remote ``$ref``).
+    """
     try:
-        import jsonschema
+        from jsonschema import exceptions as schema_errors
+        from jsonschema import validators
+        from referencing import Registry
     except ImportError:
-        return
+        _report_validation_unavailable()
+        return None
+    # The MCP default dialect is 2020-12; passing it also keeps an unknown "$schema"
+    # from warning.
+    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
     try:
-        jsonschema.validate(instance, schema)
-    except jsonschema.ValidationError as exc:
+        cls.check_schema(schema)
+    except schema_errors.SchemaError as exc:
+        log.warning("outputSchema of tool %r of %s is not a valid JSON schema, so its results "
+                    "are not checked: %s", tool, server, excerpt(exc.message, 300))
+        return None
+    return cls(schema, registry=Registry())
+
+
+def _check_structured(validator: Any, instance: Any, tool: str, server: str) -> None:
+    """Raise ProtocolError when ``instance`` does not match the compiled outputSchema."""
+    from jsonschema import exceptions as schema_errors
+    from referencing.exceptions import Unresolvable
+
+    try:
+        error = schema_errors.best_match(validator.iter_errors(instance))
+    except Unresolvable as exc:
+        log.warning("outputSchema of tool %r of %s refers to %s, which the client does not "
+                    "fetch, so this result is not checked", tool, server,
+                    excerpt(getattr(exc, "ref", exc), 200))
+        return
+    if error is not None:
         raise ProtocolError(
-            f"structuredContent of tool {tool!r} does not match its outputSchema: {exc.message}"
-        ) from exc
-    except jsonschema.SchemaError as exc:
-        log.warning("outputSchema of tool %r is not a valid JSON schema: %s", tool, exc.message)
+            f"structuredContent of tool {excerpt(repr(tool), 120)} of {server} does not match "
+            f"its outputSchema at {excerpt(error.json_path, 120)}: {excerpt(error.message, 300)}"
+        ) from None  # the validator's error holds the whole instance and schema, raw
 
 
 def _input_required(result: Any) -> bool:
@@ -1572,7 +1724,9 @@ class _RoundsFuture(RequestFuture):
     Each round is an ordinary request future; when one comes back ``input_required``, the
     next round is prepared on the session's handler pool (never on the dispatch thread,
     since it runs user handlers). ``cancel()`` cancels the round in flight on the wire,
-    and sets the ``cancelled`` event of the handlers' contexts.
+    and sets the ``cancelled`` event of the handlers' contexts. With ``offload``, the final
+    result is converted on the pool too: checking it against a server's outputSchema takes
+    as long as that schema makes it.
     """
 
     def __init__(
@@ -1582,6 +1736,8 @@ class _RoundsFuture(RequestFuture):
         send: Callable[[Dict[str, Any]], RequestFuture],
         params: Dict[str, Any],
         convert: Callable[[Any], Any],
+        *,
+        offload: bool = False,
     ) -> None:
         super().__init__()
         self._client = client
@@ -1589,6 +1745,7 @@ class _RoundsFuture(RequestFuture):
         self._send = send
         self._params = params
         self._convert = convert
+        self._offload = offload
         self._rounds = 0
         self._current: Optional[RequestFuture] = None
         # Shared by the RequestContext of every handler this call runs.
@@ -1621,10 +1778,11 @@ class _RoundsFuture(RequestFuture):
             return
         result = current.result()
         if not _input_required(result):
-            try:
-                self.set_result(self._convert(result))
-            except Exception as exc:  # noqa: BLE001 - e.g. ProtocolError from validation
-                self.set_exception(exc)
+            # A check against an outputSchema runs on the handler pool, not on the dispatch
+            # thread that resolved this round; a stopped pool means the session closed and
+            # its dispatch thread is gone.
+            if not (self._offload and self._rounds_session._pool.submit(self._finish, result)):
+                self._finish(result)
             return
         self._rounds += 1
         if self._rounds > self._client.max_input_rounds:
@@ -1633,6 +1791,16 @@ class _RoundsFuture(RequestFuture):
                 f"{self._client.max_input_rounds} rounds"))
             return
         self._rounds_session._pool.submit(self._continue, result)
+
+    def _finish(self, result: Any) -> None:
+        if self.done():
+            return  # cancelled meanwhile
+        try:
+            converted = self._convert(result)
+        except Exception as exc:  # noqa: BLE001 - e.g. ProtocolError from validation
+            settle(self, error=exc)
+        else:
+            settle(self, converted)
 
     def _continue(self, result: Dict[str, Any]) -> None:
         if self.done():

@@ -8,7 +8,8 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     MCPError
     ├── TransportError                  the link to the server failed
     │   ├── ConnectionClosed            the transport closed; carries exit code and stderr tail
-    │   │   └── ForkedClientError       a client inherited over fork() was used in the child
+    │   │   ├── ForkedClientError       a client inherited over fork() was used in the child
+    │   │   └── ServerUnavailable       a Manager's server is down (mcp_sync.manager)
     │   ├── CommandNotFound             the stdio command does not exist
     │   └── HTTPError                   a non-2xx HTTP status; carries status, body, auth hints
     ├── RequestTimeout                  no answer before the deadline (also a TimeoutError)
@@ -30,16 +31,29 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── CallbackError                   a handler given to the client raised while answering
     │                                   the server (2026-07-28 input requests)
     ├── ClientNotConnected              the client is not connected (before connect, after close)
+    ├── ConfigError                     an invalid mcpServers configuration (mcp_sync.config;
+    │                                   also a ValueError)
     └── AuthError                       authorization failed
+        ├── OAuthError                  an authorization server refused a request
+        │                               (mcp_sync.auth)
+        └── AuthorizationRequired       the user must authorize in a browser first
+                                        (mcp_sync.auth)
 
 A tool result with ``isError: true`` is a result, not an exception.
+
+Every one of them pickles with its attributes and message intact, so errors cross
+process boundaries (``multiprocessing``, ``concurrent.futures.ProcessPoolExecutor``)
+like results do. (``__cause__`` and the traceback do not travel, as for any exception.)
 """
 
 from __future__ import annotations
 
 import logging
-import re
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+# The one helper that makes server text safe for a message (bounded, escaped); imported
+# from here by the rest of the library.
+from ._text import excerpt as excerpt
 
 __all__ = [
     "AuthError",
@@ -68,23 +82,27 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-# C0 (but tab and newline), DEL and C1 (0x9b is CSI to some terminals), and the bidi
-# overrides and isolates that make text display in another order than it reads.
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
+def _unpickle(cls: type, args: Tuple[Any, ...], state: Dict[str, Any]) -> BaseException:
+    """Rebuild a pickled :class:`MCPError` without calling its ``__init__``.
 
-def excerpt(text: Any, limit: int = 200) -> str:
-    """Make untrusted text safe for an error message: no control characters, bounded length."""
-    if isinstance(text, (bytes, bytearray)):
-        text = bytes(text).decode("utf-8", "replace")
-    clean: str = _CONTROL_CHARS.sub("?", str(text))
-    if len(clean) > limit:
-        return clean[:limit] + f"... ({len(clean) - limit} more chars)"
-    return clean
+    The constructors take their fields (``status``, ``code``...) and build the message
+    from them, so the message alone (``args``) cannot rebuild the error; the fields are
+    in ``state``.
+    """
+    error: BaseException = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class MCPError(Exception):
     """Root of every exception mcp_sync raises."""
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        # Exception's own __reduce__ calls cls(*args) when unpickling: that fails for a
+        # constructor with required fields, or garbles the message of one that builds it.
+        return (_unpickle, (type(self), self.args, dict(self.__dict__)))
 
 
 class TransportError(MCPError):
@@ -172,8 +190,8 @@ class HTTPError(TransportError):
         message = f"HTTP {status}"
         if method:
             message += f" for {method}"
-        if url:
-            message += f" from {url}"
+        if url:  # a legacy endpoint or an auth URL is the server's choice
+            message += f" from {excerpt(url, 300)}"
         if self.body:
             message += f": {self.body}"
         if www_authenticate:

@@ -12,7 +12,9 @@ Threads (all daemons, so a session nobody closed never keeps the interpreter ali
   changes), one at a time, in the order the server sent them.
 * ``mcp-sync-handler-<name>-<n>``: a small pool that answers server-to-client requests
   (a handler may call the client again; on the dispatch thread that would deadlock) and
-  sends ``notifications/cancelled`` for requests that timed out.
+  sends ``notifications/cancelled`` for requests that timed out. The client also runs
+  the steps of ``call_tool_future`` that follow a response on it (the next input round,
+  checking the result against an outputSchema).
 
 A server request is registered (``_serving``) by the dispatch thread before its handler is
 queued, so a ``notifications/cancelled`` the server sends after it, which the same thread
@@ -592,10 +594,11 @@ class Session:
                 return
             if kind is Kind.MALFORMED_RESPONSE:
                 log.warning("mcp-sync %s: skipping a malformed response to unknown or late "
-                            "id=%r: %s", self.name, message.get("id"), malformation(message))
+                            "id=%s: %s", self.name, excerpt(repr(message.get("id")), 80),
+                            malformation(message))
             else:
-                log.debug("ignoring response for unknown or late id=%r from %s",
-                          message.get("id"), self.name)
+                log.debug("ignoring response for unknown or late id=%s from %s",
+                          excerpt(repr(message.get("id")), 80), self.name)
         elif kind is Kind.NOTIFICATION:
             self._route_notification(message["method"], message.get("params"))
         elif kind is Kind.REQUEST:
@@ -698,7 +701,8 @@ class Session:
         try:
             self.transport.send(response)
         except TransportError as exc:
-            log.info("could not answer %s id=%r from %s: %r", method, request_id, self.name, exc)
+            log.info("could not answer %s id=%s from %s: %r", excerpt(method, 100),
+                     excerpt(repr(request_id), 80), self.name, exc)
 
 
 def _run_progress(entry: Pending, params: Dict[str, Any]) -> None:

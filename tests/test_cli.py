@@ -295,7 +295,7 @@ def test_servers_shows_every_configured_server(tmp_path: Path) -> None:
     rows = {line.split()[0]: line.split() for line in human.splitlines()[1:]}
     assert human.splitlines()[0].split() == ["NAME", "STATE", "TRANSPORT", "TOOLS", "SERVER",
                                              "ERROR"]
-    assert rows["fake"][1:5] == ["connected", "stdio", "14", "fake"]
+    assert rows["fake"][1:5] == ["connected", "stdio", "16", "fake"]
     assert rows["sdk"][1] == "connected" and "manager-sdk-peer" in rows["sdk"]
     assert rows["off"][1:3] == ["disabled", "stdio"]
 
@@ -305,7 +305,7 @@ def test_servers_shows_every_configured_server(tmp_path: Path) -> None:
     result = cli("--json", "--config", broken, "servers")
     assert result.returncode == 3  # not every enabled server connected
     statuses = {status["name"]: status for status in json.loads(result.stdout)}
-    assert statuses["fake"]["state"] == "connected" and statuses["fake"]["tools"] == 14
+    assert statuses["fake"]["state"] == "connected" and statuses["fake"]["tools"] == 16
     assert statuses["sdk"]["serverName"] == "manager-sdk-peer"
     assert statuses["off"]["state"] == "disabled"
     assert statuses["crashy"]["state"] == "failed"
@@ -395,11 +395,19 @@ def test_image_file_names_are_sanitised_and_stay_inside_the_directory(tmp_path: 
     assert safe_filename("../../etc/passwd", "image/png") == "etc_passwd.png"
     assert safe_filename("..", "image/jpeg") == "media.jpg"
     assert safe_filename(".hidden", "image/gif") == "hidden.gif"
-    assert safe_filename("a/b\\c:d*e", "image/svg+xml") == "a_b_c_d_e.svg"
-    assert safe_filename("x", "image/../../evil") == "x.evil"
-    assert safe_filename("x", None) == "x.bin"
-    assert safe_filename("\x1b[31mred\x00", "audio/wav") == "31mred.wav"
+    assert safe_filename("a/b\\c:d*e", "image/webp") == "a_b_c_d_e.webp"
+    assert safe_filename("x", "IMAGE/BMP; q=1") == "x.bmp"
+    assert safe_filename("\x1b[31mred\x00", "image/png") == "31mred.png"
     assert len(safe_filename("y" * 500, "image/png")) == 84
+    # Windows device names, whatever follows the first dot, get a prefix.
+    assert safe_filename("CON", "image/png") == "_CON.png"
+    assert safe_filename("lpt1.x", "image/gif") == "_lpt1.x.gif"
+    assert safe_filename("CONSOLE", "image/png") == "CONSOLE.png"
+    # Only raster images are written: the server never picks an extension.
+    for refused in ("image/svg+xml", "image/../../evil", None, "audio/wav", "text/html",
+                    "application/x-sh", "image/png\x00/x.sh", "image/png/x"):
+        with pytest.raises(ValueError, match="only PNG, JPEG, GIF, WebP and BMP"):
+            safe_filename("x", refused)
     target = tmp_path / "out"
     saver = _MediaSaver(str(target))
     png = base64.b64encode(PNG_MAGIC).decode()
@@ -413,6 +421,10 @@ def test_image_file_names_are_sanitised_and_stay_inside_the_directory(tmp_path: 
     assert sorted(os.listdir(tmp_path)) == ["out"]
     with pytest.raises(ValueError, match="base64"):
         saver.save("not base64!", "image/png", "bad")
+    with pytest.raises(ValueError, match="only PNG"):
+        saver.save(png, "text/html", "page")
+    assert sorted(os.listdir(target)) == ["escape-1.png", "escape.png", "etc_passwd.png",
+                                          "media.png"]
 
 
 # -- Ctrl-C ------------------------------------------------------------------------------

@@ -130,8 +130,10 @@ def test_round_trip_and_wire_headers(server: McpHttpServer, reply: str) -> None:
         assert probe.header("Mcp-Method") == "server/discover"
         assert probe.header("MCP-Protocol-Version") == "2026-07-28"
     posts = posts[len(probes):]
+    # The call lists the tools first (for their output schemas); list_tools() is then
+    # served from the cache, the server promising list_changed notifications.
     assert [r.rpc_method for r in posts] == [
-        "initialize", "notifications/initialized", "tools/call", "tools/list"]
+        "initialize", "notifications/initialized", "tools/list", "tools/call"]
     init = posts[0]
     assert init.header("Mcp-Session-Id") is None and init.header("MCP-Protocol-Version") is None
     for r in server.requests[server.requests.index(init) + 1:]:  # everything after it
@@ -409,6 +411,7 @@ def test_iter_events_reads_a_live_stream(server: McpHttpServer) -> None:
 def test_a_lost_session_is_renewed_and_the_request_retried_once(server: McpHttpServer) -> None:
     with mcp_sync.connect(server.url) as client:
         first = client.transport.session_id  # type: ignore[attr-defined]
+        client.list_tools()  # id 3 (a first call would list them itself)
         assert client.call_tool("echo", {"text": "one"}).text == "one"
         server.expire_sessions()  # the server restarted: the session id is now unknown
         assert client.call_tool("echo", {"text": "two"}).text == "two"
@@ -417,7 +420,7 @@ def test_a_lost_session_is_renewed_and_the_request_retried_once(server: McpHttpS
     assert posted_ids(server, "initialize") == [2, "mcp-sync-reinit-1"]
     calls = server.matching(is_rpc("tools/call"))
     assert [(c.json["id"], c.header("Mcp-Session-Id")) for c in calls] == [
-        (3, first), (4, first), (4, second)]
+        (4, first), (5, first), (5, second)]
     renewed = server.matching(is_rpc("notifications/initialized"))[-1]
     assert renewed.header("Mcp-Session-Id") == second
 
@@ -527,6 +530,7 @@ def test_a_dropped_get_stream_is_reopened(server: McpHttpServer) -> None:
 def test_a_broken_stream_is_resumed_with_last_event_id(server: McpHttpServer) -> None:
     server.retry_ms = 150
     with mcp_sync.connect(server.url) as client:
+        client.list_tools()  # so that the call's is the next request (it lists them first)
         server.break_streams = 1  # the next request's stream ends after its priming event
         assert client.call_tool("echo", {"text": "resumed"}).text == "resumed"
     call = server.matching(is_rpc("tools/call"))[0]
@@ -543,6 +547,7 @@ def test_a_stream_that_cannot_be_resumed_fails_its_request(server: McpHttpServer
     server.retry_ms = 10
     server.get_status = 405  # no GET at all: neither a listener nor a resumption
     with mcp_sync.connect(server.url) as client:
+        client.list_tools()  # so that the call's is the next request (it lists them first)
         server.break_streams = 1
         with pytest.raises(TransportError, match="No response received for request") as caught:
             client.call_tool("echo", {"text": "lost"})

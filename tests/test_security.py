@@ -5,8 +5,8 @@
    messages or ``repr()``.
 3. No credential crosses origins (redirects, legacy endpoints).
 4. The file token store is readable by its owner only (0600, folder 0700).
-5. Untrusted server strings in exception messages are truncated and stripped of control
-   characters (C0, C1, bidi overrides).
+5. Untrusted server strings in exception messages are truncated and their control
+   characters (C0, C1, bidi overrides) escaped (more in test_hostile_text.py).
 6. A server cannot make the client write outside what the user asked (``--save-images``).
 7. A server can make the client do nothing the user did not hand it a handler for.
 8. Transport hygiene: TLS verification stays on; session ids cannot inject headers.
@@ -426,7 +426,7 @@ def test_a_hostile_protocol_version_is_truncated_and_stripped() -> None:
        st.integers(1, 300))
 def test_excerpt_never_lets_a_control_character_through(text: str, limit: int) -> None:
     clean = excerpt(text, limit)
-    assert_clean(clean, limit + len(f"... ({len(text)} more chars)"))
+    assert_clean(clean, limit + len(f"… ({len(text)} characters in all)"))
 
 
 # -- 6. files only where the user asked ----------------------------------------------------
@@ -436,7 +436,7 @@ def test_saved_media_stay_in_the_folder_whatever_the_server_names(tmp_path: Path
     folder = tmp_path / "out"
     folder.mkdir()
     outside = tmp_path / "outside.png"
-    (folder / "bashrc.png").symlink_to(outside)  # planted: the file must not be followed
+    (folder / "thing-3.png").symlink_to(outside)  # planted: the file must not be followed
     server = [PY, str(FAULT_SERVER)]
     printed = ""
     for command in (["call", "images"], ["read", "res://any/thing"]):
@@ -451,9 +451,14 @@ def test_saved_media_stay_in_the_folder_whatever_the_server_names(tmp_path: Path
     for path in folder.iterdir():
         assert path.parent == folder and not path.name.startswith(".")
         assert all(ch.isalnum() or ch in "._-" for ch in path.name), path.name
-    # 4 media from the tool, 7 blobs from the resource, one of which was refused; and the
-    # planted link, left alone.
-    assert len(list(folder.iterdir())) == 11 and (folder / "bashrc.png").is_symlink()
+    # Of the tool's media only the PNG resource is an allowed type; the 7 PNG blobs are
+    # named after the URI asked for (not the server's), one refused; the planted link is
+    # left alone.
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "images.png", "thing-1.png", "thing-2.png", "thing-3.png", "thing-4.png",
+        "thing-5.png", "thing-6.png", "thing-7.png"]
+    assert (folder / "thing-3.png").is_symlink()
+    assert printed.count("not saved: only PNG, JPEG, GIF, WebP and BMP images") == 3
 
 
 def test_the_library_writes_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -383,6 +383,37 @@ def test_close_is_idempotent_and_a_closed_client_reconnects() -> None:
         client.close()
 
 
+def test_a_closed_client_serves_no_cached_list() -> None:
+    client = connect()
+    try:
+        # The fake server promises list_changed notifications, so every list is cached.
+        lists = (client.list_tools, client.list_resources, client.list_resource_templates,
+                 client.list_prompts)
+        for list_ in lists:
+            list_()
+            list_()
+        assert all(len(received(client, method)) == 1 for method in (
+            "tools/list", "resources/list", "resources/templates/list", "prompts/list"))
+    finally:
+        client.close()
+    for list_ in lists:
+        with pytest.raises(ClientNotConnected, match="closed"):
+            list_()
+
+
+def test_a_client_whose_server_died_serves_no_cached_list() -> None:
+    with connect() as client:
+        lists = (client.list_tools, client.list_resources, client.list_resource_templates,
+                 client.list_prompts)
+        for list_ in lists:
+            list_()
+        with pytest.raises(ConnectionClosed):
+            client.call_tool("crash", {"code": 3})
+        for list_ in lists:
+            with pytest.raises(ConnectionClosed, match="exit code 3"):
+                list_()
+
+
 def test_unconnected_client_raises() -> None:
     client = mcp_sync.Client(StdioTransport(PY, fake_server_command()[1:]))
     with pytest.raises(ClientNotConnected):

@@ -79,10 +79,11 @@ class Discovery:
             response = self._http().get(url, headers={"Accept": "application/json"},
                                         timeout=self.timeout)
         except requests.RequestException as exc:
-            raise AuthError(f"cannot fetch the {what} at {url}: {exc}") from exc
+            raise AuthError(f"cannot fetch the {what} at {excerpt(url, 200)}: "
+                            f"{excerpt(exc, 300)}") from exc
         with response:
             if response.status_code != 200:
-                log.debug("%s at %s: HTTP %s", what, url, response.status_code)
+                log.debug("%s at %s: HTTP %s", what, excerpt(url, 200), response.status_code)
                 return response.status_code, None
             try:
                 return 200, response.json()

@@ -110,7 +110,8 @@ def _json_or_error(response: requests.Response, what: str, endpoint: str, *,
     if response.status_code in ok and isinstance(document, dict):
         return document
     if response.status_code in ok:
-        raise AuthError(f"the {what} at {endpoint} answered with something not JSON")
+        raise AuthError(f"the {what} at {excerpt(endpoint, 200)} answered with something "
+                        "not JSON")
     detail = ""
     oauth_error = None
     if isinstance(document, dict) and isinstance(document.get("error"), str):
@@ -121,8 +122,8 @@ def _json_or_error(response: requests.Response, what: str, endpoint: str, *,
             detail += f" ({excerpt(description, 300)})"
     elif 300 <= response.status_code < 400:
         detail = " (a redirect: not followed)"
-    message = md.scrub(f"the {what} at {endpoint} failed: HTTP {response.status_code}"
-                       f"{detail}", secrets or [])
+    message = md.scrub(f"the {what} at {excerpt(endpoint, 200)} failed: HTTP "
+                       f"{response.status_code}{detail}", secrets or [])
     raise OAuthError(message, error=oauth_error, status=response.status_code)
 
 
@@ -150,13 +151,14 @@ class Endpoints:
         """
         md.require_secure(endpoint, "registration endpoint",
                           allow_insecure_http=self.allow_insecure_http)
-        log.info("mcp-sync: registering with the authorization server %s", issuer)
+        log.info("mcp-sync: registering with the authorization server %s", excerpt(issuer, 200))
         try:
             response = self._http().post(endpoint, json=dict(request), timeout=self.timeout,
                                          allow_redirects=False,
                                          headers={"Accept": "application/json"})
         except requests.RequestException as exc:
-            raise AuthError(f"client registration at {endpoint} failed: {exc}") from exc
+            raise AuthError(f"client registration at {excerpt(endpoint, 200)} failed: "
+                            f"{excerpt(exc, 300)}") from exc
         with response:
             document = _json_or_error(response, "client registration", endpoint,
                                       ok=(200, 201))
@@ -214,7 +216,9 @@ class Endpoints:
             response = self._http().post(endpoint, data=data, headers=headers,
                                          timeout=self.timeout, allow_redirects=False)
         except requests.RequestException as exc:
-            message = md.scrub(f"the token request to {endpoint} failed: {exc}", secrets)
+            # Scrubbed whole, then cut: a cut could leave half a secret unrecognised.
+            message = excerpt(md.scrub(f"the token request to {endpoint} failed: {exc}",
+                                       secrets), 600)
             raise AuthError(message) from exc
         with response:
             document = _json_or_error(response, f"token request ({data['grant_type']})",

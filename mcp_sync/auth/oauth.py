@@ -535,7 +535,7 @@ class OAuth(requests.auth.AuthBase):
             if current is not None and current.get("issuer") == context.issuer:
                 previous = current.get("requested_scope") or previous
             log.info("mcp-sync: %s needs more scope (%s); authorizing again",
-                     self.server_url, " ".join(challenged) or "unspecified")
+                     self.server_url, excerpt(" ".join(challenged) or "unspecified", 200))
             self._obtain(context, challenged=" ".join(challenged) or None, previous=previous,
                          step_up=True)
             return "authorized"
@@ -667,7 +667,7 @@ class OAuth(requests.auth.AuthBase):
             data["assertion"] = assertion
         if scope:
             data["scope"] = scope
-        log.info("mcp-sync: requesting a token from %s (%s)", context.issuer,
+        log.info("mcp-sync: requesting a token from %s (%s)", excerpt(context.issuer, 200),
                  "jwt-bearer" if self.grant_type == JWT_BEARER else self.grant_type)
         token_endpoint = str(context.metadata["token_endpoint"])
         response = self._token_request(token_endpoint, context.issuer, client,
@@ -720,7 +720,7 @@ class OAuth(requests.auth.AuthBase):
         if self.flow.completes_elsewhere:
             self.storage.save("pending", state, pending)
         log.info("mcp-sync: authorization needed for %s (authorization server %s)",
-                 self.server_url, context.issuer)
+                 self.server_url, excerpt(context.issuer, 200))
         callback = self.flow.authorize(_add_query(endpoint, params), self.authorization_timeout)
         return self._redeem(pending, callback)
 

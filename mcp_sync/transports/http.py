@@ -847,9 +847,9 @@ class HttpTransport(Transport):
         elif isinstance(exc, requests.ReadTimeout):
             error = TransportError(f"{doing}: no response in time ({exc})")
         elif isinstance(exc, requests.ConnectionError):
-            error = TransportError(f"{doing}: cannot reach the server ({exc})")
-        else:
-            error = TransportError(f"{doing} failed: {exc}")
+            error = TransportError(f"{doing}: cannot reach the server ({excerpt(exc, 300)})")
+        else:  # requests may quote what the server sent (a chunk length, a header)
+            error = TransportError(f"{doing} failed: {excerpt(exc, 300)}")
         if _connect_failed(exc):
             error.request_sent = False
         return error
@@ -1061,7 +1061,8 @@ class HttpTransport(Transport):
             return
         except _READ_ERRORS as exc:
             self._fail(exchange, TransportError(
-                f"reading the reply to {exchange.method} from {self.url} failed: {exc!r}"))
+                f"reading the reply to {exchange.method} from {self.url} failed: "
+                f"{excerpt(repr(exc), 300)}"))
             return
         if media == _JSON or (media.endswith("+json") and data.strip()):
             self._deliver_json(data, exchange, exchange.method)
@@ -1201,7 +1202,8 @@ class HttpTransport(Transport):
 
     def _deliver_event(self, data: str, event_type: str) -> None:
         if event_type != "message":
-            log.debug("ignoring an SSE event of type %r from %s", event_type, self.url)
+            log.debug("ignoring an SSE event of type %s from %s", excerpt(repr(event_type), 80),
+                      self.url)
             return
         try:
             message = json.loads(data)
@@ -1306,7 +1308,7 @@ class HttpTransport(Transport):
         if _media_type(response) != _EVENT_STREAM:
             _discard(response)
             raise ProtocolError(f"{self.url} answered a resumption GET with "
-                                f"{response.headers.get('Content-Type')!r}")
+                                f"{excerpt(repr(response.headers.get('Content-Type')), 80)}")
         return response
 
     def _retry_delay(self, retry_ms: Optional[int], attempt: int) -> float:
@@ -1359,8 +1361,8 @@ class HttpTransport(Transport):
             result = reply.get("result")
             version = result.get("protocolVersion") if isinstance(result, dict) else None
             if version != self._protocol_version:
-                log.warning("mcp-sync %s: the new session speaks protocol %r, not %r",
-                            self.name, version, self._protocol_version)
+                log.warning("mcp-sync %s: the new session speaks protocol %s, not %r",
+                            self.name, excerpt(repr(version), 80), self._protocol_version)
             if new_id is not None:
                 self._note_session_id(response)
             else:
@@ -1408,7 +1410,7 @@ class HttpTransport(Transport):
                     take(item)
         except _READ_ERRORS as exc:  # json's errors are ValueErrors too
             raise ProtocolError(f"reading the reply to a new initialize from {self.url} "
-                                f"failed: {exc!r}") from exc
+                                f"failed: {excerpt(repr(exc), 300)}") from exc
         finally:
             response.close()
         if not found:
@@ -1486,8 +1488,8 @@ class HttpTransport(Transport):
                     if not 200 <= status < 300 or media != _EVENT_STREAM:
                         _discard(response)
                         if first or status == 405:
-                            log.debug("%s offers no GET stream (HTTP %s, %r)", self.url,
-                                      status, media)
+                            log.debug("%s offers no GET stream (HTTP %s, %s)", self.url,
+                                      status, excerpt(repr(media), 80))
                             self._listener_disabled = True
                             return
                         if 400 <= status < 500 and status not in _TRANSIENT:

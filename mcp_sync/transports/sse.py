@@ -264,7 +264,8 @@ class SseTransport(Transport):
                         if event.data.strip():  # an empty one is a keep-alive
                             self._deliver(event.data)
                     else:
-                        log.debug("ignoring SSE event %r from %s", event.event, self.name)
+                        log.debug("ignoring SSE event %s from %s",
+                                  excerpt(repr(event.event), 80), self.name)
             except EventTooLarge as exc:
                 raise self._too_large(exc) from exc
         except MCPError as exc:
@@ -289,7 +290,8 @@ class SseTransport(Transport):
             if not self._ready.is_set() and self._start_error is None:
                 self._start_error = ConnectionClosed(
                     f"Legacy SSE stream closed by {self.url} before its endpoint event"
-                    if cause is None else f"Legacy SSE stream from {self.url} failed: {cause}"
+                    if cause is None
+                    else f"Legacy SSE stream from {self.url} failed: {excerpt(cause, 500)}"
                 )
                 self._start_error.__cause__ = cause
             self._ready.set()
@@ -306,7 +308,8 @@ class SseTransport(Transport):
                 timeout=(self.connect_timeout, self.connect_timeout),
             )
         except requests.RequestException as exc:
-            raise TransportError(f"cannot open the SSE stream at {self.url}: {exc}") from exc
+            raise TransportError(
+                f"cannot open the SSE stream at {self.url}: {excerpt(exc, 300)}") from exc
         with self._state_lock:
             if self._closing:
                 response.close()
@@ -426,7 +429,8 @@ class SseTransport(Transport):
                 raise ConnectionClosed(
                     f"Legacy SSE stream closed by the client ({self.url})"
                 ) from exc
-            raise TransportError(f"POST to {endpoint} failed: {exc}") from exc
+            raise TransportError(  # the endpoint, and requests' text about it, is the server's
+                f"POST to {excerpt(endpoint, 200)} failed: {excerpt(exc, 300)}") from exc
         try:
             if not 200 <= response.status_code < 300:
                 method = message.get("method")

@@ -48,6 +48,7 @@ from ..exceptions import (
     ForkedClientError,
     MessageTooLarge,
     TransportError,
+    excerpt,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, response_id_in
 from .base import CloseCallback, MessageCallback, Transport, log_malformed
@@ -321,8 +322,9 @@ class StdioTransport(Transport):
         hook = self.on_request_failed
         if request_id is not None and hook is not None:
             hook(request_id, MessageTooLarge(
-                f"MCP server {self.name} sent a response to request {request_id!r} longer "
-                f"than max_message_size={self.max_message_size} bytes; it was skipped",
+                f"MCP server {self.name} sent a response to request "
+                f"{excerpt(repr(request_id), 80)} longer than max_message_size="
+                f"{self.max_message_size} bytes; it was skipped",
                 limit=self.max_message_size, size=size, request_id=request_id))
         while True:
             chunk = stdout.readline(1 << 20)
@@ -354,7 +356,8 @@ class StdioTransport(Transport):
             for raw in self._process.stderr:
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
                 self.stderr_tail.append(line)
-                self._stderr_log.debug("%s", line)
+                if self._stderr_log.isEnabledFor(logging.DEBUG):  # excerpt() only what is logged
+                    self._stderr_log.debug("%s", excerpt(line, 1000))
         except (OSError, ValueError) as exc:  # pipe closed under us during close()
             log.debug("stderr drain for %s ended: %r", self.name, exc)
 

@@ -235,6 +235,27 @@ def environment() -> List[str]:
     return sorted(os.environ)
 
 
+# `shaped` declares that its structured result holds a number; `reshape` changes that.
+NUMBER_RESULT = {"type": "object", "properties": {"value": {"type": "number"}},
+                 "required": ["value"]}
+
+
+@server.tool(output_schema=NUMBER_RESULT)
+def shaped(value: Any, ctx: ToolContext, ask_roots: bool = False) -> Dict[str, Any]:
+    """Return {"value": value} as structuredContent, whatever its type; with `ask_roots`,
+    ask the client for its roots first (so the client can hold the result back)."""
+    if ask_roots:
+        ctx.request("roots/list", None, timeout=10.0)
+    return {"value": value}
+
+
+@server.tool()
+def reshape(schema: Dict[str, Any]) -> str:
+    """Make `schema` the outputSchema of `shaped` (no notification: send one with `notify`)."""
+    server.tools["shaped"].definition["outputSchema"] = schema
+    return "reshaped"
+
+
 @server.tool()
 def fail(message: str) -> str:
     """Raise: the result has isError true."""

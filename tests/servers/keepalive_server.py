@@ -3,7 +3,8 @@
 Every reply keeps its connection alive (``Content-Length``, no ``Connection: close``), as
 ``http.server`` cannot be made to: the test decides when a connection ends, and how.
 It answers what a client with a pinned protocol version and ``listen=False`` sends:
-``initialize``, ``tools/call`` of ``echo`` (returns ``text``), any other request with an
+``initialize``, ``tools/list`` (the one tool ``echo``, which a client lists before its
+first call), ``tools/call`` of ``echo`` (returns ``text``), any other request with an
 empty result, notifications and responses with ``202``.
 
 Controls: ``close_idle(how)`` closes every open connection once it is idle, gracefully
@@ -166,6 +167,9 @@ class KeepAliveServer:
         if method == "initialize":
             result = {"protocolVersion": self.protocol_version, "capabilities": {"tools": {}},
                       "serverInfo": {"name": "keepalive", "version": "1"}}
+        elif method == "tools/list":
+            result = {"tools": [{"name": "echo", "inputSchema": {
+                "type": "object", "properties": {"text": {"type": "string"}}}}]}
         elif method == "tools/call":
             text = str((message.get("params") or {}).get("arguments", {}).get("text", ""))
             result = {"content": [{"type": "text", "text": text}]}

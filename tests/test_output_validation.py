@@ -1,0 +1,209 @@
+"""Tool results checked against the tool's outputSchema: against the fake stdio server,
+whose ``shaped`` tool returns whatever it is given under a schema that says "a number".
+
+The client lists the tools itself before calling one it has not seen, once per listing
+(again after ``notifications/tools/list_changed``); ``validate_output=False`` turns the
+check off; a missing ``jsonschema`` is reported once; a server's schema never makes the
+client fetch anything.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import logging
+import subprocess
+import textwrap
+import threading
+from concurrent.futures import Future
+from typing import Any, Dict, Iterator, List, Optional
+
+import pytest
+
+import mcp_sync
+from mcp_sync import ProtocolError
+
+from .conftest import PY, ROOT, fake_server_command
+
+T = 10.0
+STRING_RESULT = {"type": "object", "properties": {"value": {"type": "string"}},
+                 "required": ["value"]}
+
+
+def connect(**kwargs: Any) -> mcp_sync.Client:
+    kwargs.setdefault("timeout", T)
+    return mcp_sync.connect(fake_server_command(), **kwargs)
+
+
+def listings(client: mcp_sync.Client) -> int:
+    """How many tools/list requests the server has received (the check lists none)."""
+    received = client.request("tools/call", {"name": "received",
+                                             "arguments": {"method": "tools/list"}})
+    return len(json.loads(received["content"][0]["text"]))
+
+
+def test_a_mismatching_result_is_rejected_though_the_tool_was_never_listed() -> None:
+    with connect() as client:
+        with pytest.raises(ProtocolError, match=r"'shaped'.*outputSchema at \$\.value: "
+                                                r"'x' is not of type 'number'"):
+            client.call_tool("shaped", {"value": "x"})
+        assert listings(client) == 1  # the client listed the tools to learn the schema
+        assert client.call_tool("shaped", {"value": 2}).structured == {"value": 2}
+        assert listings(client) == 1  # once: the listing is kept
+
+
+def test_the_future_form_checks_too_off_the_dispatch_thread() -> None:
+    gate = threading.Event()
+    finished_on: List[str] = []
+
+    def roots() -> List[Dict[str, str]]:
+        # The server asks for roots before it answers: the result waits for the test.
+        assert gate.wait(T)
+        return []
+
+    with connect(roots=roots) as client:
+        future = client.call_tool_future("shaped", {"value": "x", "ask_roots": True})
+        future.add_done_callback(
+            lambda done: finished_on.append(threading.current_thread().name))
+        gate.set()
+        error = future.exception(T)
+        assert isinstance(error, ProtocolError) and "outputSchema" in str(error)
+        assert finished_on and finished_on[0].startswith("mcp-sync-handler-")
+
+        good: Future[Any] = client.call_tool_future("shaped", {"value": 5})
+        assert good.result(T).structured == {"value": 5}
+
+
+def test_the_listing_is_dropped_on_list_changed_and_only_then() -> None:
+    changed = threading.Event()
+
+    def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
+        if method == "notifications/tools/list_changed":
+            changed.set()
+
+    with connect(notification_handler=on_notification) as client:
+        with pytest.raises(ProtocolError):
+            client.call_tool("shaped", {"value": "x"})
+        client.call_tool("reshape", {"schema": STRING_RESULT})
+        # No notification yet: the client checks against the listing it has.
+        with pytest.raises(ProtocolError):
+            client.call_tool("shaped", {"value": "x"})
+        assert listings(client) == 1
+
+        client.call_tool("notify", {"method": "notifications/tools/list_changed"})
+        assert changed.wait(T)
+        assert client.call_tool("shaped", {"value": "x"}).structured == {"value": "x"}
+        assert listings(client) == 2
+        with pytest.raises(ProtocolError, match="1 is not of type 'string'"):
+            client.call_tool("shaped", {"value": 1})
+        assert listings(client) == 2
+
+
+def test_validate_output_false_turns_the_check_off() -> None:
+    with connect(validate_output=False) as client:
+        assert client.call_tool("shaped", {"value": "x"}).structured == {"value": "x"}
+        future = client.call_tool_future("shaped", {"value": "y"})
+        assert future.result(T).structured == {"value": "y"}
+        assert listings(client) == 0  # and nothing is listed for it
+
+
+@pytest.fixture
+def schema_host() -> Iterator[Dict[str, Any]]:
+    """A local HTTP server that serves a JSON schema and counts the requests it gets."""
+    requests: List[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requests.append(self.path)
+            body = json.dumps({"type": "string"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/schema+json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, name="schema-host", daemon=True)
+    thread.start()
+    try:
+        yield {"url": f"http://127.0.0.1:{server.server_address[1]}/string.json",
+               "requests": requests}
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(T)
+
+
+def test_a_servers_schema_never_makes_the_client_fetch(
+    schema_host: Dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    remote = {"type": "object", "properties": {"value": {"$ref": schema_host["url"]}}}
+    local = {"$defs": {"number": {"type": "number"}}, "type": "object",
+             "properties": {"value": {"$ref": "#/$defs/number"}}}
+    changed = threading.Event()
+
+    def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
+        if method == "notifications/tools/list_changed":
+            changed.set()
+
+    def reshape(client: mcp_sync.Client, schema: Dict[str, Any]) -> None:
+        changed.clear()
+        client.call_tool("reshape", {"schema": schema})
+        client.call_tool("notify", {"method": "notifications/tools/list_changed"})
+        assert changed.wait(T)
+        client.list_tools()
+
+    with connect(notification_handler=on_notification) as client:
+        reshape(client, remote)
+        with caplog.at_level(logging.WARNING, logger="mcp_sync"):
+            result = client.call_tool("shaped", {"value": "x"})
+        assert result.structured == {"value": "x"}  # not checked, and said so:
+        assert any("does not fetch" in record.getMessage() for record in caplog.records)
+        assert schema_host["requests"] == []
+
+        reshape(client, local)  # a reference inside the schema itself still resolves
+        with pytest.raises(ProtocolError, match="'x' is not of type 'number'"):
+            client.call_tool("shaped", {"value": "x"})
+    assert schema_host["requests"] == []
+
+
+WITHOUT_JSONSCHEMA = textwrap.dedent("""
+    import json, sys, warnings
+    sys.modules["jsonschema"] = None  # as if the [validation] extra were not installed
+    import mcp_sync
+
+    command = sys.argv[1:]
+    report = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with mcp_sync.connect(command, timeout=10, validate_output=False) as client:
+            client.call_tool("shaped", {"value": "x"})
+        report["switched_off"] = [str(w.message) for w in caught]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            with mcp_sync.connect(command, timeout=10) as client:
+                result = client.call_tool("shaped", {"value": "x"})
+                client.call_tool("shaped", {"value": "y"})
+        report["structured"] = result.structured
+        report["warnings"] = [(w.category.__name__, str(w.message)) for w in caught]
+    print(json.dumps(report))
+""")
+
+
+def test_a_missing_jsonschema_is_reported_once() -> None:
+    done = subprocess.run(
+        [PY, "-c", WITHOUT_JSONSCHEMA, *fake_server_command()], cwd=str(ROOT),
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["switched_off"] == []  # off on purpose: nothing to report
+    assert report["structured"] == {"value": "x"}  # unchecked, but not silently:
+    [(category, message)] = report["warnings"]  # once for the process, two clients
+    assert category == "RuntimeWarning"
+    assert "jsonschema" in message and "mcp-sync-client[validation]" in message
+    assert "validate_output=False" in message
