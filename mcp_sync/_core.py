@@ -18,9 +18,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .exceptions import ProtocolError, RequestTimeout, excerpt, server_error
 
 __all__ = ["ANSWERS", "Kind", "Pending", "RequestTable", "Waiter", "classify",
-           "malformation"]
+           "malformation", "request_subject"]
 
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
+# The parameter naming what a request is about, for its error messages.
+_SUBJECT_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+                   "resources/subscribe": "uri", "resources/unsubscribe": "uri"}
 # Stale deadline-heap entries tolerated beyond twice the pending count (see _compact).
 _STALE_SLACK = 64
 
@@ -104,6 +107,13 @@ def malformation(message: Dict[str, Any]) -> str:
     return excerpt(what, 300)
 
 
+def request_subject(method: str, params: Any) -> Optional[str]:
+    """What a request is about, for messages: the tool or prompt name, the resource URI."""
+    field = _SUBJECT_PARAMS.get(method)
+    value = params.get(field) if field is not None and isinstance(params, dict) else None
+    return value if isinstance(value, str) else None
+
+
 class Pending:
     """One request waiting for its response."""
 
@@ -114,9 +124,11 @@ class Pending:
         "future",
         "id",
         "max_deadline",
+        "max_total_timeout",
         "method",
         "on_progress",
         "reset_on_progress",
+        "subject",
         "timeout",
     )
 
@@ -132,6 +144,8 @@ class Pending:
         reset_on_progress: bool,
         cancellable: bool = True,
         direct: bool = False,
+        subject: Optional[str] = None,
+        max_total_timeout: Optional[float] = None,
     ) -> None:
         self.id = request_id
         self.method = method
@@ -139,6 +153,8 @@ class Pending:
         self.timeout = timeout
         self.deadline = deadline
         self.max_deadline = max_deadline
+        #: The bound behind ``max_deadline``, for the error when it is what ran out.
+        self.max_total_timeout = max_total_timeout
         self.on_progress = on_progress
         self.reset_on_progress = reset_on_progress
         #: False for requests the server must never be told to cancel (``initialize``).
@@ -146,6 +162,8 @@ class Pending:
         #: True for a blocking caller's future: it has no done-callbacks, so any thread
         #: (the transport's reader included) may resolve it without running user code.
         self.direct = direct
+        #: What the request is about (:func:`request_subject`), for its timeout message.
+        self.subject = subject
 
 
 class Waiter:
@@ -226,6 +244,7 @@ class RequestTable:
         reset_on_progress: bool = True,
         cancellable: bool = True,
         direct: bool = False,
+        subject: Optional[str] = None,
     ) -> Pending:
         """Allocate an id and register ``future`` under it."""
         deadline = None if timeout is None else now + timeout
@@ -236,7 +255,7 @@ class RequestTable:
             self._next_id += 1
             entry = Pending(
                 self._next_id, method, future, timeout, deadline, max_deadline,
-                on_progress, reset_on_progress, cancellable, direct,
+                on_progress, reset_on_progress, cancellable, direct, subject, max_total_timeout,
             )
             self._pending[entry.id] = entry
             if deadline is not None:
@@ -325,7 +344,9 @@ class RequestTable:
         """Pop and return every request whose deadline has passed.
 
         The caller fails each with :func:`timeout_error` once it has told the server, so
-        that a caller seeing ``RequestTimeout`` knows the cancellation is on the wire.
+        that a caller seeing ``RequestTimeout`` knows the cancellation is on the wire (the
+        session waits a short grace for that, no longer, so a slow server cannot hold
+        the timeout back).
         """
         expired: List[Pending] = []
         with self._lock:
@@ -345,7 +366,12 @@ class RequestTable:
 
     @staticmethod
     def timeout_error(entry: Pending) -> RequestTimeout:
-        return RequestTimeout(entry.method, entry.id, entry.timeout)
+        """The error for an expired entry: which bound ran out, its own or the total."""
+        if (entry.max_deadline is not None and entry.deadline == entry.max_deadline
+                and entry.timeout != entry.max_total_timeout):
+            return RequestTimeout(entry.method, entry.id, entry.max_total_timeout,
+                                  entry.subject, total=True)
+        return RequestTimeout(entry.method, entry.id, entry.timeout, entry.subject)
 
     def fail_all(self, make_error: Callable[[], BaseException]) -> List[Pending]:
         """Pop every pending request and fail it with a fresh ``make_error()``."""

@@ -21,8 +21,10 @@ Ctrl-C cancels the call on the wire. PNG, JPEG, GIF, WebP and BMP images in resu
 written to files in ``--save-images DIR`` (under names the client makes) instead of being
 printed; other media are reported, never written.
 
-Exit codes: 0 ok, 1 the tool result has ``isError``, 2 usage (bad arguments or
-configuration), 3 connection or protocol failure, 4 timeout, 130 interrupted.
+Exit codes: 0 ok, 1 the server refused the request (a JSON-RPC error such as an unknown
+tool, resource or prompt; the server's message is printed) or the tool result has
+``isError``, 2 usage (bad arguments or configuration), 3 connection or protocol failure
+(a refused handshake included), 4 timeout, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -41,7 +43,13 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 
 from ._text import printable, printable_json
 from .client import DEFAULT, Client
-from .exceptions import CapabilityError, MCPError, RequestTimeout
+from .exceptions import (
+    CapabilityError,
+    MCPError,
+    RequestTimeout,
+    ServerError,
+    UnsupportedProtocolVersion,
+)
 
 if TYPE_CHECKING:
     from . import types
@@ -50,6 +58,8 @@ __all__ = ["main"]
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_FAILURE, EXIT_TIMEOUT = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
+# The handshake's requests: an error answering one is a connection failure, not a refusal.
+_HANDSHAKE_METHODS = ("initialize", "server/discover")
 
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 # The only media --save-images writes, and the extension the client gives each: raster
@@ -341,6 +351,12 @@ def _target(args: argparse.Namespace) -> Tuple[Any, Dict[str, Any]]:
     if command and len(command) == 1 and command[0].startswith(("http://", "https://")):
         url = command[0]
     if url:
+        from .connect import http_url
+
+        try:
+            url = http_url(url)
+        except ValueError as exc:
+            raise UsageError(f"--url: {exc}") from None
         if args.transport:
             kwargs["transport"] = args.transport
         if args.header:
@@ -664,8 +680,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="mcp-sync",
         description="A blocking MCP client. Give a server as --config FILE --server NAME, "
                     "--url URL, or a command after --.",
-        epilog="exit codes: 0 ok, 1 tool error (isError), 2 usage, 3 connection or protocol "
-               "failure, 4 timeout, 130 interrupted",
+        epilog="exit codes: 0 ok, 1 the server refused the request or the tool result has "
+               "isError, 2 usage, 3 connection or protocol failure, 4 timeout, "
+               "130 interrupted",
     )
     _add_options(parser, top=True)
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND", required=True)
@@ -734,6 +751,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _error(args, EXIT_USAGE, type(exc).__name__, f"error: {exc}")
     except RequestTimeout as exc:
         return _error(args, EXIT_TIMEOUT, type(exc).__name__, str(exc))
+    except ServerError as exc:
+        refused = exc.method not in _HANDSHAKE_METHODS and not isinstance(
+            exc, UnsupportedProtocolVersion)
+        return _error(args, EXIT_TOOL_ERROR if refused else EXIT_FAILURE, type(exc).__name__,
+                      str(exc))
     except MCPError as exc:
         return _error(args, EXIT_FAILURE, type(exc).__name__, str(exc))
 

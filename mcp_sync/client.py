@@ -45,6 +45,7 @@ from .exceptions import (
     ProtocolError,
     RequestTimeout,
     ServerError,
+    ToolError,
     UnsupportedProtocolVersion,
     excerpt,
 )
@@ -148,6 +149,11 @@ _LOG_LEVELS = {
     "alert": logging.CRITICAL + 5,
     "emergency": logging.CRITICAL + 10,
 }
+# Python names none of the levels MCP adds: name them (unless the application did), so
+# that records show "NOTICE", "ALERT" and "EMERGENCY", not "Level 25".
+for _mcp_level in ("notice", "alert", "emergency"):
+    if logging.getLevelName(_LOG_LEVELS[_mcp_level]) == f"Level {_LOG_LEVELS[_mcp_level]}":
+        logging.addLevelName(_LOG_LEVELS[_mcp_level], _mcp_level.upper())
 
 
 def default_timeout_from_env(default: Optional[float] = 30.0) -> Optional[float]:
@@ -331,7 +337,10 @@ class Client:
         notification_handler: called as ``handler(method, params)`` for every notification.
         reset_timeout_on_progress: progress from the server pushes a request's deadline out.
         max_total_timeout: ...but never past this many seconds (default 600).
-        close_timeout: bound for each step of :meth:`close` (and of stopping a stdio child).
+        close_timeout: bound for each step of :meth:`close`, the transport's included
+            (stopping a stdio child: after stdin closes, after SIGTERM, after SIGKILL);
+            given, it is set on the transport too; by default the transport's own
+            ``close_timeout`` (2 s unless the transport was built with another) is used.
         max_pages: the most pages a ``list_*`` method follows before it gives up
             (default 1000).
         max_list_items, max_list_bytes: the most items, and bytes of items (measured as
@@ -387,7 +396,7 @@ class Client:
         notification_handler: Optional[Callable[[str, Optional[Dict[str, Any]]], None]] = None,
         reset_timeout_on_progress: bool = True,
         max_total_timeout: Optional[float] = 600.0,
-        close_timeout: float = 2.0,
+        close_timeout: Union[float, _Default] = DEFAULT,
         max_pages: int = 1000,
         max_list_items: Optional[int] = DEFAULT_MAX_LIST_ITEMS,
         max_list_bytes: Optional[int] = DEFAULT_MAX_LIST_BYTES,
@@ -396,6 +405,8 @@ class Client:
         on_connection_lost: Optional[Callable[[Any], None]] = None,
         validate_output: bool = True,
     ) -> None:
+        if not isinstance(transport, Transport):
+            raise TypeError(_not_a_transport(transport))
         if protocol_version is not None and protocol_version not in SUPPORTED_PROTOCOL_VERSIONS:
             raise ValueError(
                 f"protocol_version {protocol_version!r} is not one of "
@@ -420,7 +431,11 @@ class Client:
         self.notification_handler = notification_handler
         self.reset_timeout_on_progress = reset_timeout_on_progress
         self.max_total_timeout = max_total_timeout
-        self.close_timeout = close_timeout
+        if close_timeout is DEFAULT:
+            self.close_timeout = transport.close_timeout
+        else:
+            # One bound for the whole close(): the transport's steps are close()'s steps.
+            self.close_timeout = transport.close_timeout = close_timeout
         self.max_pages = max_pages
         self.max_list_items = max_list_items
         self.max_list_bytes = max_list_bytes
@@ -1176,13 +1191,14 @@ class Client:
     def _call_tool_params(
         self, name: str, arguments: Optional[Mapping[str, Any]], meta: Optional[Mapping[str, Any]]
     ) -> Dict[str, Any]:
+        _check_arguments(f"tool {excerpt(repr(name), 80)}", arguments)
         params: Dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         if meta:
             params["_meta"] = dict(meta)
         return params
 
     def _tool_result(
-        self, name: str, data: Any, tool: Optional[types.Tool]
+        self, name: str, data: Any, tool: Optional[types.Tool], raise_on_error: bool = False
     ) -> types.CallToolResult:
         """Parse a tools/call result and check it against ``tool``'s outputSchema.
 
@@ -1194,12 +1210,16 @@ class Client:
 
         result: types.CallToolResult = _parse(types.CallToolResult, data, "tools/call result")
         if tool is not None and tool.output_schema and not result.is_error:
-            if result.structured_content is None:
+            result._output_declared = True  # .data may then parse the text as JSON
+            structured = result.data
+            if structured is None:
                 raise ProtocolError(
                     f"tool {name!r} of {self.name} declares an outputSchema but returned no "
-                    "structuredContent"
+                    "structuredContent (nor JSON text)"
                 )
-            self._check_output(tool, result.structured_content)
+            self._check_output(tool, structured)
+        if raise_on_error and result.is_error:
+            raise ToolError(name, result)
         return result
 
     def _check_output(self, tool: types.Tool, structured: Any) -> None:
@@ -1220,20 +1240,29 @@ class Client:
         timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
+        raise_on_error: bool = False,
     ) -> types.CallToolResult:
         """Call a tool and block for its result.
 
+        ``arguments`` is a mapping of argument names to values (``{"text": "hi"}``).
         ``on_progress(progress, total, message)`` is called for each progress notification;
-        progress also pushes the deadline out (never past ``max_total_timeout``). A result
-        with ``isError: true`` is returned, not raised. With ``validate_output`` (the
-        default) the result is checked against the tool's ``outputSchema``; if this
-        connection has not listed its tools yet (or they changed), they are listed first.
+        progress also pushes the deadline out (never past ``max_total_timeout``). With
+        ``validate_output`` (the default) the result is checked against the tool's
+        ``outputSchema``; if this connection has not listed its tools yet (or they changed),
+        they are listed first.
+
+        A result with ``isError: true`` (the tool ran and failed) is returned by default,
+        not raised: it is an answer, and its text is what an agent hands back to its model
+        so that the model can correct itself. ``raise_on_error=True`` raises
+        :class:`~mcp_sync.ToolError` instead, carrying the result (handy in scripts).
 
         Raises:
+            TypeError: ``arguments`` is not a mapping (nothing was sent).
             RequestTimeout: no result before the deadline; the call was cancelled on the wire.
             ServerError: the server answered with a JSON-RPC error (an unknown tool, say).
             ProtocolError: the result is malformed, or its ``structuredContent`` is missing
                 or does not match the tool's outputSchema.
+            ToolError: the result has ``isError: true`` and ``raise_on_error`` is set.
         """
         params = self._call_tool_params(name, arguments, meta)
         tool = self._declared_tool(name, timeout)
@@ -1250,7 +1279,7 @@ class Client:
             headers = self._tool_headers(name, params["arguments"])
             data = self._with_input("tools/call", params, timeout=timeout,
                                     on_progress=on_progress, headers=headers)
-        return self._tool_result(name, data, tool)
+        return self._tool_result(name, data, tool, raise_on_error)
 
     def call_tool_future(
         self,
@@ -1260,12 +1289,14 @@ class Client:
         timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
+        raise_on_error: bool = False,
     ) -> Future[types.CallToolResult]:
         """Like :meth:`call_tool` but returns with a Future as soon as the call is sent.
 
         ``future.cancel()`` cancels the call on the wire. (Listing the tools first, when
         :meth:`call_tool` would, happens before it returns.) A result to check against an
-        outputSchema is checked on the session's handler pool.
+        outputSchema is checked on the session's handler pool. With ``raise_on_error=True`` a
+        result with ``isError: true`` fails the future with :class:`~mcp_sync.ToolError`.
         """
         params = self._call_tool_params(name, arguments, meta)
         session = self._live_session()
@@ -1277,7 +1308,7 @@ class Client:
                                   on_progress=on_progress, headers=headers)
 
         return _RoundsFuture(self, session, send, params,
-                             lambda data: self._tool_result(name, data, tool),
+                             lambda data: self._tool_result(name, data, tool, raise_on_error),
                              offload=tool is not None and bool(tool.output_schema)).start()
 
     def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
@@ -1411,9 +1442,14 @@ class Client:
         *,
         timeout: Timeout = DEFAULT,
     ) -> types.GetPromptResult:
-        """Get a prompt filled in with ``arguments`` (string values)."""
+        """Get a prompt filled in with ``arguments`` (string values).
+
+        Raises:
+            TypeError: ``arguments`` is not a mapping (nothing was sent).
+        """
         from . import types
 
+        _check_arguments(f"prompt {excerpt(repr(name), 80)}", arguments)
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {key: str(value) for key, value in arguments.items()}
@@ -1645,6 +1681,26 @@ def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any
 
     future.add_done_callback(relay)
     return outer
+
+
+def _not_a_transport(value: Any) -> str:
+    kind = type(value).__name__
+    if isinstance(value, (str, bytes, Sequence, Mapping)):
+        return (f"Client() takes a transport, not a {kind}: for a URL, a command or an "
+                f"mcpServers entry use mcp_sync.connect({excerpt(repr(value), 100)}), which "
+                "builds the transport and connects")
+    return ("Client() takes a transport (StdioTransport, HttpTransport, SseTransport, "
+            f"MemoryTransport), not a {kind}")
+
+
+def _check_arguments(what: str, arguments: Any) -> None:
+    """Refuse ``arguments`` that are not a mapping, before anything is sent."""
+    if arguments is not None and not isinstance(arguments, Mapping):
+        raise TypeError(
+            f"arguments for {what} must be a mapping of argument names to values, like "
+            f"{{'text': 'hi'}}, not a {type(arguments).__name__} "
+            f"({excerpt(repr(arguments), 80)})"
+        )
 
 
 # Guards _validation_unavailable_reported: the missing extra is reported once per process.

@@ -3,15 +3,17 @@ connected client."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
-from typing import Any, Mapping, Optional, Sequence, Union
+import re
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 from .client import REFUSED_STATUSES, Client
-from .exceptions import HTTPError
+from .exceptions import HTTPError, MCPError, excerpt
 from .transports.base import Transport
 from .transports.stdio import StdioTransport, split_command
 
-__all__ = ["Target", "connect", "make_transport"]
+__all__ = ["Target", "connect", "http_url", "make_transport"]
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +27,61 @@ def _is_url(value: str) -> bool:
     return value.startswith(("http://", "https://"))
 
 
+# "host:port" with an optional path, e.g. "localhost:8000/mcp" or "[::1]:3000": an HTTP URL
+# whose scheme was left out (no command looks like this).
+_HOST_PORT = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):\d{1,5}"
+                        r"(?:[/?#]\S*)?$")
+# Any host with an optional port and path, for text that must be a URL (--url, a config
+# entry's "url").
+_HOST_ANY = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*)(?::\d{1,5})?"
+                       r"(?:[/?#]\S*)?$")
+
+
+def _is_loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def http_url(text: str, *, strict: bool = True) -> Optional[str]:
+    """``text`` as an HTTP(S) URL: unchanged when it has its scheme, with ``http://`` in
+    front when it names a loopback host without one (``localhost:8000/mcp``,
+    ``127.0.0.1:8000/mcp``, ``[::1]:8000``).
+
+    ``strict`` (text that can only be a URL): anything else without a scheme raises.
+    Otherwise only ``host:port[/path]`` shapes are taken for URLs, and None means "not a
+    URL" (a command).
+
+    Raises:
+        ValueError: a URL without its scheme for another host (say which one to add), or
+            a scheme other than http and https.
+    """
+    value = text.strip()
+    if _is_url(value):
+        return value
+    if "://" in value:
+        if strict:
+            raise ValueError(f"{excerpt(value, 200)!r} is not an http:// or https:// URL")
+        return None
+    match = (_HOST_ANY if strict else _HOST_PORT).match(value)
+    if match is None:
+        if strict:
+            raise ValueError(f"{excerpt(value, 200)!r} is not a URL: it needs a scheme, "
+                             "http:// or https://")
+        return None
+    if _is_loopback(match.group("host")):
+        log.debug("no scheme in %r: taking http:// for a loopback host", value)
+        return f"http://{value}"
+    raise ValueError(
+        f"{excerpt(value, 200)!r} looks like a URL without its scheme: write "
+        f"'https://{excerpt(value, 200)}' (or 'http://...' for a server without TLS)"
+    )
+
+
 def make_transport(
     target: Target,
     *,
@@ -32,35 +89,84 @@ def make_transport(
     name: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[str] = None,
+    inherit_env: Optional[bool] = None,
+    close_timeout: Optional[float] = None,
+    max_message_size: Optional[int] = None,
+    stderr_lines: Optional[int] = None,
+    max_write_backlog: Optional[int] = None,
     headers: Optional[Mapping[str, str]] = None,
     auth: Any = None,
 ) -> Transport:
     """Build (without starting) the transport for ``target``.
 
     ``transport`` forces ``"stdio"``, ``"http"`` (Streamable HTTP) or ``"sse"`` (legacy
-    HTTP+SSE); by default a URL means Streamable HTTP and anything else a command.
+    HTTP+SSE); by default a URL means Streamable HTTP and anything else a command. A
+    loopback ``host:port/path`` without a scheme (``localhost:8000/mcp``) is taken as
+    ``http://``; for other hosts the missing scheme is an error (see :func:`http_url`).
+
+    ``env``, ``cwd``, ``inherit_env``, ``stderr_lines`` and ``max_write_backlog`` are
+    :class:`~mcp_sync.StdioTransport`'s options, for a command or an ``mcpServers`` entry
+    with one (``env`` adds to the entry's ``env``, ``cwd`` replaces its ``cwd``);
+    ``headers`` (added to an entry's) and ``auth`` are for URLs. ``close_timeout`` and
+    ``max_message_size`` go to any transport built here. ``None`` leaves the transport's
+    default.
 
     Raises:
-        ValueError: the target is empty, or the entry or transport name is invalid.
+        ValueError: the target is empty, a URL lacks its scheme, the entry or transport
+            name is invalid, or an option was given that the target's transport does not
+            take.
     """
+    stdio_options: Dict[str, Any] = {key: value for key, value in (
+        ("env", env), ("cwd", cwd), ("inherit_env", inherit_env),
+        ("stderr_lines", stderr_lines), ("max_write_backlog", max_write_backlog))
+        if value is not None}
+    http_options = [key for key, value in (("headers", headers), ("auth", auth))
+                    if value is not None]
     if isinstance(target, Transport):
+        given = [*stdio_options, *http_options]
+        if close_timeout is not None:
+            given.append("close_timeout")
+        if max_message_size is not None:
+            given.append("max_message_size")
+        if given:
+            raise ValueError(f"{', '.join(given)} cannot apply to a transport built already "
+                             f"({target!r}): give them to its constructor")
         return target
     if transport is not None and transport not in _TRANSPORT_NAMES:
         raise ValueError(f"transport must be one of {_TRANSPORT_NAMES}, got {transport!r}")
+    is_url = False
     if isinstance(target, Mapping):
-        return _from_entry(target, transport=transport, name=name)
-    if isinstance(target, str) and _is_url(target.strip()):
-        return _http_transport(target.strip(), transport or "http", name, headers, auth)
+        is_url = "url" in target
+    url: Optional[str] = None
+    if isinstance(target, str):
+        url = http_url(target, strict=transport in ("http", "sse"))
+        is_url = url is not None
+    if is_url and stdio_options:
+        raise ValueError(f"{', '.join(stdio_options)} apply to stdio servers (a command), "
+                         "not to a URL")
+    if not is_url and http_options:
+        raise ValueError(f"{', '.join(http_options)} apply to URLs, not to a command")
+    common: Dict[str, Any] = {"name": name}
+    if close_timeout is not None:
+        common["close_timeout"] = close_timeout
+    if max_message_size is not None:
+        common["max_message_size"] = max_message_size
+    if isinstance(target, Mapping):
+        return _from_entry(target, transport=transport, options={**common, **stdio_options},
+                           headers=headers, auth=auth)
+    if url is not None:
+        return _http_transport(url, transport or "http", headers, auth, common)
     argv = split_command(target)
     if not argv:
         raise ValueError("connect() needs a command, a URL or an mcpServers entry")
     if transport not in (None, "stdio"):
         raise ValueError(f"transport={transport!r} needs a URL, got the command {argv!r}")
-    return StdioTransport(argv[0], argv[1:], env=env, cwd=cwd, name=name)
+    return StdioTransport(argv[0], argv[1:], **common, **stdio_options)
 
 
 def _from_entry(
-    entry: Mapping[str, Any], *, transport: Optional[str], name: Optional[str]
+    entry: Mapping[str, Any], *, transport: Optional[str], options: Dict[str, Any],
+    headers: Optional[Mapping[str, str]], auth: Any,
 ) -> Transport:
     kind = transport or entry.get("type") or entry.get("transport")
     if kind in ("streamable-http", "streamableHttp", "streamable_http"):
@@ -69,28 +175,33 @@ def _from_entry(
         kind = kind or "http"
         if kind not in ("http", "sse"):
             raise ValueError(f"mcpServers entry with a url has type {kind!r}; use 'http' or 'sse'")
-        return _http_transport(str(entry["url"]), kind, name, entry.get("headers"), None)
+        url = http_url(str(entry["url"]))
+        assert url is not None  # strict: a URL or ValueError
+        merged = {**(entry.get("headers") or {}), **(headers or {})}
+        return _http_transport(url, kind, merged or None, auth, options)
     if "command" in entry:
         if kind not in (None, "stdio"):
             raise ValueError(f"mcpServers entry with a command has type {kind!r}; use 'stdio'")
         argv = split_command(entry["command"])
         args = [str(arg) for arg in entry.get("args") or ()]
-        return StdioTransport(
-            argv[0], [*argv[1:], *args], env=entry.get("env"), cwd=entry.get("cwd"), name=name
-        )
+        options = dict(options)
+        options["env"] = {**(entry.get("env") or {}), **(options.get("env") or {})}
+        options.setdefault("cwd", entry.get("cwd"))
+        return StdioTransport(argv[0], [*argv[1:], *args], **options)
     raise ValueError("an mcpServers entry needs a 'command' (stdio) or a 'url' (HTTP)")
 
 
 def _http_transport(
-    url: str, kind: str, name: Optional[str], headers: Optional[Mapping[str, str]], auth: Any
+    url: str, kind: str, headers: Optional[Mapping[str, str]], auth: Any,
+    options: Mapping[str, Any],
 ) -> Transport:
     if kind == "sse":
         from .transports.sse import SseTransport
 
-        return SseTransport(url, headers=headers, auth=auth, name=name)
+        return SseTransport(url, headers=headers, auth=auth, **options)
     from .transports.http import HttpTransport
 
-    return HttpTransport(url, headers=headers, auth=auth, name=name)
+    return HttpTransport(url, headers=headers, auth=auth, **options)
 
 
 def connect(
@@ -99,6 +210,10 @@ def connect(
     transport: Optional[str] = None,
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[str] = None,
+    inherit_env: Optional[bool] = None,
+    max_message_size: Optional[int] = None,
+    stderr_lines: Optional[int] = None,
+    max_write_backlog: Optional[int] = None,
     headers: Optional[Mapping[str, str]] = None,
     auth: Any = None,
     **client_kwargs: Any,
@@ -109,17 +224,26 @@ def connect(
     (Streamable HTTP; falls back to legacy HTTP+SSE when the server answers the first POST
     with 400, 404 or 405), an ``mcpServers`` entry (``{"command": ..., "args": [...],
     "env": {...}}`` or ``{"url": ..., "type": "http" | "sse", "headers": {...}}``), or a
-    Transport. ``env``/``cwd`` apply to commands, ``headers``/``auth`` to URLs; the other
-    keyword arguments go to :class:`Client`.
+    Transport.
+
+    ``env``, ``cwd``, ``inherit_env``, ``stderr_lines`` and ``max_write_backlog`` go to the
+    :class:`~mcp_sync.StdioTransport` of a command (see there; ``env`` adds to an entry's
+    ``env``), ``headers``/``auth`` to the transport of a URL, ``max_message_size`` to
+    either; an option the target's transport does not take is a ``ValueError``. The other
+    keyword arguments go to :class:`Client`; its ``close_timeout`` bounds each step of
+    closing the transport too (stopping a stdio server included).
 
     Use the client as a context manager, or call ``close()`` when done.
 
     Raises:
+        ValueError: an invalid target, or an option that does not apply to it.
         CommandNotFound, TransportError, HTTPError, RequestTimeout,
         UnsupportedProtocolVersion: see :meth:`Client.connect`.
     """
     built = make_transport(
         target, transport=transport, name=client_kwargs.get("name"), env=env, cwd=cwd,
+        inherit_env=inherit_env, max_message_size=max_message_size,
+        stderr_lines=stderr_lines, max_write_backlog=max_write_backlog,
         headers=headers, auth=auth,
     )
     client = Client(built, **client_kwargs)
@@ -131,12 +255,20 @@ def connect(
             raise
         log.info("%s answered HTTP %s to initialize; trying the legacy HTTP+SSE transport",
                  built.target, exc.status)
+        refused = exc
     legacy = make_transport(target, transport="sse", name=client_kwargs.get("name"),
-                            headers=headers, auth=auth)
-    return Client(legacy, **client_kwargs).connect()
+                            max_message_size=max_message_size, headers=headers, auth=auth)
+    try:
+        return Client(legacy, **client_kwargs).connect()
+    except MCPError as legacy_error:
+        if getattr(legacy, "endpoint", None) is not None:
+            raise  # a legacy server answered: what went wrong with it is the news
+        # No MCP server of either kind here: the Streamable HTTP refusal (with its hint
+        # about the endpoint path) says more than the fallback's failed GET.
+        raise refused from legacy_error
 
 
 def _is_url_target(target: Target) -> bool:
     if isinstance(target, str):
-        return _is_url(target.strip())
+        return http_url(target, strict=False) is not None
     return isinstance(target, Mapping) and "url" in target and not target.get("type")

@@ -30,6 +30,8 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── CapabilityError                 the server did not declare the capability a call needs
     ├── CallbackError                   a handler given to the client raised while answering
     │                                   the server (2026-07-28 input requests)
+    ├── ToolError                       a tool result with ``isError: true``, raised only for
+    │                                   ``call_tool(..., raise_on_error=True)``; carries it
     ├── ClientNotConnected              the client is not connected (before connect, after close)
     ├── ConfigError                     an invalid mcpServers configuration (mcp_sync.config;
     │                                   also a ValueError)
@@ -39,16 +41,22 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
         └── AuthorizationRequired       the user must authorize in a browser first
                                         (mcp_sync.auth)
 
-A tool result with ``isError: true`` is a result, not an exception.
+A tool result with ``isError: true`` is a result, not an exception, unless the call asked
+for ``raise_on_error=True`` (then :class:`ToolError`, which carries the result).
 
 Every one of them pickles with its attributes and message intact, so errors cross
 process boundaries (``multiprocessing``, ``concurrent.futures.ProcessPoolExecutor``)
 like results do. (``__cause__`` and the traceback do not travel, as for any exception.)
+
+Messages never hold more of what a server sent than a short excerpt made printable
+(:func:`excerpt`; :func:`body_excerpt` for HTTP bodies, markup stripped).
 """
 
 from __future__ import annotations
 
 import logging
+import re
+from http import HTTPStatus
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 # The one helper that makes server text safe for a message (bounded, escaped); imported
@@ -75,6 +83,7 @@ __all__ = [
     "RequestCancelled",
     "RequestTimeout",
     "ServerError",
+    "ToolError",
     "TransportError",
     "URLElicitationRequired",
     "UnsupportedProtocolVersion",
@@ -94,6 +103,25 @@ def _unpickle(cls: type, args: Tuple[Any, ...], state: Dict[str, Any]) -> BaseEx
     error.args = args
     error.__dict__.update(state)
     return error
+
+
+_MARKUP_SKIPPED = re.compile(r"<(script|style)\b.*?</\1\s*>", re.I | re.S)
+_MARKUP_TAG = re.compile(r"<[^>]*>")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def body_excerpt(body: Any, limit: int = 200) -> str:
+    """A short, printable, one-line excerpt of an HTTP body for an error message.
+
+    An HTML page (a web server's 404 page, a proxy's error page) is reduced to its text:
+    no tags, scripts or styles; whitespace is collapsed; then :func:`excerpt` applies.
+    """
+    if isinstance(body, (bytes, bytearray)):
+        body = bytes(body).decode("utf-8", "replace")
+    text = str(body)
+    if "<" in text and ">" in text:
+        text = _MARKUP_TAG.sub(" ", _MARKUP_SKIPPED.sub(" ", text))
+    return excerpt(_WHITESPACE.sub(" ", text).strip(), limit)
 
 
 class MCPError(Exception):
@@ -167,8 +195,15 @@ class CommandNotFound(TransportError):
 class HTTPError(TransportError):
     """A non-2xx HTTP status from the server.
 
-    Carries ``status``, ``body`` (an excerpt), ``url``, and the auth hints a caller needs to
-    log in: ``www_authenticate`` and ``auth_server`` (the ``Mcp-Auth-Server`` header).
+    Carries ``status``, ``body`` (an excerpt), ``url``, ``method`` (the MCP method, or
+    what the request was for), and the auth hints a caller needs to log in:
+    ``www_authenticate`` and ``auth_server`` (the ``Mcp-Auth-Server`` header).
+
+    The message reads ``<during>: HTTP <status> <reason> from <verb> <url>: <body>``, with
+    at most a short excerpt of the body (markup stripped, made printable). ``during``
+    names what the caller was doing (``"connect"`` for the handshake's requests; by
+    default ``method``); ``verb`` is the HTTP method; ``hint``, when given, says what to
+    try (the usual endpoint path after a 404 at connect) on a line of its own.
     """
 
     def __init__(
@@ -180,6 +215,9 @@ class HTTPError(TransportError):
         www_authenticate: Optional[str] = None,
         auth_server: Optional[str] = None,
         method: Optional[str] = None,
+        verb: Optional[str] = None,
+        during: Optional[str] = None,
+        hint: Optional[str] = None,
     ) -> None:
         self.status = status
         self.url = url
@@ -187,28 +225,66 @@ class HTTPError(TransportError):
         self.www_authenticate = www_authenticate
         self.auth_server = auth_server
         self.method = method
-        message = f"HTTP {status}"
-        if method:
-            message += f" for {method}"
-        if url:  # a legacy endpoint or an auth URL is the server's choice
-            message += f" from {excerpt(url, 300)}"
-        if self.body:
-            message += f": {self.body}"
+        self.hint = hint
+        label = during or method
+        message = f"{label}: " if label else ""
+        message += f"HTTP {status}"
+        try:
+            message += f" {HTTPStatus(status).phrase}"
+        except ValueError:
+            pass  # a status with no standard reason phrase
+        if url:
+            # a legacy endpoint or an auth URL is the server's choice
+            message += f" from {verb} {excerpt(url, 300)}" if verb else f" from {excerpt(url, 300)}"
+        short = body_excerpt(body)
+        if short:
+            message += f": {short}"
         if www_authenticate:
             message += f" [WWW-Authenticate: {excerpt(www_authenticate, 300)}]"
         if auth_server:
             message += f" [Mcp-Auth-Server: {excerpt(auth_server, 200)}]"
+        if hint:
+            message += f"\n  hint: {hint}"
         super().__init__(message)
 
 
 class RequestTimeout(MCPError, TimeoutError):
-    """No response arrived before the request's deadline. The request was cancelled."""
+    """No response arrived before the request's deadline. The request was cancelled.
 
-    def __init__(self, method: str, request_id: Any, timeout: Optional[float]) -> None:
+    ``method``, ``request_id`` and ``timeout`` (seconds) describe the request; ``subject``
+    is what it was about when that has a name: the tool (``tools/call``), the prompt
+    (``prompts/get``) or the resource URI (``resources/read``). The message names both:
+    ``tools/call 'slow' timed out after 1.0 s``.
+
+    ``timeout`` is the bound that ran out: the request's timeout or, when ``total`` is
+    true, the client's ``max_total_timeout``, the limit on a request however long the
+    server's progress notifications keep pushing its deadline out.
+    """
+
+    def __init__(
+        self, method: str, request_id: Any, timeout: Optional[float],
+        subject: Optional[str] = None, *, total: bool = False,
+    ) -> None:
         self.method = method
         self.request_id = request_id
         self.timeout = timeout
-        super().__init__(f"{method} (id={request_id}) timed out after {timeout} s")
+        self.subject = subject
+        self.total = total
+        what = method if subject is None else f"{method} {excerpt(repr(subject), 120)}"
+        if total:
+            message = (f"{what} ran out of max_total_timeout={_seconds(timeout)} s (its "
+                       "limit however much progress the server reports)")
+        else:
+            message = f"{what} timed out after {_seconds(timeout)} s"
+        super().__init__(message)
+
+
+def _seconds(timeout: Optional[float]) -> str:
+    """``1`` -> ``1.0``, ``0.25`` -> ``0.25``, ``1/3`` -> ``0.333``: readable seconds."""
+    if timeout is None:
+        return "None"
+    text = f"{timeout:.3f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
 
 
 class RequestCancelled(MCPError):
@@ -288,6 +364,30 @@ class CallbackError(MCPError):
     In the session era such an error is sent to the server as -32603 instead; the
     stateless era has no error answer for input requests, so the call fails here.
     """
+
+
+class ToolError(MCPError):
+    """A tool reported failure (a result with ``isError: true``) and the call was made
+    with ``raise_on_error=True``.
+
+    ``result`` is the whole :class:`~mcp_sync.types.CallToolResult` and ``tool`` the
+    tool's name; the message is the result's text, excerpted and made printable.
+
+    It derives from :class:`MCPError` directly, not from :class:`ServerError`: the
+    server answered the request (no JSON-RPC error, so no ``code``); it is the tool that
+    failed, and says why in its result. ``except ServerError`` keeps meaning "the server
+    refused the request". Picklable with its result (for process pools and task queues).
+    """
+
+    def __init__(self, tool: str, result: Any) -> None:
+        self.tool = tool
+        self.result = result
+        text = getattr(result, "text", "") or "(no text content)"
+        super().__init__(f"tool {excerpt(repr(tool), 120)} reported an error: "
+                         f"{excerpt(text, 500)}")
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.tool, self.result))
 
 
 class ClientNotConnected(MCPError):

@@ -92,6 +92,9 @@ log = logging.getLogger(__name__)
 # The refresher and idle waits wake at least this often; nothing is polled, this only
 # bounds every wait in the module.
 _IDLE_WAIT = 5.0
+# The longest step of a client's close() (the client's default): a manager with a short
+# close_timeout gives its clients shorter steps (see Manager's close_timeout).
+_CLIENT_CLOSE_TIMEOUT = 2.0
 
 
 class ServerState(str, enum.Enum):
@@ -201,7 +204,10 @@ class Manager:
         connect_timeout: how long :meth:`connect` waits for the first attempts.
         retry_wait: how long a call whose connection broke waits for the reconnect before
             its error surfaces (when a retry is safe).
-        close_timeout: the bound on :meth:`close`.
+        close_timeout: the bound on :meth:`close`. Each client's close steps (waiting
+            for a stdio server after closing its stdin, after SIGTERM, after SIGKILL,
+            joining threads) get a quarter of it, 2 s at most, so that a server that must
+            be killed still stops within it.
         on_status: ``on_status(status: ServerStatus)``, called on a manager or client
             thread whenever a server's state changes. Must not block.
         on_tools_changed: ``on_tools_changed(server: str, tools: list[types.Tool])``
@@ -582,6 +588,7 @@ class Manager:
         kwargs = dict(self.client_kwargs)
         if resolved.timeout is not None:
             kwargs["timeout"] = resolved.timeout
+        kwargs["close_timeout"] = min(_CLIENT_CLOSE_TIMEOUT, self.close_timeout / 4)
 
         def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
             self._on_notification(server, method, params)
@@ -864,14 +871,14 @@ class Manager:
     def call_tool(
         self, name: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
         timeout: Timeout = _Default.DEFAULT, on_progress: Optional[ProgressCallback] = None,
-        meta: Optional[Mapping[str, Any]] = None,
+        meta: Optional[Mapping[str, Any]] = None, raise_on_error: bool = False,
     ) -> types.CallToolResult: ...
 
     @overload
     def call_tool(
         self, server: str, tool: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
         timeout: Timeout = _Default.DEFAULT, on_progress: Optional[ProgressCallback] = None,
-        meta: Optional[Mapping[str, Any]] = None,
+        meta: Optional[Mapping[str, Any]] = None, raise_on_error: bool = False,
     ) -> types.CallToolResult: ...
 
     def call_tool(
@@ -884,9 +891,14 @@ class Manager:
         timeout: Timeout = _Default.DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
+        raise_on_error: bool = False,
     ) -> types.CallToolResult:
         """Call a tool: ``call_tool("server__tool", args)`` or
         ``call_tool("server", "tool", args)``. Blocks for the result.
+
+        A result with ``isError: true`` is returned, as by :meth:`Client.call_tool`;
+        ``raise_on_error=True`` raises :class:`~mcp_sync.ToolError` instead (never retried:
+        the tool ran).
 
         A server that is down fails at once (:class:`ServerUnavailable`). If the connection
         breaks during the call, the call waits for one reconnect attempt (at most
@@ -895,14 +907,15 @@ class Manager:
 
         Raises:
             KeyError: unknown server. ServerUnavailable, ConnectionClosed, RequestTimeout,
-            ServerError, ProtocolError: as :meth:`Client.call_tool`.
+            ServerError, ProtocolError, ToolError, TypeError: as :meth:`Client.call_tool`.
         """
         server_name, tool, args = self._route(name, tool_or_arguments, arguments)
         server = self._server(server_name)
         return self._with_retry(  # type: ignore[no-any-return]
             server, self._tool_is_safe(server, tool),
             lambda client: client.call_tool(tool, args, timeout=timeout,
-                                            on_progress=on_progress, meta=meta),
+                                            on_progress=on_progress, meta=meta,
+                                            raise_on_error=raise_on_error),
             timeout,
         )
 

@@ -42,6 +42,7 @@ from ._core import (
     Waiter,
     classify,
     malformation,
+    request_subject,
     settle,
 )
 from ._pool import ThreadPool
@@ -79,6 +80,10 @@ _IDLE_WAIT = 5.0
 # Requests that may run long: they carry a progress token even without an on_progress
 # callback, so that the server's progress can push their deadline out.
 _LONG_RUNNING = frozenset({"tools/call", "prompts/get", "resources/read", "sampling/createMessage"})
+# A timed-out request's caller waits at most this long (seconds) for its cancellation to
+# be sent: an HTTP server slow to take the notifications/cancelled POST must not hold a
+# RequestTimeout back for the POST's own timeout.
+CANCEL_GRACE = 0.1
 
 
 # Sessions alive in this process, so that a fork() marks them unusable in the child.
@@ -380,7 +385,7 @@ class Session:
             method, future, now=time.monotonic(), timeout=timeout,
             max_total_timeout=max_total_timeout, on_progress=on_progress,
             reset_on_progress=reset_timeout_on_progress, cancellable=cancellable,
-            direct=direct,
+            direct=direct, subject=request_subject(method, params),
         )
         if entry.deadline is not None and entry.deadline < self._wake_at:
             self._inbox.put(_WAKE)
@@ -468,7 +473,7 @@ class Session:
             return waiter.outcome()
         if cancellable:
             self._send_cancel(entry.id, "timed out")
-        raise RequestTimeout(method, entry.id, bound)
+        raise RequestTimeout(method, entry.id, bound, entry.subject)
 
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
         """Send a notification.
@@ -491,16 +496,28 @@ class Session:
         self._send_cancel(request_id, reason)
 
     def _expire(self, entry: Pending) -> None:
-        """Tell the server a request timed out, then fail its future (in that order).
+        """Tell the server a request timed out, then fail its future (in that order, but
+        the future waits at most ``CANCEL_GRACE`` for the cancellation to be sent).
 
         A request that must not be cancelled on the wire (``initialize``, the era probe)
         is only dropped by the transport: HTTP closes its response stream, so a server
         that never answers does not hold a connection and a thread for the session's life.
         """
-        if entry.cancellable:
-            self._send_cancel(entry.id, "timed out")
-        else:
+        if not entry.cancellable:
             self._abandon(entry.id)
+        else:
+            sent = threading.Event()
+
+            def cancel() -> None:
+                try:
+                    self._send_cancel(entry.id, "timed out")
+                finally:
+                    sent.set()
+
+            # On a second pool thread, so that a slow send delays the caller by at most
+            # CANCEL_GRACE; the cancellation still goes out.
+            if self._pool.submit(cancel):
+                sent.wait(CANCEL_GRACE)
         settle(entry.future, error=RequestTable.timeout_error(entry))
 
     def _abandon(self, request_id: Any) -> None:

@@ -46,6 +46,7 @@ rule that an absent ``resultType`` means ``"complete"``.  The ``...OrInputRequir
 and :data:`ServerResult2026` dispatch on it.
 """
 
+import json
 from typing import Annotated, Any, Callable, Dict, List, Literal, Optional, Sequence, Type, Union
 
 from pydantic import (
@@ -53,6 +54,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     Tag,
     ValidationError,
@@ -1175,11 +1177,33 @@ class CallToolResult(Result):
     content: List[ContentBlock]
     structured_content: Optional[Dict[str, Any]] = None
     is_error: bool = False
+    # Set by the client when the tool declares an outputSchema: .data may read the text.
+    _output_declared: bool = PrivateAttr(default=False)
 
     @property
     def text(self) -> str:
         """All text content blocks joined with newlines."""
         return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
+
+    @property
+    def data(self) -> Any:
+        """The tool's result as data: what ``client.call_tool("add", {...}).data["sum"]``
+        reads.
+
+        The structured content (``structuredContent``) when present. Otherwise, when the
+        tool declares an ``outputSchema`` (the client knows it from ``list_tools()``) and
+        the call succeeded, its text parsed as JSON (servers that put the structured
+        result only in a text block). ``None`` in every other case: text is never guessed
+        to be JSON for a tool that did not promise structured output.
+        """
+        if self.structured_content is not None:
+            return self.structured_content
+        if not self._output_declared or self.is_error:
+            return None
+        try:
+            return json.loads(self.text)
+        except (ValueError, RecursionError):  # not JSON, or nested beyond the parser
+            return None
 
     @property
     def structured(self) -> Optional[Dict[str, Any]]:

@@ -152,8 +152,32 @@ def test_connection_failures_exit_3_in_both_modes() -> None:
     assert dying.returncode == 3
     error = json.loads(dying.stdout)["error"]
     assert error["type"] == "ConnectionClosed" and "exit code 7" in error["message"]
-    unknown_tool = cli("call", "no_such_tool", *FAKE)
-    assert unknown_tool.returncode == 3 and "Unknown tool" in unknown_tool.stderr
+
+
+def test_the_server_refusing_the_request_exits_1_with_its_message() -> None:
+    # A JSON-RPC error answering the command's request: the server refused it, the
+    # connection is fine.
+    human = cli("call", "no_such_tool", "--", PY, "-m", "mcp_sync.demo_server")
+    assert human.returncode == 1, human.stderr
+    assert "Unknown tool: no_such_tool" in human.stderr and human.stdout == ""
+    machine = cli("--json", "call", "no_such_tool", *FAKE)
+    assert machine.returncode == 1, machine.stderr
+    error = json.loads(machine.stdout)["error"]
+    assert error["type"] == "ServerError" and error["exitCode"] == 1
+    assert "Unknown tool: no_such_tool" in error["message"]
+    missing = cli("read", "test://nothing", *FAKE)
+    assert missing.returncode == 1 and "Resource not found" in missing.stderr
+    # A refused handshake is still a connection failure.
+    refuse_all = ("import json, sys\n"
+                  "for line in sys.stdin:\n"
+                  "    request = json.loads(line)\n"
+                  "    if 'id' in request:\n"
+                  "        print(json.dumps({'jsonrpc': '2.0', 'id': request['id'], 'error':"
+                  " {'code': -32603, 'message': 'not today'}}), flush=True)\n")
+    refused = cli("--json", "ping", "--", PY, "-c", refuse_all)
+    assert refused.returncode == 3, refused.stderr
+    error = json.loads(refused.stdout)["error"]
+    assert error["type"] == "ServerError" and "initialize: not today" in error["message"]
 
 
 @pytest.mark.parametrize(
@@ -194,8 +218,6 @@ def test_resources_and_read() -> None:
     read = ok_json("read", "test://blob", *FAKE)
     assert read["contents"][0] == {"uri": "test://blob",
                                    "mimeType": "application/octet-stream", "blob": "AAEC"}
-    missing = cli("read", "test://nothing", *FAKE)
-    assert missing.returncode == 3 and "Resource not found" in missing.stderr
 
 
 @pytest.mark.peer
@@ -295,7 +317,7 @@ def test_servers_shows_every_configured_server(tmp_path: Path) -> None:
     rows = {line.split()[0]: line.split() for line in human.splitlines()[1:]}
     assert human.splitlines()[0].split() == ["NAME", "STATE", "TRANSPORT", "TOOLS", "SERVER",
                                              "ERROR"]
-    assert rows["fake"][1:5] == ["connected", "stdio", "16", "fake"]
+    assert rows["fake"][1:5] == ["connected", "stdio", "21", "fake"]
     assert rows["sdk"][1] == "connected" and "manager-sdk-peer" in rows["sdk"]
     assert rows["off"][1:3] == ["disabled", "stdio"]
 
@@ -305,7 +327,7 @@ def test_servers_shows_every_configured_server(tmp_path: Path) -> None:
     result = cli("--json", "--config", broken, "servers")
     assert result.returncode == 3  # not every enabled server connected
     statuses = {status["name"]: status for status in json.loads(result.stdout)}
-    assert statuses["fake"]["state"] == "connected" and statuses["fake"]["tools"] == 16
+    assert statuses["fake"]["state"] == "connected" and statuses["fake"]["tools"] == 21
     assert statuses["sdk"]["serverName"] == "manager-sdk-peer"
     assert statuses["off"]["state"] == "disabled"
     assert statuses["crashy"]["state"] == "failed"

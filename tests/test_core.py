@@ -134,6 +134,28 @@ def test_deadline_expiry_and_progress_pushing_it_out() -> None:
     assert len(table) == 0
 
 
+def test_the_timeout_error_names_the_bound_that_ran_out() -> None:
+    table = RequestTable()
+    # Progress pushed it out until max_total_timeout stopped it: that bound, not the 1 s.
+    pushed, _ = open_request(table, now=0.0, timeout=1.0, max_total_timeout=2.5)
+    table.progress(pushed.id, now=1.8)
+    assert table.expire(2.5) == [pushed]
+    error = RequestTable.timeout_error(pushed)
+    assert (error.timeout, error.total) == (2.5, True)
+    assert "max_total_timeout=2.5 s" in str(error) and "1.0" not in str(error)
+    # A timeout longer than max_total_timeout: the total bound is what stops it.
+    long, _ = open_request(table, now=0.0, timeout=30.0, max_total_timeout=5.0)
+    assert table.expire(5.0) == [long]
+    assert (RequestTable.timeout_error(long).timeout, RequestTable.timeout_error(long).total) \
+        == (5.0, True)
+    # Its own timeout ran out (no progress, or not enough): the per-call timeout.
+    plain, _ = open_request(table, now=0.0, timeout=1.0, max_total_timeout=2.5)
+    assert table.expire(1.0) == [plain]
+    error = RequestTable.timeout_error(plain)
+    assert (error.timeout, error.total) == (1.0, False)
+    assert str(error) == "tools/call timed out after 1.0 s" and error.request_id == plain.id
+
+
 def test_progress_does_not_extend_when_reset_is_off() -> None:
     table = RequestTable()
     entry, _ = open_request(table, now=0.0, timeout=1.0, reset_on_progress=False)

@@ -68,10 +68,19 @@ SAMPLES: Dict[str, Any] = {
     "bound": "max_list_items",
     "limit": 10_000,
     "size": 67_108_865,
+    "subject": "slow",
+    "tool": "forecast",
+    "hint": "Streamable HTTP servers usually serve /mcp",
+    "verb": "POST",
+    "during": "connect",
+    "total": True,
 }
 
 
 def sample_value(cls: type, name: str) -> Any:
+    if cls.__name__ == "ToolError" and name == "result":
+        return types.CallToolResult(content=[types.TextContent(type="text", text="no such city")],
+                                    is_error=True)
     if cls.__name__ == "ServerUnavailable" and name == "state":
         from mcp_sync.manager import ServerState
 

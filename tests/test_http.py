@@ -408,6 +408,18 @@ def test_iter_events_reads_a_live_stream(server: McpHttpServer) -> None:
 # -- the session ---------------------------------------------------------------------------
 
 
+def test_connect_gives_max_message_size_to_the_http_transport(server: McpHttpServer) -> None:
+    """Like close_timeout, the bound goes to whatever transport connect() builds (before,
+    connect() took it for a stdio option and refused it for a URL)."""
+    with mcp_sync.connect(server.url, max_message_size=1 << 20) as client:
+        assert isinstance(client.transport, HttpTransport)
+        assert client.transport.max_message_size == 1 << 20
+    with mcp_sync.connect({"url": server.url}, max_message_size=1 << 21) as client:
+        assert client.transport.max_message_size == 1 << 21  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="cannot apply to a transport built already"):
+        mcp_sync.connect(HttpTransport(server.url), max_message_size=10)
+
+
 def test_a_lost_session_is_renewed_and_the_request_retried_once(server: McpHttpServer) -> None:
     with mcp_sync.connect(server.url) as client:
         first = client.transport.session_id  # type: ignore[attr-defined]

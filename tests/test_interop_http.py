@@ -583,7 +583,7 @@ def test_legacy_sse_forced_on_a_streamable_http_endpoint_fails(
     assert error.status == 400 and error.method == "GET (SSE stream)"
     assert error.url == everything_http.url
     assert "No valid session ID" in error.body
-    assert str(error).startswith(f"HTTP 400 for GET (SSE stream) from {everything_http.url}")
+    assert str(error).startswith(f"connect: HTTP 400 Bad Request from GET {everything_http.url}")
 
 
 # -- tools -------------------------------------------------------------------------------

@@ -431,6 +431,21 @@ def test_close_is_bounded_while_a_reconnect_thread_waits(recorder: Recorder) -> 
         manager.connect()
 
 
+def test_close_stops_a_stubborn_server_within_the_managers_close_timeout() -> None:
+    # The server ignores stdin's end and SIGTERM: only SIGKILL, after two waits, stops it.
+    # With the clients' 2 s steps the manager gave up on it after its 1.2 s bound.
+    config = {"mcpServers": {"stubborn": fake_entry("--stubborn"), "plain": fake_entry()}}
+    manager = Manager(config, timeout=T, close_timeout=1.2).connect()
+    transports = {name: manager[name].transport for name in ("stubborn", "plain")}
+    started = time.monotonic()
+    manager.close()
+    elapsed = time.monotonic() - started
+    assert elapsed < 1.2 + 0.5, f"close() took {elapsed:.1f} s"
+    assert transports["stubborn"].returncode == -signal.SIGKILL  # type: ignore[attr-defined]
+    assert transports["plain"].returncode == 0  # type: ignore[attr-defined]
+    assert not [t for t in threading.enumerate() if t.name.startswith("mcp-sync")]
+
+
 def test_from_a_file_with_a_custom_separator(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"mcpServers": {"fake": fake_entry()}}), encoding="utf-8")

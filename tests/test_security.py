@@ -126,16 +126,20 @@ def test_a_stdio_server_gets_no_secret_from_the_environment(
         monkeypatch: pytest.MonkeyPatch) -> None:
     planted = {"OPENAI_API_KEY": "sk-planted", "AWS_SECRET_ACCESS_KEY": "planted",
                "GITHUB_TOKEN": "ghp_planted", "DATABASE_URL": "postgres://u:p@h/db",
-               "MCP_SYNC_TEST_PASSWORD": "planted", "HTTPS_PROXY": "http://u:p@proxy:1"}
+               "MCP_SYNC_TEST_PASSWORD": "planted", "HTTPS_PROXY": "http://u:p@proxy:1",
+               # locale variables other than LC_ALL and LC_CTYPE: a smuggling channel
+               "LC_SECRET": "planted", "LC_MESSAGES": "C", "LC_TIME": "C"}
+    monkeypatch.setenv("LC_CTYPE", "C.UTF-8")
     for name, value in planted.items():
         monkeypatch.setenv(name, value)
     allowed = set(default_environment())
     with mcp_sync.connect(fake_server_command(), timeout=10, env={"GIVEN": "yes"}) as client:
         names = set(json.loads(client.call_tool("environment").text))
     assert not names & set(planted)
-    # Only the allow-list, the locale and what was given (and what Python adds itself).
+    assert "LC_CTYPE" in names
+    # Only the allow-list and what was given (and what Python adds itself).
     extra = names - allowed - {"GIVEN"}
-    assert all(name.startswith("LC_") or name in {"PWD", "SHLVL", "_"} for name in extra), extra
+    assert extra <= {"PWD", "SHLVL", "_"}, extra
     with mcp_sync.connect({"command": PY, "args": fake_server_command()[1:],
                            "env": {"GIVEN": "yes"}}, timeout=10) as client:
         assert not set(json.loads(client.call_tool("environment").text)) & set(planted)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import textwrap
@@ -27,7 +28,9 @@ from mcp_sync import (
     StdioTransport,
     UnsupportedProtocolVersion,
 )
+from mcp_sync.connect import make_transport
 
+from ._procs import running, wait_gone
 from .conftest import PY, ROOT, fake_server_command
 
 
@@ -148,11 +151,29 @@ def test_submit_timeout_fails_the_future() -> None:
 
 
 def test_mcp_sync_timeout_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An in-process server: the 0.25 s default also bounds the handshake, which a server
+    # process starting on a busy machine could miss.
+    from mcp_sync.testing import FakeServer
+
+    server = FakeServer("patient")
+    release = threading.Event()
+
+    @server.tool(description="Blocks until released (at most 10 s)")
+    def wait() -> str:
+        release.wait(10)
+        return "released"
+
     monkeypatch.setenv("MCP_SYNC_TIMEOUT", "0.25")
-    with mcp_sync.connect(fake_server_command()) as client:
-        assert client.timeout == 0.25
-        with pytest.raises(RequestTimeout):
-            client.call_tool("slow", {"seconds": 10})
+    try:
+        with mcp_sync.connect(mcp_sync.MemoryTransport(server)) as client:
+            assert client.timeout == 0.25
+            started = time.monotonic()
+            with pytest.raises(RequestTimeout, match=r"after 0\.25 s"):
+                client.call_tool("wait")
+            assert time.monotonic() - started < 5
+            release.set()
+    finally:
+        release.set()
     monkeypatch.setenv("MCP_SYNC_TIMEOUT", "0")
     assert mcp_sync.Client(StdioTransport(PY)).timeout is None
 
@@ -368,6 +389,105 @@ def test_child_environment_is_a_safe_subset(monkeypatch: pytest.MonkeyPatch) -> 
         assert "MY_API_TOKEN" in json.loads(client.call_tool("environment").text)
 
 
+def test_connect_routes_every_stdio_option_to_the_transport(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    monkeypatch.setenv("MY_API_TOKEN", "secret")
+    with connect(inherit_env=True, env={"EXTRA_VAR": "1"}, cwd=str(tmp_path),
+                 close_timeout=0.7, max_message_size=1 << 20, stderr_lines=7,
+                 max_write_backlog=1 << 21) as client:
+        names = json.loads(client.call_tool("environment").text)
+        assert "MY_API_TOKEN" in names and "EXTRA_VAR" in names
+        transport = client.transport
+        assert isinstance(transport, StdioTransport)
+        assert (transport.inherit_env, transport.cwd, transport.close_timeout,
+                transport.max_message_size, transport.stderr_tail.maxlen,
+                transport.max_write_backlog) == (True, str(tmp_path), 0.7, 1 << 20, 7, 1 << 21)
+    # An mcpServers entry takes them too; env= adds to the entry's own.
+    command = fake_server_command()
+    entry = {"command": command[0], "args": command[1:], "env": {"FROM_ENTRY": "1"}}
+    with mcp_sync.connect(entry, inherit_env=True, env={"EXTRA_VAR": "1"},
+                          timeout=10.0) as client:
+        names = json.loads(client.call_tool("environment").text)
+        assert {"MY_API_TOKEN", "FROM_ENTRY", "EXTRA_VAR"} <= set(names)
+    # An option the target's transport does not take is an error, never dropped.
+    with pytest.raises(ValueError, match="inherit_env apply to stdio servers"):
+        mcp_sync.connect("http://127.0.0.1:9/mcp", inherit_env=True)
+    with pytest.raises(ValueError, match="headers apply to URLs"):
+        mcp_sync.connect(fake_server_command(), headers={"X-Key": "1"})
+    with pytest.raises(ValueError, match="cannot apply to a transport built already"):
+        mcp_sync.connect(StdioTransport(PY), max_message_size=10)
+    # ... and headers add to a URL entry's own, as env does to a command entry's.
+    built = make_transport({"url": "http://127.0.0.1:9/mcp", "headers": {"A": "1"}},
+                           headers={"B": "2"})
+    assert built.headers == {"A": "1", "B": "2"}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("given_to", ["connect", "Client", "StdioTransport"])
+def test_close_timeout_bounds_each_step_of_stopping_a_stubborn_server(given_to: str) -> None:
+    # The server ignores stdin's end and SIGTERM: close() waits close_timeout after each,
+    # then SIGKILLs it. With the 2 s default that is over 4 s.
+    command = fake_server_command("--stubborn")
+    if given_to == "connect":
+        client = mcp_sync.connect(command, timeout=10.0, close_timeout=0.3)
+    elif given_to == "Client":
+        client = mcp_sync.Client(StdioTransport(command[0], command[1:]), timeout=10.0,
+                                 close_timeout=0.3).connect()
+    else:
+        client = mcp_sync.Client(StdioTransport(command[0], command[1:], close_timeout=0.3),
+                                 timeout=10.0).connect()
+    assert client.close_timeout == 0.3 and client.transport.close_timeout == 0.3
+    started = time.monotonic()
+    client.close()
+    elapsed = time.monotonic() - started
+    assert client.transport.returncode == -signal.SIGKILL  # type: ignore[attr-defined]
+    assert elapsed < 1.8, f"close() took {elapsed:.1f} s with close_timeout=0.3"
+
+
+def orphan_pid(error: ConnectionClosed) -> int:
+    found = re.search(r"orphan pid (\d+)", "\n".join(error.stderr_tail))
+    assert found, error.stderr_tail
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize("own_session", [False, True])
+def test_a_server_exiting_while_a_process_it_started_holds_stdout_fails_calls_at_once(
+    own_session: bool,
+) -> None:
+    """The server starts a process that inherits its stdout and stderr, then exits: stdout
+    never reaches EOF, yet pending calls fail at once with the exit code and the stderr
+    tail, and close() does not wait on the pipe. An orphan left in the server's process
+    group is stopped by close(); one in a session of its own is not ours to find."""
+    client = connect(close_timeout=0.5)
+    transport = client.transport
+    assert isinstance(transport, StdioTransport)
+    orphan: Optional[int] = None
+    try:
+        pending = client.call_tool_future("slow", {"seconds": 30})
+        started = time.monotonic()
+        with pytest.raises(ConnectionClosed) as info:
+            client.call_tool("orphan", {"code": 5, "own_session": own_session})
+        assert time.monotonic() - started < 1.5
+        orphan = orphan_pid(info.value)
+        assert info.value.exit_code == 5 and "exit code 5" in str(info.value)
+        with pytest.raises(ConnectionClosed):
+            pending.result(timeout=1.0)
+        assert transport.returncode == 5
+        assert running(orphan), "the orphan should still hold the pipe"
+        started = time.monotonic()
+        client.close()
+        # Joining the pipe's threads (0.5 s), then, for an orphan in the group, SIGTERM
+        # and its end; never waiting on a pipe that stays open.
+        assert time.monotonic() - started < 2.0
+        if not own_session:
+            # Its pipes closed as it died; /proc may show it a moment longer.
+            assert wait_gone([orphan], timeout=2.0) == [], "close() left the orphan running"
+    finally:
+        client.close()
+        if orphan is not None and running(orphan):
+            os.kill(orphan, signal.SIGKILL)  # its end closes the pipes: the threads end
+
+
 def test_close_is_idempotent_and_a_closed_client_reconnects() -> None:
     client = connect()
     first_pid = client.transport.pid  # type: ignore[attr-defined]
@@ -450,6 +570,58 @@ def test_server_log_messages_go_to_python_logging(caplog: pytest.LogCaptureFixtu
     record = next(r for r in caplog.records if r.getMessage() == "disk almost full")
     assert record.name == "mcp_sync.server.logsrv.tool"
     assert record.levelno == logging.ERROR
+
+
+class _Records(logging.Handler):
+    """Keeps the records it handles; ``done`` is set once ``count`` have arrived."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: List[logging.LogRecord] = []
+        self.count = count
+        self.done = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+        if len(self.records) >= self.count:
+            self.done.set()
+
+
+def test_every_mcp_log_level_reaches_python_logging_by_name(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.server.levels")
+    levels = {"notice": ("NOTICE", 25), "critical": ("CRITICAL", logging.CRITICAL),
+              "alert": ("ALERT", 55), "emergency": ("EMERGENCY", 60)}
+    handler = _Records(len(levels))
+    logger = logging.getLogger("mcp_sync.server.levels")
+    logger.addHandler(handler)
+    try:
+        with connect(name="levels") as client:
+            for level in levels:
+                client.call_tool("log", {"level": level, "data": f"a {level} message"})
+            assert handler.done.wait(5.0)
+    finally:
+        logger.removeHandler(handler)
+    formatter = logging.Formatter("%(levelname)s %(message)s")
+    seen = {r.getMessage().split()[1]: (r.levelname, r.levelno) for r in handler.records}
+    assert seen == levels
+    assert formatter.format(handler.records[0]) == "NOTICE a notice message"
+    assert all(levelno >= logging.CRITICAL for name, (_, levelno) in seen.items()
+               if name != "notice")
+
+
+def test_max_total_timeout_stopping_a_call_says_so_and_gives_that_bound() -> None:
+    # The server reports progress every 0.1 s, so the 0.5 s timeout keeps moving out
+    # until max_total_timeout (1 s) stops the call.
+    with connect(max_total_timeout=1.0) as client:
+        started = time.monotonic()
+        with pytest.raises(RequestTimeout) as info:
+            client.call_tool("slow", {"seconds": 30, "progress_interval": 0.1}, timeout=0.5)
+        assert 0.9 < time.monotonic() - started < 5.0
+        assert (info.value.timeout, info.value.total) == (1.0, True)
+        assert "max_total_timeout=1.0 s" in str(info.value)
+        assert "0.5" not in str(info.value)
 
 
 def test_list_changed_drops_the_cache_and_reaches_notification_handler() -> None:
@@ -584,7 +756,7 @@ def test_public_api_is_pinned() -> None:
         "ProtocolError",
         "Manager", "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
         "RequestCancelled", "RequestContext", "RequestTimeout", "ServerError", "SseTransport",
-        "StdioTransport", "Transport", "TransportError", "URLElicitationRequired",
+        "StdioTransport", "ToolError", "Transport", "TransportError", "URLElicitationRequired",
         "UnsupportedProtocolVersion", "__version__", "connect", "request_context", "types",
     ])
     for name in mcp_sync.__all__:

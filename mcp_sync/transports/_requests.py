@@ -17,6 +17,13 @@ transports keep the ``user:password@`` part apart (:func:`split_credentials`) an
 as HTTP Basic auth, as ``requests`` would: the URL they show in every message, log line and
 ``repr()`` carries no password.
 
+**Errors say what happened in words.** A failed connection is reported as ``cannot reach
+<url>: connection refused`` (:func:`failure_reason`), not as the ``urllib3`` exception
+chain with its private pool classes (that stays the ``__cause__``). The requests a client
+sends while connecting (``server/discover``, ``initialize``) are reported as ``connect``
+(:func:`doing`), and a 404 or 405 there comes with the usual endpoint paths
+(:func:`endpoint_hint`).
+
 **Closing a session closes its sockets.** Since urllib3 2, ``PoolManager.clear()`` (what
 ``requests.Session.close()`` calls) forgets its connection pools without closing them;
 their idle sockets stay open, on both ends, until the garbage collector reaches the pools.
@@ -25,16 +32,21 @@ their idle sockets stay open, on both ends, until the garbage collector reaches 
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+import http.client
+import re
+import socket
+import ssl
+from typing import Any, Iterator, List, Optional, Tuple
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import requests
+import urllib3
 from requests.utils import get_auth_from_url
 
 from ..exceptions import excerpt
 
-__all__ = ["CrossOriginRedirect", "close_session", "origin", "refuse_cross_origin",
-           "split_credentials"]
+__all__ = ["CrossOriginRedirect", "close_session", "doing", "endpoint_hint", "failure_reason",
+           "origin", "refuse_cross_origin", "split_credentials"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -112,3 +124,76 @@ def split_credentials(url: str) -> Tuple[str, Optional[Tuple[str, str]]]:
     credentials = get_auth_from_url(url)
     bare = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
     return bare, (credentials if any(credentials) else None)
+
+
+# -- error messages ------------------------------------------------------------------------
+
+# The requests a client sends while it connects: their failures are the connect's.
+_HANDSHAKE = frozenset({"initialize", "server/discover"})
+# "HTTPConnectionPool(host='h', port=1): " and the like: urllib3's private classes.
+_POOL_PREFIX = re.compile(r"\b_?\w*(?:Pool|Connection)\(host=[^)]*\):\s*")
+
+
+def doing(method: Optional[str], *, connected: bool) -> Optional[str]:
+    """What the caller was doing when ``method`` failed: ``"connect"`` for the requests of
+    the handshake (before the transport was told a protocol version), else ``method``."""
+    if method in _HANDSHAKE and not connected:
+        return "connect"
+    return method
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and what it wraps: urllib3's ``reason``, ``args[0]``, ``__cause__``."""
+    current: Optional[BaseException] = exc
+    for _ in range(10):
+        if current is None:
+            return
+        yield current
+        reason = getattr(current, "reason", None)
+        if isinstance(reason, BaseException):
+            current = reason
+        elif current.args and isinstance(current.args[0], BaseException):
+            current = current.args[0]
+        else:
+            current = current.__cause__ or current.__context__
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a request failed, in a few words (``connection refused``), from the innermost
+    cause of a ``requests`` error; never the names of urllib3's pool classes."""
+    causes = list(_causes(exc))
+    # The socket's own error first: urllib3 wraps a refused connection in a subclass of
+    # its connect-timeout error.
+    for cause in causes:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return f"host name not found ({excerpt(cause.strerror or cause, 100)})"
+        if isinstance(cause, ssl.SSLError):
+            return f"TLS failed ({excerpt(cause.reason or cause, 150)})"
+        if isinstance(cause, ConnectionResetError):
+            return "connection reset by the server"
+        if isinstance(cause, http.client.RemoteDisconnected):
+            return "the server closed the connection without answering"
+    for cause in causes:
+        if isinstance(cause, (requests.ConnectTimeout, urllib3.exceptions.ConnectTimeoutError)):
+            return "timed out connecting"
+        if isinstance(cause, (requests.ReadTimeout, urllib3.exceptions.ReadTimeoutError,
+                              socket.timeout)):
+            return "no response in time"
+    innermost = causes[-1]
+    if isinstance(innermost, OSError) and innermost.strerror:
+        return excerpt(innermost.strerror, 150)
+    return excerpt(_POOL_PREFIX.sub("", str(innermost)), 200) or type(innermost).__name__
+
+
+def endpoint_hint(url: str) -> str:
+    """What to try after a 404 or 405 at connect: the usual MCP endpoint paths."""
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    root = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+    if path.endswith(("/mcp", "/sse")):
+        return (f"is {path} the server's MCP endpoint? Streamable HTTP servers usually serve "
+                "/mcp, legacy HTTP+SSE servers /sse; check the server's documentation")
+    return ("no MCP endpoint at this URL; MCP servers usually serve Streamable HTTP at /mcp "
+            f"(try {root}{path}/mcp), legacy HTTP+SSE at /sse")

@@ -62,6 +62,10 @@ class Transport(abc.ABC):
     single_reader: bool = False
     #: See the class docstring; ``None`` until a session sets it.
     on_request_failed: Optional[RequestFailedCallback] = None
+    #: The bound, in seconds, on each step of ``close()`` (each wait for a process, a
+    #: thread or a connection to end). Transports take it as a constructor argument; a
+    #: :class:`~mcp_sync.Client` given ``close_timeout`` sets it on its transport.
+    close_timeout: float = 2.0
 
     @abc.abstractmethod
     def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:

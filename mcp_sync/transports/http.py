@@ -92,7 +92,14 @@ from ..exceptions import (
     server_error,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, ID_PREFIX, response_id_in
-from ._requests import close_session, refuse_cross_origin, split_credentials
+from ._requests import (
+    close_session,
+    doing,
+    endpoint_hint,
+    failure_reason,
+    refuse_cross_origin,
+    split_credentials,
+)
 from ._sse import EventTooLarge, SSEDecoder, read1_of
 from .base import CloseCallback, MessageCallback, Transport, log_malformed
 
@@ -841,15 +848,14 @@ class HttpTransport(Transport):
 
     def _unreachable(self, exc: requests.RequestException, method: str,
                      what: str) -> TransportError:
-        doing = f"{method} {what} to {self.url}" if what else f"{method} {self.url}"
-        if isinstance(exc, requests.ConnectTimeout):
-            error = TransportError(f"{doing}: timed out connecting")
-        elif isinstance(exc, requests.ReadTimeout):
-            error = TransportError(f"{doing}: no response in time ({exc})")
+        label = doing(what, connected=self._protocol_version is not None)
+        where = f"{label}: " if label else ""
+        if isinstance(exc, requests.ReadTimeout):
+            error = TransportError(f"{where}no response from {self.url} in time")
         elif isinstance(exc, requests.ConnectionError):
-            error = TransportError(f"{doing}: cannot reach the server ({excerpt(exc, 300)})")
-        else:  # requests may quote what the server sent (a chunk length, a header)
-            error = TransportError(f"{doing} failed: {excerpt(exc, 300)}")
+            error = TransportError(f"{where}cannot reach {self.url}: {failure_reason(exc)}")
+        else:
+            error = TransportError(f"{where}{method} {self.url} failed: {excerpt(exc, 300)}")
         if _connect_failed(exc):
             error.request_sent = False
         return error
@@ -861,10 +867,15 @@ class HttpTransport(Transport):
                 body = _read_body(response, _ERROR_BODY_LIMIT)
             except _READ_ERRORS as exc:
                 body = f"(body unreadable: {exc!r})".encode()
+        label = doing(what, connected=self._protocol_version is not None)
+        status = response.status_code
         error = HTTPError(
-            response.status_code, url=self.url, body=body.decode("utf-8", "replace"),
+            status, url=self.url, body=body.decode("utf-8", "replace"),
             www_authenticate=response.headers.get("WWW-Authenticate"),
             auth_server=response.headers.get("Mcp-Auth-Server"), method=what,
+            verb=response.request.method if response.request is not None else None,
+            during=label,
+            hint=endpoint_hint(self.url) if label == "connect" and status in (404, 405) else None,
         )
         error.request_sent = True
         return error

@@ -36,7 +36,14 @@ from ..exceptions import (
     excerpt,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, response_id_in
-from ._requests import close_session, refuse_cross_origin, split_credentials
+from ._requests import (
+    close_session,
+    doing,
+    endpoint_hint,
+    failure_reason,
+    refuse_cross_origin,
+    split_credentials,
+)
 from ._sse import EventTooLarge, iter_events
 from .base import CloseCallback, MessageCallback, Transport, log_malformed
 
@@ -307,6 +314,9 @@ class SseTransport(Transport):
                 hooks={"response": [refuse_cross_origin]},
                 timeout=(self.connect_timeout, self.connect_timeout),
             )
+        except requests.ConnectionError as exc:
+            raise TransportError(
+                f"connect: cannot reach {self.url}: {failure_reason(exc)}") from exc
         except requests.RequestException as exc:
             raise TransportError(
                 f"cannot open the SSE stream at {self.url}: {excerpt(exc, 300)}") from exc
@@ -316,7 +326,8 @@ class SseTransport(Transport):
                 return None
             self._response = response
         if not 200 <= response.status_code < 300:
-            raise _http_error(response, self.url, "GET (SSE stream)", _read_excerpt(response))
+            raise _http_error(response, self.url, "GET (SSE stream)", _read_excerpt(response),
+                              during="connect")
         content_type = response.headers.get("Content-Type", "")
         if "text/event-stream" not in content_type.lower():
             raise ProtocolError(
@@ -429,6 +440,11 @@ class SseTransport(Transport):
                 raise ConnectionClosed(
                     f"Legacy SSE stream closed by the client ({self.url})"
                 ) from exc
+            method = message.get("method")
+            label = doing(method if isinstance(method, str) else None, connected=False)
+            if isinstance(exc, requests.ConnectionError):
+                raise TransportError(f"{label or 'POST'}: cannot reach {excerpt(endpoint, 200)}: "
+                                     f"{failure_reason(exc)}") from exc
             raise TransportError(  # the endpoint, and requests' text about it, is the server's
                 f"POST to {excerpt(endpoint, 200)} failed: {excerpt(exc, 300)}") from exc
         try:
@@ -478,13 +494,18 @@ def _read_excerpt(response: requests.Response, limit: int = _ERROR_EXCERPT) -> s
 
 
 def _http_error(
-    response: requests.Response, url: str, method: Optional[str], body: str
+    response: requests.Response, url: str, method: Optional[str], body: str,
+    during: Optional[str] = None,
 ) -> HTTPError:
+    status = response.status_code
     return HTTPError(
-        response.status_code,
+        status,
         url=url,
         body=body,
         www_authenticate=response.headers.get("WWW-Authenticate"),
         auth_server=response.headers.get("Mcp-Auth-Server"),
         method=method,
+        verb=response.request.method if response.request is not None else None,
+        during=during or doing(method, connected=False),
+        hint=endpoint_hint(url) if during == "connect" and status in (404, 405) else None,
     )

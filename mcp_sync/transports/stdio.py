@@ -1,15 +1,25 @@
 """The stdio transport: a child process speaking newline-delimited JSON on its pipes.
 
-Threads (both daemons, so that a client nobody closed never keeps the interpreter alive;
+Threads (all daemons, so that a client nobody closed never keeps the interpreter alive;
 cleanup does not rely on that: ``close()`` and an ``atexit`` hook stop the child and
 join them with a bound):
 
 * ``mcp-sync-reader-<name>`` reads stdout line by line, decodes each line and hands it
   to the session. It ends when stdout reaches EOF, which happens when the child exits or
-  closes its stdout, and reports the close exactly once.
+  closes its stdout (and nothing else holds the pipe open), and reports the close
+  exactly once.
 * ``mcp-sync-stderr-<name>`` drains stderr so the child never blocks on a full pipe,
   forwards each line to the logger ``mcp_sync.server.<name>.stderr`` and keeps the last
   lines for error messages.
+* ``mcp-sync-watcher-<name>`` blocks until the child exits. A process the server started
+  may inherit its stdout and keep it open after the server is gone, so stdout's EOF alone
+  cannot tell that the server exited: when the reader has not reported the close within
+  a moment of the exit, the watcher reports it, with the exit status and stderr tail, so
+  that pending requests fail at once. Where the platform allows it (``os.waitid``), the
+  watcher does not reap the child while such a process holds its pipes: an unreaped
+  child keeps its process id, so ``close()`` can still signal its process group (and so
+  whatever holds the pipes, if it stayed in the group) without reaching a stranger that
+  was given a recycled id. The watcher ends when the child exits.
 * ``mcp-sync-writer-<name>``, only while a server is slow to read its stdin: ``send()``
   writes on the caller's thread without ever blocking (the pipe is non-blocking); what
   a full pipe does not take waits in a backlog that this thread writes as the child
@@ -39,6 +49,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from typing import IO, Any, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -60,8 +71,19 @@ log = logging.getLogger(__name__)
 # The writer thread's longest wait for the pipe to take bytes before it looks again; it
 # is woken at once by the child reading or by close(): this only bounds the wait.
 _WRITER_WAIT_MS = 5000
+# How long, after the child exited, the watcher lets the reader reach stdout's EOF (and
+# deliver what the child wrote last) before it reports the close itself: the reader
+# usually gets there within a millisecond; when it does not, something else holds the pipe.
+_EXIT_GRACE = 0.25
+# Can the watcher learn that the child exited without reaping it (see the docstring)?
+_CAN_PEEK = sys.platform != "win32" and all(
+    hasattr(os, name) for name in ("waitid", "WNOWAIT", "CLD_EXITED"))
 
-_POSIX_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TZ", "TMPDIR")
+# The locale: LANG, LC_ALL and LC_CTYPE are what a program needs to decode and print text.
+# The other LC_* names are not passed: any LC_-prefixed variable is forwarded by ssh
+# and sudo configurations that accept LC_*, a known channel for smuggling values.
+_POSIX_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL",
+              "LC_CTYPE", "TZ", "TMPDIR")
 _WINDOWS_ENV = (
     "APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT",
     "PROCESSOR_ARCHITECTURE", "PROGRAMDATA", "PROGRAMFILES", "SYSTEMDRIVE", "SYSTEMROOT",
@@ -76,14 +98,13 @@ def default_environment() -> Dict[str, str]:
     """The parent's environment variables a child gets by default: no secrets.
 
     Only what a program needs to run (``PATH``, ``HOME``, the user, the terminal, the
-    locale ``LANG``/``LC_*``; on Windows the system folders) is passed; API keys and tokens
+    locale ``LANG``, ``LC_ALL`` and ``LC_CTYPE`` but no other ``LC_*``; on Windows the
+    system folders) is passed; API keys and tokens
     in the parent's environment stay there unless given with ``env=`` or
     ``inherit_env=True``.
     """
     names = _WINDOWS_ENV if sys.platform == "win32" else _POSIX_ENV
-    env = {name: os.environ[name] for name in names if name in os.environ}
-    env.update({k: v for k, v in os.environ.items() if k.startswith("LC_")})
-    return env
+    return {name: os.environ[name] for name in names if name in os.environ}
 
 
 def _server_name(command: str, args: Sequence[str]) -> str:
@@ -120,6 +141,23 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_mark_forked)
 
 
+def _wait_for_exit(process: subprocess.Popen[bytes]) -> Tuple[Optional[int], bool]:
+    """Block until ``process`` exits; returns its exit status and whether it was reaped.
+
+    With ``os.waitid(..., WNOWAIT)`` the child is left unreaped (a zombie), its process id
+    still its own; elsewhere ``Popen.wait()`` reaps it.
+    """
+    if _CAN_PEEK:
+        try:
+            info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
+        except OSError:  # ECHILD: reaped by another waiter already; Popen knows the status
+            info = None
+        if info is not None:
+            status = info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+            return status, False
+    return process.wait(), True
+
+
 class StdioTransport(Transport):
     """Runs an MCP server as a child process and talks to it over stdin/stdout.
 
@@ -132,8 +170,10 @@ class StdioTransport(Transport):
             ``inherit_env=True``).
         cwd: the child's working directory.
         name: a label for thread names and logs; derived from the command by default.
-        close_timeout: how long ``close()`` waits at each step (after closing stdin,
-            after SIGTERM) before escalating.
+        close_timeout: the bound on each step of ``close()``: how long it waits for the
+            child to exit after closing its stdin, after SIGTERM and after SIGKILL, and
+            for each group of threads to end. A :class:`~mcp_sync.Client` given
+            ``close_timeout`` sets it.
         max_message_size: the longest line accepted from the server; a longer one is
             skipped with a warning, and when it starts like a response to a pending
             request (``{"jsonrpc":"2.0","id":7,"result":...``) that request fails at once
@@ -200,6 +240,14 @@ class StdioTransport(Transport):
         self._on_close: Optional[CloseCallback] = None
         self._reader: Optional[threading.Thread] = None
         self._stderr_reader: Optional[threading.Thread] = None
+        self._watcher: Optional[threading.Thread] = None
+        # Set by the watcher when the child exited, with its status (the child may not be
+        # reaped yet: see the module docstring).
+        self._exited = threading.Event()
+        self._exit_status: Optional[int] = None
+        # Held to reap the child and to signal its process group, so that the group is
+        # only signalled while its leader is unreaped and the id cannot be anyone else's.
+        self._reap_lock = threading.Lock()
 
     @property
     def target(self) -> str:
@@ -212,8 +260,11 @@ class StdioTransport(Transport):
 
     @property
     def returncode(self) -> Optional[int]:
-        """The server process's exit code once it has exited, else ``None``."""
-        return self._process.returncode if self._process else None
+        """The child's exit status once it exited (negative: the signal that ended it)."""
+        process = self._process
+        if process is None:
+            return None
+        return process.returncode if process.returncode is not None else self._exit_status
 
     def _child_env(self) -> Dict[str, str]:
         env = dict(os.environ) if self.inherit_env else default_environment()
@@ -229,7 +280,7 @@ class StdioTransport(Transport):
         return resolved
 
     def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:
-        """Spawn the child and start the reader and stderr threads.
+        """Spawn the child and start the reader, stderr and watcher threads.
 
         Raises:
             CommandNotFound: the command does not exist or cannot be executed.
@@ -249,7 +300,7 @@ class StdioTransport(Transport):
             # cancels on the wire, not the server; close() signals the whole group.
             kwargs["start_new_session"] = True
         try:
-            self._process = subprocess.Popen(
+            process = self._process = subprocess.Popen(
                 [executable, *self.args],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -264,28 +315,40 @@ class StdioTransport(Transport):
             raise CommandNotFound(self.command, str(exc)) from exc
         self._pid_at_start = os.getpid()
         self._on_close = on_close
-        if sys.platform != "win32" and self._process.stdin is not None:
+        if sys.platform != "win32" and process.stdin is not None:
             # send() must never block on a child that does not read (module docstring).
-            os.set_blocking(self._process.stdin.fileno(), False)
+            os.set_blocking(process.stdin.fileno(), False)
             self._nonblocking = True
         _live.add(self)
-        log.debug("started %s pid=%s", self.target, self._process.pid)
+        log.debug("started %s pid=%s", self.target, process.pid)
+        # Each thread is given the process (and the stderr tail) it serves: after close()
+        # one may outlive the connection, held on a pipe that a process the server
+        # started keeps open, and must never act on a child started later.
         self._stderr_reader = threading.Thread(
-            target=self._drain_stderr, name=f"mcp-sync-stderr-{self.name}", daemon=True
+            target=self._drain_stderr, args=(process, self.stderr_tail),
+            name=f"mcp-sync-stderr-{self.name}", daemon=True,
         )
         self._reader = threading.Thread(
-            target=self._read_stdout, args=(on_message,),
+            target=self._read_stdout, args=(process, on_message),
             name=f"mcp-sync-reader-{self.name}", daemon=True,
+        )
+        self._watcher = threading.Thread(
+            target=self._watch_exit, args=(process,),
+            name=f"mcp-sync-watcher-{self.name}", daemon=True,
         )
         self._stderr_reader.start()
         self._reader.start()
+        self._watcher.start()
 
     def _reset(self) -> None:
         """Forget a closed child so that the transport can start a new one (reconnect)."""
         self._process = None
         self._closing = self._reported = False
-        self._reader = self._stderr_reader = None
-        self.stderr_tail.clear()
+        self._reader = self._stderr_reader = self._watcher = None
+        self._exited = threading.Event()
+        self._exit_status = None
+        # A new deque, not a cleared one: a stderr thread of the last child may still run.
+        self.stderr_tail = collections.deque(maxlen=self.stderr_tail.maxlen)
         self._backlog.clear()
         self._backlog_bytes = 0
         self._writer, self._writer_active = None, False
@@ -295,9 +358,9 @@ class StdioTransport(Transport):
 
     # -- reading -------------------------------------------------------------------------
 
-    def _read_stdout(self, on_message: MessageCallback) -> None:
-        assert self._process is not None and self._process.stdout is not None
-        stdout: IO[bytes] = self._process.stdout
+    def _read_stdout(self, process: subprocess.Popen[bytes], on_message: MessageCallback) -> None:
+        assert process.stdout is not None
+        stdout: IO[bytes] = process.stdout
         limit = self.max_message_size
         cause: Optional[BaseException] = None
         try:
@@ -313,7 +376,10 @@ class StdioTransport(Transport):
             cause = exc
             log.exception("reader for %s failed", self.name)
         finally:
-            self._report_close(cause)
+            self._report_close(process, cause)
+            # This thread's pipe is its own to close: close() leaves it open while this
+            # thread may still read it (closing it would wait for the read to end).
+            _close_pipe(stdout, self.name)
 
     def _skip_oversized(self, stdout: IO[bytes], line: bytes) -> None:
         """Fail the request this line answers (if its start says which), skip the rest."""
@@ -350,32 +416,66 @@ class StdioTransport(Transport):
         else:
             on_message(message)
 
-    def _drain_stderr(self) -> None:
-        assert self._process is not None and self._process.stderr is not None
+    def _drain_stderr(self, process: subprocess.Popen[bytes], tail: Deque[str]) -> None:
+        assert process.stderr is not None
         try:
-            for raw in self._process.stderr:
+            for raw in process.stderr:
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                self.stderr_tail.append(line)
+                tail.append(line)
                 if self._stderr_log.isEnabledFor(logging.DEBUG):  # excerpt() only what is logged
                     self._stderr_log.debug("%s", excerpt(line, 1000))
-        except (OSError, ValueError) as exc:  # pipe closed under us during close()
+        except (OSError, ValueError) as exc:  # pipe closed under us
             log.debug("stderr drain for %s ended: %r", self.name, exc)
+        finally:
+            _close_pipe(process.stderr, self.name)  # its own to close, like the reader's
 
-    def _report_close(self, cause: Optional[BaseException]) -> None:
+    def _watch_exit(self, process: subprocess.Popen[bytes]) -> None:
+        """The watcher thread: notice the child's exit even while its pipes stay open."""
+        try:
+            self._exit_status, reaped = _wait_for_exit(process)
+        except Exception:  # the reader's EOF will still report; close() still signals
+            log.exception("watching %s (pid %s) failed", self.name, process.pid)
+            return
+        self._exited.set()
         with self._state_lock:
-            if self._reported:
+            if self._closing or process is not self._process:
+                return  # close() takes it from here, and reaps the child
+        log.debug("MCP server %s (pid %s) exited with status %s", self.name, process.pid,
+                  self._exit_status)
+        reader = self._reader
+        if reader is not None:
+            reader.join(_EXIT_GRACE)  # let it deliver what the child wrote last
+        held = [thread.name for thread in (self._reader, self._stderr_reader)
+                if thread is not None and thread.is_alive()]
+        if held:
+            log.warning("MCP server %s (pid %s) exited, but a process it started keeps its "
+                        "pipes open (%s still reading)", self.name, process.pid,
+                        ", ".join(held))
+        elif not reaped:
+            self._reap(process, None)
+        self._report_close(process, None)
+
+    def _reap(self, process: subprocess.Popen[bytes], timeout: Optional[float]) -> None:
+        """Collect the child's exit status (waiting at most ``timeout``)."""
+        with self._reap_lock:
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                log.error("MCP server %s (pid %s) survived SIGKILL", self.name, process.pid)
+
+    def _report_close(self, process: subprocess.Popen[bytes],
+                      cause: Optional[BaseException]) -> None:
+        with self._state_lock:
+            if self._reported or process is not self._process:
                 return
             self._reported = True
             closing = self._closing
-        process = self._process
         exit_code: Optional[int] = None
-        if process is not None and not closing:
-            # stdout hit EOF: the child usually just exited. Reap it and let the stderr
-            # drain catch up so the error carries the exit status and the last words.
-            try:
-                exit_code = process.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                exit_code = None
+        if not closing:
+            # stdout hit EOF or the child exited: let the exit status and the stderr drain
+            # catch up so the error carries the exit status and the last words.
+            if self._exited.wait(0.05):
+                exit_code = self.returncode
             if self._stderr_reader is not None:
                 self._stderr_reader.join(0.05)
         if closing:
@@ -442,7 +542,7 @@ class StdioTransport(Transport):
     ) -> ConnectionClosed:
         error = ConnectionClosed(
             f"cannot write to {self.name}: {exc}",
-            exit_code=process.poll(),
+            exit_code=self.returncode,
             stderr_tail=list(self.stderr_tail),
         )
         error.__cause__ = exc
@@ -559,11 +659,18 @@ class StdioTransport(Transport):
     # -- closing -------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the child and join the threads, each step bounded.
+        """Stop the child and join the threads, each step bounded by ``close_timeout``.
 
         Closes stdin and waits ``close_timeout`` for the child to exit; then SIGTERMs its
-        process group and waits again; then SIGKILLs it. The child is always reaped. In a
-        forked child process nothing is signalled: the server belongs to the parent.
+        process group and waits again; then SIGKILLs it and waits again. The reader and
+        stderr threads are then given ``close_timeout`` to reach their pipes' EOF; if the
+        child exited but a process it started (in its process group) still holds a pipe,
+        that group is signalled the same way, SIGTERM then SIGKILL (where the child could
+        be left unreaped until now; see the module docstring). The child is reaped. A
+        thread still held on a pipe by a process outside the group is left to end (and to
+        close its pipe) when that process closes it: ``close()`` never waits for it past
+        its bounds. In a forked child process nothing is signalled: the server belongs
+        to the parent.
         """
         with self._state_lock:
             if self._closing:
@@ -577,44 +684,86 @@ class StdioTransport(Transport):
             return
         self._close_stdin(process)
         self._stop_process(process)
-        for thread in (self._reader, self._stderr_reader):
-            if thread is not None and thread is not threading.current_thread():
-                thread.join(self.close_timeout)
-                if thread.is_alive():
-                    log.warning("%s did not stop within %.1f s", thread.name, self.close_timeout)
-        self._report_close(None)  # no-op if the reader reported already
-        for pipe in (process.stdout, process.stderr):
-            try:
-                if pipe is not None:
-                    pipe.close()
-            except (OSError, ValueError) as exc:
-                log.debug("closing a pipe of %s: %r", self.name, exc)
+        pipe_threads = [self._reader, self._stderr_reader]
+        if not self._join(pipe_threads):
+            for sig_name in ("SIGTERM", "SIGKILL"):
+                if not self._signal_pipe_holders(process, sig_name) or self._join(pipe_threads):
+                    break
+        self._reap(process, self.close_timeout)
+        self._join([self._watcher])
+        for thread in (*pipe_threads, self._watcher):
+            if thread is not None and thread.is_alive() and (
+                thread is not threading.current_thread()
+            ):
+                log.warning("%s did not stop within %.1f s", thread.name, self.close_timeout)
+        self._report_close(process, None)  # no-op if the reader reported already
+        # The pipes of threads that ended (or never started); the others close their own.
+        for thread, pipe in ((self._reader, process.stdout),
+                             (self._stderr_reader, process.stderr)):
+            if pipe is not None and (thread is None or not thread.is_alive()):
+                _close_pipe(pipe, self.name)
+
+    def _join(self, threads: Sequence[Optional[threading.Thread]]) -> bool:
+        """Join ``threads`` within one ``close_timeout``; True if they all ended."""
+        deadline = time.monotonic() + self.close_timeout
+        alive = False
+        for thread in threads:
+            if thread is None or thread is threading.current_thread():
+                continue
+            thread.join(max(0.0, deadline - time.monotonic()))
+            alive = alive or thread.is_alive()
+        return not alive
 
     def _stop_process(self, process: subprocess.Popen[bytes]) -> None:
-        try:
-            process.wait(self.close_timeout)
+        if self._exited.wait(self.close_timeout):
             return
-        except subprocess.TimeoutExpired:
-            log.debug("%s did not exit after stdin closed; terminating", self.name)
+        log.debug("%s did not exit after stdin closed; terminating", self.name)
         for sig_name in ("SIGTERM", "SIGKILL"):
             self._signal(process, sig_name)
-            try:
-                process.wait(self.close_timeout if sig_name == "SIGTERM" else 5.0)
+            if self._exited.wait(self.close_timeout):
                 return
-            except subprocess.TimeoutExpired:
-                continue
-        log.error("MCP server %s (pid %s) survived SIGKILL", self.name, process.pid)
+
+    def _signal_pipe_holders(self, process: subprocess.Popen[bytes], sig_name: str) -> bool:
+        """Signal the process group of a child that exited while its pipes stay open.
+
+        Only while the child is unreaped, so that the group id is still its own. Returns
+        whether the signal was sent.
+        """
+        if sys.platform == "win32" or not self._exited.is_set():
+            return False
+        with self._reap_lock:
+            if process.returncode is not None:
+                log.warning("MCP server %s exited, but a process it started keeps its pipes "
+                            "open; not waiting for it", self.name)
+                return False
+            log.debug("%s: sending %s to the process group %s that keeps its pipes open",
+                      self.name, sig_name, process.pid)
+            try:
+                os.killpg(process.pid, getattr(signal, sig_name))
+            except (ProcessLookupError, PermissionError):
+                return False
+        return True
 
     def _signal(self, process: subprocess.Popen[bytes], sig_name: str) -> None:
         if sys.platform == "win32":
             process.kill()
             return
-        try:
-            os.killpg(process.pid, getattr(signal, sig_name))
-        except ProcessLookupError:
-            return
-        except PermissionError:
-            process.send_signal(getattr(signal, sig_name))
+        with self._reap_lock:
+            if process.returncode is not None:
+                return  # reaped: its id may belong to another process now
+            try:
+                os.killpg(process.pid, getattr(signal, sig_name))
+            except ProcessLookupError:
+                return
+            except PermissionError:
+                process.send_signal(getattr(signal, sig_name))
+
+
+def _close_pipe(pipe: IO[bytes], name: str) -> None:
+    try:
+        pipe.close()
+    except (OSError, ValueError) as exc:
+        log.debug("closing a pipe of %s: %r", name, exc)
 
 
 def split_command(command: Union[str, Sequence[str]]) -> List[str]:

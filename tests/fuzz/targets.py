@@ -186,7 +186,9 @@ class _ChunkedRaw(io.RawIOBase):
 
 
 class _FakeProcess:
-    """What the stdio reader asks of its child process."""
+    """What the stdio reader asks of its child process (one that has exited)."""
+
+    returncode: Optional[int] = 0
 
     def __init__(self, stdout: Any) -> None:
         self.stdout = stdout
@@ -219,11 +221,12 @@ def run_stdio_reader(chunks: Sequence[bytes], limit: int) -> Tuple[List[Any], Li
     """Run the real reader loop over ``chunks``; returns (messages, close reports)."""
     transport = StdioTransport("mcp-fuzz-no-such-command", max_message_size=limit)
     stdout = io.BufferedReader(_ChunkedRaw(chunks), buffer_size=64)
-    transport._process = _FakeProcess(stdout)  # type: ignore[assignment]
+    process = transport._process = _FakeProcess(stdout)  # type: ignore[assignment]
+    transport._exited.set()  # what the watcher thread would have seen
     closes: List[Any] = []
     transport._on_close = closes.append
     messages: List[Any] = []
-    transport._read_stdout(messages.append)
+    transport._read_stdout(process, messages.append)  # type: ignore[arg-type]
     return messages, closes
 
 

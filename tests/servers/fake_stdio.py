@@ -17,6 +17,8 @@ Options:
                          and escaping (records, flat, blocks, images, hostile, wide)
   --stateless            also serve 2026-07-28 (server/discover); tools may answer
                          input_required (see needs_input)
+  --stubborn             ignore SIGTERM, and keep running (60 s at most) after stdin ends:
+                         only SIGKILL stops it
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ import argparse
 import itertools
 import json
 import os
+import signal
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -51,7 +56,12 @@ parser.add_argument("--endless-item-size", type=int, default=100)
 parser.add_argument("--display-tools", action="store_true")
 parser.add_argument("--stateless", action="store_true",
                     help="answer server/discover: serve the 2026-07-28 era too")
+parser.add_argument("--stubborn", action="store_true",
+                    help="ignore SIGTERM and stdin's end: only SIGKILL stops it")
 options = parser.parse_args()
+
+if options.stubborn:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 if options.exit_at_start is not None:
     sys.stderr.write("fake server refusing to start\n")
@@ -110,6 +120,18 @@ def big(size: int) -> str:
 def crash(code: int = 3, message: str = "fatal: something broke") -> str:
     """Write to stderr and exit at once with `code`, mid-request."""
     sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+    os._exit(code)
+
+
+@server.tool()
+def orphan(code: int = 5, own_session: bool = False) -> str:
+    """Start a process that inherits stdout and stderr and lives on (60 s at most; in a
+    session of its own with `own_session`), write its pid to stderr as "orphan pid N",
+    then exit at once with `code`, mid-request."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                             start_new_session=own_session)
+    sys.stderr.write(f"orphan pid {child.pid}\n")
     sys.stderr.flush()
     os._exit(code)
 
@@ -379,3 +401,5 @@ if options.banner:
     sys.stdout.flush()
 
 server.serve_stdio()
+if options.stubborn:
+    threading.Event().wait(60.0)  # stdin ended: linger until SIGKILL (or a minute)

@@ -7,7 +7,8 @@ Requests are answered with an SSE stream (``reply="sse"``: a priming event with 
 then every message the request causes, the response last) or one JSON body
 (``reply="json"``). Notifications and responses get ``202``. ``GET /mcp`` opens the
 session's stream for messages not tied to a request, or resumes a request's stream with
-``Last-Event-ID``. ``DELETE /mcp`` ends the session.
+``Last-Event-ID``. ``DELETE /mcp`` ends the session. Any other path (but ``/mcp/``) gets
+a web server's HTML ``404`` page.
 
 Knobs, set before the client sends what they apply to:
 
@@ -50,6 +51,7 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, List, Optional, Tuple
+from urllib.parse import urlsplit
 
 from mcp_sync.testing import FakeServer, ServerConnection
 
@@ -61,6 +63,10 @@ __all__ = ["McpHttpServer", "Recorded"]
 _POLL = 0.05
 # The longest a JSON reply waits for the FakeServer's answer.
 _JSON_WAIT = 30.0
+# What a web framework answers for a path it does not serve.
+NOT_FOUND_PAGE = (b"<!doctype html>\n<html lang=en>\n<title>404 Not Found</title>\n"
+                  b"<h1>Not Found</h1>\n<p>The requested URL was not found on the server. If you "
+                  b"entered the URL manually please check your spelling and try again.</p>\n")
 
 
 def echo_fake(name: str) -> FakeServer:
@@ -305,6 +311,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.mcp.record(recorded)
         return recorded
 
+    def _not_here(self) -> bool:
+        """Answer a request for a path other than the MCP endpoint's with an HTML 404."""
+        if urlsplit(self.path).path.rstrip("/") == self.mcp.path.rstrip("/"):
+            return False  # "/mcp/" too (a redirect test moves a call there)
+        self.send_status(404, NOT_FOUND_PAGE, content_type="text/html; charset=utf-8")
+        return True
+
     def _session(self) -> Tuple[Optional[_Session], Optional[int]]:
         session_id = self.headers.get("Mcp-Session-Id")
         if session_id is None:
@@ -315,6 +328,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         recorded = self._record(body)
+        if self._not_here():
+            return
         message = recorded.json
         hook = self.mcp.post_hook
         if hook is not None and hook(self, message):
@@ -414,6 +429,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._record(b"")
+        if self._not_here():
+            return
         gate = self.mcp.get_gate
         if gate is not None:
             gate.wait(_JSON_WAIT)
@@ -451,6 +468,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         self._record(b"")
+        if self._not_here():
+            return
         session, status = self._session()
         if session is None:
             self.send_status(status or 400)
