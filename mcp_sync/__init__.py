@@ -14,7 +14,7 @@ The package is silent unless the application configures logging (a ``NullHandler
 on the ``mcp_sync`` logger); the one exception is a ``RuntimeWarning``, once, when tool
 results cannot be checked against their ``outputSchema`` because the ``[validation]``
 extra (``jsonschema``) is missing. ``import mcp_sync`` is cheap: pydantic models
-(:mod:`mcp_sync.types`) and ``requests`` load on first use.
+(:mod:`mcp_sync.types`), ``requests`` and :class:`Toolbox` load on first use.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from .exceptions import (
     ForkedClientError,
     HeaderMismatch,
     HTTPError,
+    InvalidToolCall,
     ListingTooLarge,
     MCPError,
     MessageTooLarge,
@@ -59,6 +60,7 @@ from .transports.stdio import StdioTransport
 
 if TYPE_CHECKING:
     from . import types
+    from .toolbox import Toolbox
     from .transports.http import HttpTransport
     from .transports.sse import SseTransport
 
@@ -77,6 +79,7 @@ __all__ = [
     "HTTPError",
     "HeaderMismatch",
     "HttpTransport",
+    "InvalidToolCall",
     "ListingTooLarge",
     "MCPError",
     "Manager",
@@ -93,6 +96,7 @@ __all__ = [
     "SseTransport",
     "StdioTransport",
     "ToolError",
+    "Toolbox",
     "Transport",
     "TransportError",
     "URLElicitationRequired",
@@ -105,6 +109,7 @@ __all__ = [
 
 _LAZY = {
     "types": (".types", None),
+    "Toolbox": (".toolbox", "Toolbox"),
     "HttpTransport": (".transports.http", "HttpTransport"),
     "SseTransport": (".transports.sse", "SseTransport"),
 }

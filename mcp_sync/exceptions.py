@@ -31,7 +31,10 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── CallbackError                   a handler given to the client raised while answering
     │                                   the server (2026-07-28 input requests)
     ├── ToolError                       a tool result with ``isError: true``, raised only for
-    │                                   ``call_tool(..., raise_on_error=True)``; carries it
+    │                                   ``call_tool(..., raise_on_error=True)`` or a Toolbox
+    │                                   with ``raise_errors=True``; carries it
+    ├── InvalidToolCall                 a model asked a Toolbox for a call it cannot make
+    │                                   (unknown name, arguments not an object)
     ├── ClientNotConnected              the client is not connected (before connect, after close)
     ├── ConfigError                     an invalid mcpServers configuration (mcp_sync.config;
     │                                   also a ValueError)
@@ -73,6 +76,7 @@ __all__ = [
     "ForkedClientError",
     "HTTPError",
     "HeaderMismatch",
+    "InvalidToolCall",
     "ListingTooLarge",
     "MCPError",
     "MessageTooLarge",
@@ -368,7 +372,8 @@ class CallbackError(MCPError):
 
 class ToolError(MCPError):
     """A tool reported failure (a result with ``isError: true``) and the call was made
-    with ``raise_on_error=True``.
+    with ``raise_on_error=True`` (or through a :class:`~mcp_sync.Toolbox` made with
+    ``raise_errors=True``, which names the tool as the model knows it).
 
     ``result`` is the whole :class:`~mcp_sync.types.CallToolResult` and ``tool`` the
     tool's name; the message is the result's text, excerpted and made printable.
@@ -388,6 +393,20 @@ class ToolError(MCPError):
 
     def __reduce__(self) -> Any:
         return (type(self), (self.tool, self.result))
+
+
+class InvalidToolCall(MCPError):
+    """A model asked a :class:`~mcp_sync.Toolbox` for a tool call it cannot make: no tool
+    has the name the model used, or the arguments are not a JSON object. Nothing was sent
+    to a server.
+
+    Raised only by a toolbox made with ``raise_errors=True``; by default the model gets an
+    error result saying the same. ``tool`` is the name the model used.
+    """
+
+    def __init__(self, message: str, *, tool: str) -> None:
+        super().__init__(message)
+        self.tool = tool
 
 
 class ClientNotConnected(MCPError):

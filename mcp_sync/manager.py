@@ -818,17 +818,36 @@ class Manager:
             log.info("retrying on the new connection to %s after: %s", server.name, exc)
             return call(replacement)
 
-    def _tool_is_safe(self, server: _Server, tool: str) -> Callable[[BaseException], bool]:
+    def _tool_is_safe(
+        self, server: _Server, tool: str
+    ) -> Callable[[Optional[BaseException]], bool]:
         with self._changed:
             known = {t.name: t for t in server.tools or ()}
         annotations = getattr(known.get(tool), "annotations", None)
         hinted = annotations is not None and bool(
             annotations.read_only_hint or annotations.idempotent_hint)
 
-        def safe(error: BaseException) -> bool:
+        def safe(error: Optional[BaseException]) -> bool:
             return hinted or getattr(error, "request_sent", None) is False
 
         return safe
+
+    def safe_to_retry(self, server: str, tool: str,
+                      error: Optional[BaseException] = None) -> bool:
+        """Whether a call of ``tool`` on ``server`` that failed may be sent again: the rule
+        :meth:`call_tool` applies to its own retry, for callers that retry on their own
+        (a task queue's retry, a redelivered message).
+
+        True when ``error`` says the request never reached the server (its
+        ``request_sent`` is False), or when the tool is annotated ``readOnlyHint`` or
+        ``idempotentHint`` in the server's last known tool list. With no ``error`` (the
+        call's fate is unknown: the process that made it was lost), only the annotations
+        count. Never blocks on the server.
+
+        Raises:
+            KeyError: no such server.
+        """
+        return self._tool_is_safe(self._server(server), tool)(error)
 
     @staticmethod
     def _always_safe(error: BaseException) -> bool:

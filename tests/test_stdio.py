@@ -756,7 +756,8 @@ def test_public_api_is_pinned() -> None:
         "ProtocolError",
         "Manager", "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
         "RequestCancelled", "RequestContext", "RequestTimeout", "ServerError", "SseTransport",
-        "StdioTransport", "ToolError", "Transport", "TransportError", "URLElicitationRequired",
+        "StdioTransport", "ToolError", "Toolbox", "InvalidToolCall", "Transport",
+        "TransportError", "URLElicitationRequired",
         "UnsupportedProtocolVersion", "__version__", "connect", "request_context", "types",
     ])
     for name in mcp_sync.__all__:
@@ -769,7 +770,8 @@ def test_public_api_is_pinned() -> None:
 def test_import_is_light() -> None:
     code = (
         "import sys, mcp_sync\n"
-        "print(sorted(m for m in ('requests', 'pydantic', 'mcp_sync.types') if m in sys.modules))"
+        "print(sorted(m for m in ('requests', 'pydantic', 'mcp_sync.types', 'mcp_sync.toolbox')\n"
+        "             if m in sys.modules))"
     )
     out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=30,
                          cwd=str(ROOT), check=True)

@@ -1,5 +1,5 @@
-"""One :class:`~mcp_sync.Manager` per process, built on first use: what the web framework
-integrations share.
+"""One :class:`~mcp_sync.Manager` per process, built on first use: what the integrations
+share (the web frameworks' and Celery's).
 
 A web app serves requests on many threads (a threaded dev server, gunicorn's ``gthread``
 workers) and often in many processes forked from one parent (gunicorn's pre-fork model).
