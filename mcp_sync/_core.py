@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import enum
 import heapq
+import reprlib
 import threading
 from concurrent.futures import InvalidStateError
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from .exceptions import RequestTimeout, server_error
+from .exceptions import ProtocolError, RequestTimeout, excerpt, server_error
 
-__all__ = ["Kind", "Pending", "RequestTable", "Waiter", "classify", "request_subject"]
+__all__ = ["ANSWERS", "Kind", "Pending", "RequestTable", "Waiter", "classify",
+           "malformation", "request_subject"]
 
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 # The parameter naming what a request is about, for its error messages.
@@ -31,20 +33,42 @@ class Kind(enum.Enum):
 
     RESPONSE = "response"
     ERROR = "error"
+    #: Shaped like a response to the request ``id`` (no ``method``; ``result`` or
+    #: ``error``; a valid id), but broken: ``result`` and ``error`` both, or an ``error``
+    #: that is not an object with an integer ``code``. It fails its request with
+    #: :class:`~mcp_sync.ProtocolError` rather than leave it to its deadline.
+    MALFORMED_RESPONSE = "malformed response"
     REQUEST = "request"
     NOTIFICATION = "notification"
     INVALID = "invalid"
+
+
+#: The kinds that settle the request their ``id`` names.
+ANSWERS = frozenset({Kind.RESPONSE, Kind.ERROR, Kind.MALFORMED_RESPONSE})
+
+# Bounded reprs of server data for error messages: never a whole multi-megabyte value.
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 80
+_SHORT.maxlevel = 3
 
 
 def _is_id(value: Any) -> bool:
     return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
+def _is_error_object(error: Any) -> bool:
+    code = error.get("code") if isinstance(error, dict) else None
+    return isinstance(code, int) and not isinstance(code, bool)
+
+
 def classify(message: Any) -> Kind:
     """Classify one decoded JSON value as a JSON-RPC message, or ``INVALID``.
 
-    Tolerant where being strict helps no one (a missing ``"jsonrpc": "2.0"`` is accepted),
-    strict where a wrong guess would misroute a message.
+    Tolerant where being strict helps no one (a missing ``"jsonrpc": "2.0"`` is accepted,
+    and so is ``"error": null`` beside a ``result``), strict where a wrong guess would
+    misroute a message. A response to a valid id that breaks the rules is
+    ``MALFORMED_RESPONSE``: its request can be failed at once; with no usable id it is
+    ``INVALID``.
     """
     if not isinstance(message, dict):
         return Kind.INVALID
@@ -58,17 +82,29 @@ def classify(message: Any) -> Kind:
         if "id" in message:
             return Kind.REQUEST if _is_id(message["id"]) else Kind.INVALID
         return Kind.NOTIFICATION
-    if "result" in message:
-        return Kind.RESPONSE if _is_id(message.get("id")) else Kind.INVALID
-    if "error" in message:
-        error = message["error"]
-        if not isinstance(error, dict) or not isinstance(error.get("code"), int):
-            return Kind.INVALID
+    if "result" not in message and "error" not in message:
+        return Kind.INVALID
+    error = message.get("error")
+    if not _is_id(message.get("id")):
         # An error with "id": null answers a request the server could not parse.
-        return Kind.ERROR if _is_id(message.get("id")) or message.get("id") is None else (
-            Kind.INVALID
-        )
-    return Kind.INVALID
+        if message.get("id") is None and "result" not in message and _is_error_object(error):
+            return Kind.ERROR
+        return Kind.INVALID
+    if "result" in message:
+        return Kind.RESPONSE if error is None else Kind.MALFORMED_RESPONSE
+    return Kind.ERROR if _is_error_object(error) else Kind.MALFORMED_RESPONSE
+
+
+def malformation(message: Dict[str, Any]) -> str:
+    """What is wrong with a ``MALFORMED_RESPONSE`` (bounded, printable)."""
+    error = message.get("error")
+    if "result" in message:
+        what = f"it has both a result and an error ({_SHORT.repr(error)})"
+    elif not isinstance(error, dict):
+        what = f"its error is not an object: {_SHORT.repr(error)}"
+    else:
+        what = f"its error has no integer code: {_SHORT.repr(error)}"
+    return excerpt(what, 300)
 
 
 def request_subject(method: str, params: Any) -> Optional[str]:
@@ -182,10 +218,12 @@ def settle(future: Any, result: Any = None, error: Optional[BaseException] = Non
 class RequestTable:
     """Request ids and the futures waiting on them. Can be shared between threads.
 
-    ``_lock`` guards ``_pending``, ``_deadlines`` and ``_next_id``.
+    ``name`` (the server's) goes into the errors it makes. ``_lock`` guards ``_pending``,
+    ``_deadlines`` and ``_next_id``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "the server") -> None:
+        self.name = name
         self._lock = threading.Lock()
         self._pending: Dict[Any, Pending] = {}
         self._deadlines: List[Tuple[float, int]] = []  # heap; entries may be stale
@@ -247,27 +285,35 @@ class RequestTable:
     def get(self, request_id: Any) -> Optional[Pending]:
         return self._pending.get(request_id)
 
-    def resolve(self, message: Dict[str, Any]) -> Optional[Pending]:
-        """Deliver a response or error message to its future.
+    def resolve(self, message: Dict[str, Any], kind: Optional[Kind] = None) -> Optional[Pending]:
+        """Deliver a response (``kind``, from :func:`classify`, one of :data:`ANSWERS`)
+        to its future: its result, a ``ServerError``, or for a malformed response a
+        ``ProtocolError``.
 
         Returns the entry, or ``None`` for an unknown or late id (the caller logs it).
         """
         entry = self.pop(message.get("id"))
         if entry is None:
             return None
-        if "result" not in message:  # as in classify(): with both, "result" wins
+        if kind is None:
+            kind = classify(message)
+        if kind is Kind.RESPONSE:
+            settle(entry.future, message["result"])
+        elif kind is Kind.ERROR:
             error = message["error"]
             settle(
                 entry.future,
                 error=server_error(
-                    error.get("code", -32603),
+                    error["code"],
                     str(error.get("message", "")),
                     error.get("data"),
                     method=entry.method,
                 ),
             )
         else:
-            settle(entry.future, message["result"])
+            settle(entry.future, error=ProtocolError(
+                f"malformed response to {entry.method} (id={entry.id}) from "
+                f"{self.name}: {malformation(message)}"))
         return entry
 
     def progress(self, token: Any, now: float) -> Optional[Pending]:

@@ -104,11 +104,11 @@ def make_transport(
     loopback ``host:port/path`` without a scheme (``localhost:8000/mcp``) is taken as
     ``http://``; for other hosts the missing scheme is an error (see :func:`http_url`).
 
-    ``env``, ``cwd``, ``inherit_env``, ``max_message_size``, ``stderr_lines`` and
-    ``max_write_backlog`` are :class:`~mcp_sync.StdioTransport`'s options, for a command
-    or an ``mcpServers`` entry with one (``env`` adds to the entry's ``env``, ``cwd``
-    replaces its ``cwd``); ``headers`` (added to an entry's) and ``auth`` are for URLs.
-    ``close_timeout`` goes to any transport built here. ``None`` leaves the transport's
+    ``env``, ``cwd``, ``inherit_env``, ``stderr_lines`` and ``max_write_backlog`` are
+    :class:`~mcp_sync.StdioTransport`'s options, for a command or an ``mcpServers`` entry
+    with one (``env`` adds to the entry's ``env``, ``cwd`` replaces its ``cwd``);
+    ``headers`` (added to an entry's) and ``auth`` are for URLs. ``close_timeout`` and
+    ``max_message_size`` go to any transport built here. ``None`` leaves the transport's
     default.
 
     Raises:
@@ -118,14 +118,16 @@ def make_transport(
     """
     stdio_options: Dict[str, Any] = {key: value for key, value in (
         ("env", env), ("cwd", cwd), ("inherit_env", inherit_env),
-        ("max_message_size", max_message_size), ("stderr_lines", stderr_lines),
-        ("max_write_backlog", max_write_backlog)) if value is not None}
+        ("stderr_lines", stderr_lines), ("max_write_backlog", max_write_backlog))
+        if value is not None}
     http_options = [key for key, value in (("headers", headers), ("auth", auth))
                     if value is not None]
     if isinstance(target, Transport):
         given = [*stdio_options, *http_options]
         if close_timeout is not None:
             given.append("close_timeout")
+        if max_message_size is not None:
+            given.append("max_message_size")
         if given:
             raise ValueError(f"{', '.join(given)} cannot apply to a transport built already "
                              f"({target!r}): give them to its constructor")
@@ -147,6 +149,8 @@ def make_transport(
     common: Dict[str, Any] = {"name": name}
     if close_timeout is not None:
         common["close_timeout"] = close_timeout
+    if max_message_size is not None:
+        common["max_message_size"] = max_message_size
     if isinstance(target, Mapping):
         return _from_entry(target, transport=transport, options={**common, **stdio_options},
                            headers=headers, auth=auth)
@@ -222,10 +226,10 @@ def connect(
     "env": {...}}`` or ``{"url": ..., "type": "http" | "sse", "headers": {...}}``), or a
     Transport.
 
-    ``env``, ``cwd``, ``inherit_env``, ``max_message_size``, ``stderr_lines`` and
-    ``max_write_backlog`` go to the :class:`~mcp_sync.StdioTransport` of a command (see
-    there; ``env`` adds to an entry's ``env``), ``headers``/``auth`` to the transport of a
-    URL; an option the target's transport does not take is a ``ValueError``. The other
+    ``env``, ``cwd``, ``inherit_env``, ``stderr_lines`` and ``max_write_backlog`` go to the
+    :class:`~mcp_sync.StdioTransport` of a command (see there; ``env`` adds to an entry's
+    ``env``), ``headers``/``auth`` to the transport of a URL, ``max_message_size`` to
+    either; an option the target's transport does not take is a ``ValueError``. The other
     keyword arguments go to :class:`Client`; its ``close_timeout`` bounds each step of
     closing the transport too (stopping a stdio server included).
 
@@ -253,7 +257,7 @@ def connect(
                  built.target, exc.status)
         refused = exc
     legacy = make_transport(target, transport="sse", name=client_kwargs.get("name"),
-                            headers=headers, auth=auth)
+                            max_message_size=max_message_size, headers=headers, auth=auth)
     try:
         return Client(legacy, **client_kwargs).connect()
     except MCPError as legacy_error:

@@ -23,6 +23,7 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     │   └── URLElicitationRequired      ... -32042: the user must first visit the URLs it
     │                                       carries (URL-mode elicitation, 2025-11-25)
     ├── ProtocolError                   a malformed or schema-invalid reply, a bad handshake
+    │   ├── MessageTooLarge             a message longer than the transport's max_message_size
     │   ├── UnsupportedProtocolVersion  the server speaks no protocol version we do
     │   └── ListingTooLarge             a list_* call passed max_list_items, max_list_bytes
     │                                   or max_pages
@@ -78,6 +79,7 @@ __all__ = [
     "InvalidToolCall",
     "ListingTooLarge",
     "MCPError",
+    "MessageTooLarge",
     "MethodNotFound",
     "MissingClientCapability",
     "ProtocolError",
@@ -313,6 +315,24 @@ class MethodNotFound(ServerError):
 
 class ProtocolError(MCPError):
     """The server broke the protocol: a malformed or schema-invalid reply, a bad handshake."""
+
+
+class MessageTooLarge(ProtocolError):
+    """The server sent a message longer than the transport's ``max_message_size``.
+
+    The transport did not read it whole: stdio skipped the rest of the line, HTTP dropped
+    the connection it came on. The request it answered fails with this at once when its
+    id could be read from the start of the message; ``request_id`` is then that id.
+    ``limit`` is the bound, ``size`` the bytes seen when the transport gave up (more than
+    ``limit``; the whole size when the server declared it, as in ``Content-Length``).
+    """
+
+    def __init__(self, message: str, *, limit: int, size: Optional[int] = None,
+                 request_id: Any = None) -> None:
+        self.limit = limit
+        self.size = size
+        self.request_id = request_id
+        super().__init__(message)
 
 
 class UnsupportedProtocolVersion(ProtocolError):

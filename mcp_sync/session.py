@@ -56,12 +56,14 @@ from concurrent.futures import Future
 from typing import Any, Callable, Dict, Mapping, Optional
 
 from ._core import (
+    ANSWERS,
     Kind,
     Pending,
     ProgressCallback,
     RequestTable,
     Waiter,
     classify,
+    malformation,
     request_subject,
     settle,
 )
@@ -97,7 +99,6 @@ _STOP = object()
 _CLOSED = object()
 _WAKE = object()  # a new request's deadline is earlier than the dispatcher's next wake-up
 _ABORT = object()  # the reply thread closes the transport (the session failed it)
-_RESPONSES = (Kind.RESPONSE, Kind.ERROR)
 # The dispatch thread wakes at least this often while idle; it has nothing to poll, this
 # only bounds its wait (no wait in the library is unbounded).
 _IDLE_WAIT = 5.0
@@ -216,7 +217,7 @@ class Session:
         self.reset_timeout_on_progress = reset_timeout_on_progress
         self.max_total_timeout = max_total_timeout
         self.close_timeout = close_timeout
-        self.table = RequestTable()
+        self.table = RequestTable(self.name)
         # Unbounded itself: the readers wait for room (_wait_for_room), and the session's
         # own markers (_WAKE, _CLOSED, _STOP) must never wait.
         self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -726,12 +727,10 @@ class Session:
             # raise in resolve(), on the reader thread).
             request_id = message.get("id")
             entry = self.table.get(request_id) if type(request_id) is int else None
-            if (
-                entry is not None and entry.direct
-                and classify(message) in _RESPONSES
-                and self.table.resolve(message) is not None
-            ):
-                return
+            if entry is not None and entry.direct:
+                kind = classify(message)
+                if kind in ANSWERS and self.table.resolve(message, kind) is not None:
+                    return
         if (self._queued - self._routed >= self._max_inbox and self.transport.reader_may_wait
                 and not self._wait_for_room()):
             log.debug("dropping a message from %s: the session is closing", self.name)
@@ -741,8 +740,14 @@ class Session:
 
     def _route(self, message: Any) -> None:
         kind = classify(message)
-        if kind is Kind.RESPONSE or kind is Kind.ERROR:
-            if self.table.resolve(message) is None:
+        if kind in ANSWERS:
+            if self.table.resolve(message, kind) is not None:
+                return
+            if kind is Kind.MALFORMED_RESPONSE:
+                log.warning("mcp-sync %s: skipping a malformed response to unknown or late "
+                            "id=%s: %s", self.name, excerpt(repr(message.get("id")), 80),
+                            malformation(message))
+            else:
                 log.debug("ignoring response for unknown or late id=%s from %s",
                           excerpt(repr(message.get("id")), 80), self.name)
         elif kind is Kind.NOTIFICATION:

@@ -6,9 +6,10 @@ from concurrent.futures import Future
 
 import pytest
 
-from mcp_sync import RequestTimeout, ServerError
+from mcp_sync import ProtocolError, RequestTimeout, ServerError
 from mcp_sync._core import Kind, RequestTable, classify
 from mcp_sync.exceptions import ConnectionClosed, MethodNotFound
+from mcp_sync.transports._limits import ID_PREFIX, response_id_in
 
 
 @pytest.mark.parametrize(
@@ -25,8 +26,20 @@ from mcp_sync.exceptions import ConnectionClosed, MethodNotFound
         ({"jsonrpc": "2.0", "id": 1.5, "method": "x"}, Kind.INVALID),
         ({"jsonrpc": "2.0", "method": 5}, Kind.INVALID),
         ({"jsonrpc": "2.0", "method": "x", "params": "str"}, Kind.INVALID),
-        ({"jsonrpc": "2.0", "id": 1, "error": "boom"}, Kind.INVALID),
         ({"jsonrpc": "2.0"}, Kind.INVALID),
+        # Responses to a usable id that break the rules: their request fails at once.
+        ({"jsonrpc": "2.0", "id": 1, "error": "boom"}, Kind.MALFORMED_RESPONSE),
+        ({"jsonrpc": "2.0", "id": 1, "error": None}, Kind.MALFORMED_RESPONSE),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"message": "no code"}}, Kind.MALFORMED_RESPONSE),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": "1"}}, Kind.MALFORMED_RESPONSE),
+        ({"jsonrpc": "2.0", "id": 1, "error": {"code": True}}, Kind.MALFORMED_RESPONSE),
+        ({"jsonrpc": "2.0", "id": "a", "result": {}, "error": {"code": 1}},
+         Kind.MALFORMED_RESPONSE),
+        ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": None}, Kind.RESPONSE),  # tolerated
+        # ...but without a usable id there is no request to fail.
+        ({"jsonrpc": "2.0", "id": None, "error": "boom"}, Kind.INVALID),
+        ({"jsonrpc": "2.0", "id": 1.0, "error": "boom"}, Kind.INVALID),
+        ({"jsonrpc": "2.0", "id": None, "result": {}}, Kind.INVALID),
         ("just a string", Kind.INVALID),
         ([1, 2], Kind.INVALID),
         (None, Kind.INVALID),
@@ -75,6 +88,32 @@ def test_error_response_becomes_server_error_with_code_message_data() -> None:
     entry, future = open_request(table)
     table.resolve({"id": entry.id, "error": {"code": -32601, "message": "no"}})
     assert isinstance(future.exception(0), MethodNotFound)
+
+
+@pytest.mark.parametrize(("message", "reason"), [
+    ({"error": "boom"}, "its error is not an object: 'boom'"),
+    ({"error": {"message": "x"}}, "its error has no integer code"),
+    ({"result": {"ok": 1}, "error": {"code": -1, "message": "x"}}, "both a result and an error"),
+])
+def test_a_malformed_response_fails_its_request_with_a_protocol_error(
+        message: dict, reason: str) -> None:  # type: ignore[type-arg]
+    """Before, classify() called these INVALID: the request waited for its deadline."""
+    table = RequestTable("srv")
+    entry, future = open_request(table, "tools/call")
+    assert table.resolve({"jsonrpc": "2.0", "id": entry.id, **message}) is entry
+    error = future.exception(0)
+    assert isinstance(error, ProtocolError)
+    assert f"malformed response to tools/call (id={entry.id}) from srv" in str(error)
+    assert reason in str(error)
+    assert len(table) == 0
+
+
+def test_a_malformed_response_is_described_in_bounded_words() -> None:
+    table = RequestTable()
+    entry, future = open_request(table)
+    table.resolve({"id": entry.id, "error": "\x1b[2J" + "x" * 1_000_000})
+    text = str(future.exception(0))
+    assert len(text) < 500 and "\x1b" not in text
 
 
 def test_deadline_expiry_and_progress_pushing_it_out() -> None:
@@ -164,3 +203,30 @@ def test_fail_all_fails_every_pending_with_a_fresh_error() -> None:
     assert all(isinstance(e, ConnectionClosed) and e.exit_code == 1 for e in errors)
     assert len({id(e) for e in errors}) == 5
     assert table.next_deadline() is None
+
+
+@pytest.mark.parametrize(("prefix", "request_id"), [
+    (b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"xxx', 7),
+    (b' {\n "id" : "a7" ,\t"error": {"code": -1, "message": "xx', "a7"),
+    (b'{"result":{"ok":true},"id":12,"jsonrpc":"2.0"', 12),  # the id after a small result
+    (b'{"id":7,"params":{"a":[1,2]},"result":"xx', 7),  # other members are skipped
+    (b'{"jsonrpc":"2.0","id":7,"method":"x","params":{"a":"xx', None),  # the server's id
+    (b'{"jsonrpc":"2.0","method":"x","id":7,"result":"', None),
+    (b'{"result":"' + b"x" * 100, None),  # the id would come after the big value
+    (b'{"result":{"ok":true},"id":12', None),  # 12 of 123?
+    (b'{"id":true,"result":"', None),
+    (b'{"id":7.0,"result":"', None),
+    (b'{"id":null,"error":{"', None),
+    (b'{"id":7}', None),  # a whole object that answers nothing
+    (b'[{"id":1,"result":"', None),  # a batch
+    (b"xxxxxxxxxxx", None),
+    (b"", None),
+])
+def test_the_id_of_an_oversized_response_is_read_from_its_start(
+        prefix: bytes, request_id: object) -> None:
+    assert response_id_in(prefix) == request_id
+
+
+def test_only_a_bounded_prefix_is_read_for_an_id() -> None:
+    padding = b'{"jsonrpc":"2.0","pad":"' + b"p" * ID_PREFIX + b'","id":7,"result":"'
+    assert response_id_in(padding) is None

@@ -67,6 +67,7 @@ SAMPLES: Dict[str, Any] = {
     "key": "args[1]",
     "bound": "max_list_items",
     "limit": 10_000,
+    "size": 67_108_865,
     "subject": "slow",
     "tool": "forecast",
     "hint": "Streamable HTTP servers usually serve /mcp",

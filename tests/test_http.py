@@ -12,7 +12,8 @@ import logging
 import socket
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Tuple
+import tracemalloc
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 import requests
@@ -27,7 +28,7 @@ from mcp_sync import (
     TransportError,
 )
 from mcp_sync.testing import FakeServer, ToolContext
-from mcp_sync.transports._sse import ServerSentEvent, SSEDecoder, iter_events
+from mcp_sync.transports._sse import EventTooLarge, ServerSentEvent, SSEDecoder, iter_events
 
 from .servers.http_server import McpHttpServer
 
@@ -271,6 +272,121 @@ def test_sse_decoder_follows_the_event_stream_rules() -> None:
     assert primed == [ServerSentEvent("", "message", "1", 5)]
 
 
+def feed_all(decoder: SSEDecoder, chunks: List[bytes]) -> Tuple[List[ServerSentEvent],
+                                                                 Optional[EventTooLarge]]:
+    """The events ``chunks`` complete, up to the EventTooLarge (if any) that ends them."""
+    events: List[ServerSentEvent] = []
+    for chunk in chunks:
+        try:
+            events.extend(decoder.feed(chunk))
+        except EventTooLarge as exc:
+            return events + exc.events, exc
+    return events, None
+
+
+def test_sse_decoder_bounds_one_event_whatever_the_chunking() -> None:
+    """The bound counts the lines of the event being assembled (the unfinished one too),
+    not comments before it nor the events before it: at every split of the stream, the
+    same events come out, then the same error."""
+    big = b'data: {"jsonrpc":"2.0","id":7,\ndata: "result":"' + b"x" * 200
+    stream = (b": comment\n\n" * 30 + b"data: one\n\n" + b"id: 3\ndata: " + b"y" * 89 + b"\n\n"
+              + big)
+    for split in range(1, len(stream)):
+        events, error = feed_all(SSEDecoder(max_event_size=100),
+                                 [stream[:split], stream[split:]])
+        assert [e.data for e in events] == ["one", "y" * 89], split
+        assert error is not None and error.limit == 100 and error.size > 100, split
+        assert error.head == b'{"jsonrpc":"2.0","id":7,'
+    # Under the bound, nothing changes.
+    events, error = feed_all(SSEDecoder(max_event_size=10_000), [stream + b"\n\n"])
+    assert error is None and len(events) == 3
+    # One long line without a line end raises once it is past the bound, read by read.
+    decoder = SSEDecoder(max_event_size=1000)
+    assert decoder.feed(b"data: " + b"z" * 900) == []
+    with pytest.raises(EventTooLarge) as caught:
+        decoder.feed(b"z" * 200)
+    assert caught.value.head.startswith(b"zzz") and caught.value.size == 1106
+
+
+def test_sse_decoder_bound_keeps_the_line_readers_rules() -> None:
+    """The bound is counted by the line reader after its own steps: a BOM is not part of
+    the event, ``\r\n`` line ends do not count (split across reads or not), comments and
+    ``id`` lines do; the ``id`` of the dropped event does not count either (it was cut),
+    and events under the bound are still parsed by sseclient-py."""
+    event = b"id: 2\r\n: note\r\ndata: " + b"a" * 83 + b"\r\n\r\n"  # 5 + 6 + 89 = 100
+    for stream in (b"\xef\xbb\xbf" + event, event.replace(b"\r\n", b"\r")):
+        for split in range(1, len(stream)):
+            events, error = feed_all(SSEDecoder(max_event_size=100),
+                                     [stream[:split], stream[split:]])
+            assert error is None and [(e.data, e.id) for e in events] == [("a" * 83, "2")]
+    decoder = SSEDecoder(max_event_size=100)
+    assert decoder.feed(b"id: 1\r\ndata: one\r\n\r\n") == [ServerSentEvent("one", id="1")]
+    with pytest.raises(EventTooLarge) as caught:
+        decoder.feed(event.replace(b"a" * 83, b"a" * 84))
+    assert caught.value.size == 101 and caught.value.head == b"a" * 84
+    assert decoder.last_event_id == "1"  # the dropped event's id: 2 never counted
+    # A comment alone can take an event past the bound; it has no data to show.
+    with pytest.raises(EventTooLarge) as caught:
+        SSEDecoder(max_event_size=100).feed(b"data: x\n: " + b"c" * 100)
+    assert caught.value.head == b"x"
+    with pytest.raises(EventTooLarge) as caught:
+        SSEDecoder(max_event_size=100).feed(b": " + b"c" * 100)
+    assert caught.value.head == b""
+
+
+def test_sse_decoder_never_holds_more_than_the_bound() -> None:
+    """What an unfinished line has brought is checked before it is kept or joined: a line
+    just under the bound, then a read that ends it far past the bound, costs the decoder
+    no copy of the two together (before the check, it joined them: 7 + 4 MiB)."""
+    mib = 1 << 20
+    start = b"data: " + b"x" * (7 * mib)
+    rest = b"x" * (4 * mib) + b"\n\n"
+    decoder = SSEDecoder(max_event_size=8 * mib)
+    assert decoder.feed(start) == []
+    tracemalloc.start()
+    try:
+        with pytest.raises(EventTooLarge) as caught:
+            decoder.feed(rest)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert caught.value.size == len(start) + 4 * mib
+    assert peak < 5 * mib, peak  # the read split into its lines, no more
+    # Read by read, a line without its end is never kept past the bound.
+    decoder = SSEDecoder(max_event_size=8 * mib)
+    block = b"x" * mib
+    tracemalloc.start()
+    try:
+        with pytest.raises(EventTooLarge):
+            for _ in range(100):
+                decoder.feed(block)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < mib, peak  # the reads themselves are kept, never copied
+
+
+def test_iter_events_yields_what_came_before_an_event_too_large() -> None:
+    body = b"data: first\n\ndata: " + b"x" * 5000 + b"\n\n"
+
+    class Raw:
+        def __init__(self) -> None:
+            self.left = body
+
+        def read1(self, size: int, decode_content: bool = True) -> bytes:
+            data, self.left = self.left[:size], self.left[size:]
+            return data
+
+    class Response:
+        raw = Raw()
+
+    seen: List[str] = []
+    with pytest.raises(EventTooLarge):
+        for event in iter_events(Response(), max_event_size=1000, read_size=1 << 16):
+            seen.append(event.data)
+    assert seen == ["first"]
+
+
 def test_iter_events_reads_a_live_stream(server: McpHttpServer) -> None:
     def hook(handler: Any, message: Any) -> bool:
         handler.start_events()
@@ -290,6 +406,18 @@ def test_iter_events_reads_a_live_stream(server: McpHttpServer) -> None:
 
 
 # -- the session ---------------------------------------------------------------------------
+
+
+def test_connect_gives_max_message_size_to_the_http_transport(server: McpHttpServer) -> None:
+    """Like close_timeout, the bound goes to whatever transport connect() builds (before,
+    connect() took it for a stdio option and refused it for a URL)."""
+    with mcp_sync.connect(server.url, max_message_size=1 << 20) as client:
+        assert isinstance(client.transport, HttpTransport)
+        assert client.transport.max_message_size == 1 << 20
+    with mcp_sync.connect({"url": server.url}, max_message_size=1 << 21) as client:
+        assert client.transport.max_message_size == 1 << 21  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="cannot apply to a transport built already"):
+        mcp_sync.connect(HttpTransport(server.url), max_message_size=10)
 
 
 def test_a_lost_session_is_renewed_and_the_request_retried_once(server: McpHttpServer) -> None:

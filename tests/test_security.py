@@ -543,11 +543,20 @@ sys.path.insert(0, sys.argv[1])
 import mcp_sync
 from tests.faults.helpers import fault_client
 case, size = sys.argv[2], int(sys.argv[3])
-client = fault_client(timeout=60)
+if case.startswith("http"):
+    client = mcp_sync.connect(sys.argv[4], timeout=60, protocol_version=sys.argv[5])
+else:
+    client = fault_client(timeout=60)
 client.call_tool("echo", {"text": "warm up"})
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 report = {"error": None, "sent": 0}
-if case == "line":
+if case.startswith("http"):
+    try:
+        client.call_tool("huge", {}, timeout=60)
+    except mcp_sync.MCPError as exc:
+        report["error"] = [type(exc).__name__, str(exc), getattr(exc, "request_id", None)]
+    report["after"] = client.call_tool("echo", {"text": "after"}).text
+elif case == "line":
     report["text"] = client.call_tool("huge_line", {"size": size, "newline": True},
                                       timeout=60).text
     report["after"] = client.call_tool("echo", {"text": "after"}).text
@@ -566,8 +575,8 @@ print(json.dumps(report))
 """
 
 
-def memory_probe(case: str, size: int) -> Any:
-    probe = subprocess.run([PY, "-c", MEMORY_PROBE, str(ROOT), case, str(size)],
+def memory_probe(case: str, size: int, *http: str) -> Any:
+    probe = subprocess.run([PY, "-c", MEMORY_PROBE, str(ROOT), case, str(size), *http],
                            capture_output=True, text=True, timeout=120, cwd=str(ROOT))
     assert probe.returncode == 0, probe.stderr[-2000:]
     return json.loads(probe.stdout.strip().splitlines()[-1])
@@ -577,12 +586,57 @@ def test_a_line_past_the_default_bound_is_skipped_in_bounded_memory() -> None:
     """A stdio server sends a 100 MB line: by default (max_message_size 64 MiB) it is read
     up to the bound and skipped, so the client's peak grows by about twice the bound (the
     reader's buffer), not by the line's size (read whole, it costs three times that);
-    the call's answer after the line still arrives. HTTP has no such bound yet: see
-    SECURITY.md, "Open points"."""
+    the call's answer after the line still arrives. The HTTP transports have the same
+    default bound (next test)."""
     size = 100 * 1000 * 1000
     report = memory_probe("line", size)
     assert report["text"] == f"after {size} bytes" and report["after"] == "after"
     assert report["growth_kib"] < (2 * 64 + 32) * 1024, report
+
+
+@pytest.mark.parametrize("reply", ["json", "event"])
+def test_a_reply_past_the_default_bound_fails_its_call_in_bounded_memory(
+        server: McpHttpServer, reply: str) -> None:
+    """A Streamable HTTP server answers with a 100 MB JSON body (chunked: no
+    Content-Length to refuse it by), or a 100 MB SSE event: by default (max_message_size
+    64 MiB) the client reads up to the bound, drops the connection and fails the call at
+    once with MessageTooLarge; its peak grows by about the bound (twice it for a body
+    joined once read), not by the reply's size. The next call works."""
+    size = 100 * 1000 * 1000
+    block = b"x" * MIB
+
+    def huge(handler: Any, message: Any) -> bool:
+        if not (isinstance(message, dict) and message.get("method") == "tools/call"
+                and message["params"]["name"] == "huge"):
+            return False
+        handler.close_connection = True
+        start = (b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"'
+                 % json.dumps(message["id"]).encode())
+        if reply == "event":
+            handler.start_events()
+            start = b"data: " + start
+        else:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Transfer-Encoding", "chunked")
+            handler.end_headers()
+        try:
+            handler.write_raw(start)
+            for _ in range(size // MIB):
+                handler.write_raw(block)
+        except OSError:
+            pass  # the client hung up: what it should do past the bound
+        return True
+
+    server.post_hook = huge
+    report = memory_probe(f"http_{reply}", size, server.url, PINNED)
+    assert report["error"] is not None, report
+    kind, message, request_id = report["error"]
+    assert kind == "MessageTooLarge" and "max_message_size=67108864" in message, message
+    assert request_id is not None  # the call itself failed, not another request
+    assert report["after"] == "after"
+    bound = (2 * 64 if reply == "json" else 64) + 32
+    assert report["growth_kib"] < bound * 1024, report
 
 
 def test_writes_to_a_server_that_stops_reading_are_bounded_by_default() -> None:

@@ -298,6 +298,21 @@ def test_connect_falls_back_to_legacy_sse_when_post_is_refused(server: LegacySse
     with mcp_sync.connect(server.url, timeout=10) as client:
         assert isinstance(client.transport, SseTransport)
         assert client.call_tool("echo", {"text": "fallback"}).text == "fallback"
+    # The bound on a message goes to the transport it falls back to, as to the first.
+    with mcp_sync.connect(server.url, timeout=10, max_message_size=1 << 20) as client:
+        assert isinstance(client.transport, SseTransport)
+        assert client.transport.max_message_size == 1 << 20
+
+
+def test_connect_gives_max_message_size_to_the_legacy_transport(
+        server: LegacySseServer) -> None:
+    with mcp_sync.connect(server.url, transport="sse", timeout=10,
+                          max_message_size=1 << 20) as client:
+        assert isinstance(client.transport, SseTransport)
+        assert client.transport.max_message_size == 1 << 20
+    entry = {"url": server.url, "type": "sse"}
+    with mcp_sync.connect(entry, timeout=10, max_message_size=1 << 21) as client:
+        assert client.transport.max_message_size == 1 << 21  # type: ignore[attr-defined]
 
 
 def test_connection_refused_is_a_transport_error_naming_the_url() -> None:

@@ -106,6 +106,7 @@ def test_a_priming_event_without_data_is_resumed_from(server: McpHttpServer) -> 
     server.priming_data = False  # "id: s2-0\nretry: 10\n\n": sseclient-py alone drops it
     server.retry_ms = 10
     with connect(server) as client:
+        client.list_tools()  # so that the call's is the next request (it lists them first)
         server.break_streams = 1  # the stream ends right after its priming event
         assert client.call_tool("echo", {"text": "resumed"}).text == "resumed"
     resumes = resumptions(server)
@@ -118,6 +119,7 @@ def test_the_retry_of_a_priming_event_without_data_is_honoured(server: McpHttpSe
     server.retry_ms = 400
     # Without the server's retry the transport would come back after 10 ms.
     with connect(server, retry_delay=0.01) as client:
+        client.list_tools()  # so that the call's is the next request (it lists them first)
         server.break_streams = 1
         assert client.call_tool("echo", {"text": "after 400 ms"}).text == "after 400 ms"
     call = server.matching(lambda r: r.rpc_method == "tools/call")[0]
@@ -152,6 +154,7 @@ def test_the_id_of_an_event_cut_short_is_not_resumed_from(server: McpHttpServer)
     cut short would tell the server it arrived, and the response in it would be lost."""
     server.retry_ms = 10
     with connect(server) as client:
+        client.list_tools()  # so that the call's is the next request (it lists them first)
         server.cut_events = True  # "id: s2-1\ndata: {half of the response" then the end
         server.break_streams = 1
         assert client.call_tool("echo", {"text": "whole"}).text == "whole"

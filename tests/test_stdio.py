@@ -292,11 +292,15 @@ def test_ten_megabyte_result() -> None:
 
 
 def test_oversized_message_is_skipped(caplog: pytest.LogCaptureFixture) -> None:
+    """The response over the bound fails its call at once (its id starts the line); the
+    line is skipped and the connection lives on."""
     caplog.set_level(logging.WARNING, logger="mcp_sync")
     transport = StdioTransport(PY, fake_server_command()[1:], max_message_size=100_000)
     with mcp_sync.Client(transport, timeout=10) as client:
-        with pytest.raises(RequestTimeout):
-            client.call_tool("big", {"size": 200_000}, timeout=1.0)
+        start = time.monotonic()
+        with pytest.raises(mcp_sync.MessageTooLarge, match="max_message_size=100000"):
+            client.call_tool("big", {"size": 200_000}, timeout=5.0)
+        assert time.monotonic() - start < 2.0  # not at the deadline
         assert client.call_tool("echo", {"text": "fine"}).text == "fine"
     assert any("max_message_size" in r.getMessage() for r in caplog.records)
 
@@ -749,7 +753,8 @@ def test_public_api_is_pinned() -> None:
         "DEFAULT", "AuthError", "CallbackError", "CapabilityError", "Client",
         "ClientNotConnected", "CommandNotFound", "ConnectionClosed", "ForkedClientError",
         "HTTPError", "ListingTooLarge",
-        "HttpTransport", "MCPError", "MemoryTransport", "MethodNotFound", "ProtocolError",
+        "HttpTransport", "MCPError", "MemoryTransport", "MessageTooLarge", "MethodNotFound",
+        "ProtocolError",
         "Manager", "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
         "RequestCancelled", "RequestContext", "RequestTimeout", "ServerError", "SseTransport",
         "StdioTransport", "ToolError", "Toolbox", "InvalidToolCall", "Transport",

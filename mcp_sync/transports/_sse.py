@@ -30,6 +30,15 @@ it reads:
 
 ``sseclient`` is imported when the first event is handed to it, not with ``mcp_sync``.
 
+**A bound on one event** (``max_event_size``), kept by the line reader: it counts the bytes
+of every line since the last blank line (line ends not counted; comments, ``id`` and
+``retry`` lines too), the unfinished line included. Past the bound it raises
+:class:`EventTooLarge` (carrying up to 4 KiB of the start of the event's data, to read a
+response id from, and the events the same read completed before it) and drops the event,
+instead of keeping more: it never holds more of an event than the bound (the read that
+takes it past is checked before it is kept or joined), so a hostile server cannot make it
+hold more than the bound and one read.
+
 Two layers, usable separately:
 
 * :class:`SSEDecoder` is sans-I/O: ``feed(chunk)`` takes whatever bytes arrived and returns
@@ -52,7 +61,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Iterator, List, Optional, Tuple
 
-__all__ = ["DEFAULT_READ_SIZE", "SSEDecoder", "ServerSentEvent", "iter_events", "read1_of"]
+__all__ = ["DEFAULT_READ_SIZE", "EventTooLarge", "SSEDecoder", "ServerSentEvent", "iter_events",
+           "read1_of"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +74,8 @@ _BOM = b"\xef\xbb\xbf"
 # event's size, joining its lines (see the module docstring): about 0.1 s of copying.
 _JOIN_BUDGET = 256 << 20
 _JOIN_FACTOR = 4
+# How much of an oversized event's data EventTooLarge keeps (to read a response id from).
+_HEAD = 4096
 
 
 class ServerSentEvent:
@@ -103,14 +115,38 @@ class ServerSentEvent:
     __hash__ = None  # type: ignore[assignment]
 
 
+class EventTooLarge(ValueError):
+    """An event grew past the decoder's ``max_event_size`` before its blank line.
+
+    The decoder dropped what it had of the event; the stream should be dropped too (the
+    rest of the event would be read as new lines).
+
+    Attributes:
+        size: the event's bytes when the decoder gave up (more than ``limit``).
+        limit: the decoder's ``max_event_size``.
+        head: the start of the event's data (the value of its first ``data`` line, at most
+            4 KiB; empty if no data came first): enough to read a JSON-RPC id from.
+        events: the events the same :meth:`SSEDecoder.feed` call completed before this
+            one, in order: deliver them first.
+    """
+
+    def __init__(self, size: int, limit: int, head: bytes,
+                 events: List[ServerSentEvent]) -> None:
+        self.size = size
+        self.limit = limit
+        self.head = head
+        self.events = events
+        super().__init__(f"an SSE event longer than {limit} bytes (at least {size})")
+
+
 class SSEDecoder:
     """The line reader: event-stream bytes in, :class:`ServerSentEvent` objects out.
 
     Splits whatever bytes arrive into whole lines, keeps the stream's state (last event
     ID, ``retry``), and hands each finished event with data to sseclient-py to parse. An
     event of so many lines that joining them would cost too much is skipped with a
-    warning (see the module docstring). Not thread-safe: one decoder per stream, fed by
-    one reader.
+    warning (see the module docstring); an event longer than ``max_event_size`` raises
+    :class:`EventTooLarge`. Not thread-safe: one decoder per stream, fed by one reader.
 
     Args:
         last_event_id: the ID to start from (a resumed stream continues the old one's).
@@ -119,6 +155,8 @@ class SSEDecoder:
             only carries an ID and a ``retry``). By default they are not returned (a
             browser would dispatch one with an empty ``data:`` line, which helps no one),
             but their ``id`` and ``retry`` still count.
+        max_event_size: the most bytes one event may take (see the module docstring);
+            ``feed()`` raises :class:`EventTooLarge` past it. ``None``: no bound.
 
     Attributes:
         last_event_id: the ID of the latest finished event that had an ``id`` field
@@ -129,13 +167,21 @@ class SSEDecoder:
         comments: how many comment lines (``: keep-alive``) arrived.
     """
 
-    def __init__(self, *, last_event_id: Optional[str] = None, include_empty: bool = False) -> None:
+    def __init__(self, *, last_event_id: Optional[str] = None, include_empty: bool = False,
+                 max_event_size: Optional[int] = None) -> None:
         self.last_event_id = last_event_id
         self.retry: Optional[int] = None
         self.comments = 0
         self.include_empty = include_empty
+        self.max_event_size = max_event_size
         # The current line's bytes so far (a line may span many chunks): joined once.
         self._partial: List[bytes] = []
+        self._partial_size = 0
+        # The bytes of the event's finished lines, every field and comment, line ends not
+        # counted (what max_event_size bounds, with _partial_size).
+        self._event_bytes = 0
+        # The value of the event's first data line, up to _HEAD bytes (EventTooLarge.head).
+        self._first_data: Optional[bytes] = None
         self._last_was_cr = False
         self._started = False
         # The event being assembled: its data and event lines for sseclient-py (each
@@ -151,7 +197,12 @@ class SSEDecoder:
         self._dirty = False
 
     def feed(self, chunk: bytes) -> List[ServerSentEvent]:
-        """Parse ``chunk`` (any size, any split) and return the events it completed."""
+        """Parse ``chunk`` (any size, any split) and return the events it completed.
+
+        Raises:
+            EventTooLarge: an event grew past ``max_event_size``; it was dropped, and the
+                events ``chunk`` completed before it are in the exception's ``events``.
+        """
         if not chunk:
             return []
         if not self._started:
@@ -169,28 +220,77 @@ class SSEDecoder:
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         else:
             self._last_was_cr = False
+        limit = self.max_event_size
+        events: List[ServerSentEvent] = []
+        # Every bound check comes before the bytes are kept or joined: the decoder never
+        # holds more of an event than the bound.
         if b"\n" not in chunk:  # the middle of a long line: keep it, copy nothing
             if chunk:
+                size = self._event_bytes + self._partial_size + len(chunk)
+                if limit is not None and size > limit:
+                    raise self._too_large(events, size, [*self._partial, chunk])
                 self._partial.append(chunk)
-            return []
+                self._partial_size += len(chunk)
+            return events
         # Only b"\n" ends a line now; each line keeps it, as sseclient-py needs.
         lines = chunk.splitlines(True)
         tail = b"" if lines[-1].endswith(b"\n") else lines.pop()
         if self._partial:
+            size = self._event_bytes + self._partial_size + len(lines[0]) - 1
+            if limit is not None and size > limit:
+                raise self._too_large(events, size, [*self._partial, lines[0]])
             self._partial.append(lines[0])
             lines[0] = b"".join(self._partial)
             self._partial = []
-        events: List[ServerSentEvent] = []
+            self._partial_size = 0
         for line in lines:
             if line != b"\n":
+                self._event_bytes += len(line) - 1
+                if limit is not None and self._event_bytes > limit:
+                    raise self._too_large(events, self._event_bytes, [line])
                 self._field(line)
-            elif self._dirty:
-                event = self._dispatch()
-                if event is not None:
-                    events.append(event)
+            else:
+                self._event_bytes = 0  # even after comments alone, which dispatch nothing
+                if self._dirty:
+                    event = self._dispatch()
+                    if event is not None:
+                        events.append(event)
         if tail:
+            size = self._event_bytes + len(tail)
+            if limit is not None and size > limit:
+                raise self._too_large(events, size, [tail])
             self._partial.append(tail)
+            self._partial_size = len(tail)
         return events
+
+    def _too_large(self, events: List[ServerSentEvent], size: int,
+                   line: List[bytes]) -> EventTooLarge:
+        """Drop the event being assembled and describe it.
+
+        ``size`` is the event's bytes with the line that took it past the bound; ``line``
+        that line's pieces (finished or not), read only for the head of the event's data
+        when no ``data`` line came before it.
+        """
+        assert self.max_event_size is not None
+        head = self._first_data
+        if head is None:
+            # Only the start of the line: at most the head and its field name are copied.
+            pieces: List[bytes] = []
+            length = 0
+            for piece in line:
+                pieces.append(piece[:_HEAD + 6])
+                length += len(pieces[-1])
+                if length > _HEAD + 6:
+                    break
+            start = b"".join(pieces).rstrip(b"\n")
+            head = b""
+            if start == b"data" or start.startswith(b"data:"):
+                offset = 6 if start[5:6] == b" " else 5
+                head = start[offset:offset + _HEAD]
+        self._partial = []
+        self._partial_size = 0
+        self._reset_event()
+        return EventTooLarge(size, self.max_event_size, head, events)
 
     def end(self) -> None:
         """The stream ended: an unterminated event is discarded, as the standard says.
@@ -199,6 +299,7 @@ class SSEDecoder:
         feed it the resumed stream of the same events.
         """
         self._partial = []
+        self._partial_size = 0
         self._last_was_cr = False
         self._started = False
         self._reset_event()
@@ -217,6 +318,8 @@ class SSEDecoder:
         if name == b"data":
             if start < len(line) - 1 or self.include_empty:
                 self._has_data = True
+            if self._first_data is None:
+                self._first_data = line[start:min(len(line) - 1, start + _HEAD)]
             self._hold(line)
         elif name == b"event":
             self._hold(line)
@@ -278,6 +381,8 @@ class SSEDecoder:
         self._event_id = None
         self._event_retry = None
         self._dirty = False
+        self._event_bytes = 0
+        self._first_data = None
 
 
 def _parse_event(lines: List[bytes]) -> Optional[Tuple[str, str]]:
@@ -337,6 +442,7 @@ def iter_events(
     last_event_id: Optional[str] = None,
     read_size: int = DEFAULT_READ_SIZE,
     decoder: Optional[SSEDecoder] = None,
+    max_event_size: Optional[int] = None,
 ) -> Iterator[ServerSentEvent]:
     """Yield the events of a streamed response as they arrive, until the body ends.
 
@@ -349,13 +455,17 @@ def iter_events(
         read_size: the most bytes one read asks for.
         decoder: a decoder to use (and inspect afterwards for ``last_event_id`` and
             ``retry``); by default a new one.
+        max_event_size: the bound on one event for the new decoder (see
+            :class:`SSEDecoder`): past it, the events before it are yielded, then
+            :class:`EventTooLarge` is raised.
 
     The caller closes the response (closing it from another thread, or shutting its
     socket down, is how a blocked read is interrupted). Errors reading the body propagate
     as ``requests``/``urllib3`` raise them.
     """
     if decoder is None:
-        decoder = SSEDecoder(last_event_id=last_event_id, include_empty=include_empty)
+        decoder = SSEDecoder(last_event_id=last_event_id, include_empty=include_empty,
+                             max_event_size=max_event_size)
     read = read1_of(response)
     while True:
         chunk = read(read_size)
@@ -363,5 +473,11 @@ def iter_events(
             break
         if on_bytes is not None:
             on_bytes(chunk)
-        yield from decoder.feed(chunk)
+        try:
+            events = decoder.feed(chunk)
+        except EventTooLarge as exc:
+            events, exc.events = exc.events, []
+            yield from events
+            raise
+        yield from events
     decoder.end()

@@ -64,7 +64,7 @@ import logging
 import re
 import socket
 import threading
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 import requests
@@ -78,17 +78,20 @@ from requests.models import PreparedRequest
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_netrc_auth
 
+from .._core import ANSWERS, Kind, classify, malformation
 from .._headers import encode_header_value
 from .._pool import ThreadPool
 from ..exceptions import (
     ConnectionClosed,
     HTTPError,
     MCPError,
+    MessageTooLarge,
     ProtocolError,
     TransportError,
     excerpt,
     server_error,
 )
+from ._limits import DEFAULT_MAX_MESSAGE_SIZE, ID_PREFIX, response_id_in
 from ._requests import (
     close_session,
     doing,
@@ -97,7 +100,7 @@ from ._requests import (
     refuse_cross_origin,
     split_credentials,
 )
-from ._sse import SSEDecoder, read1_of
+from ._sse import EventTooLarge, SSEDecoder, read1_of
 from .base import CloseCallback, MessageCallback, Transport, log_malformed
 
 __all__ = ["HttpTransport"]
@@ -224,14 +227,12 @@ def _discard(response: requests.Response) -> None:
         log.debug("discarding a response body failed: %r", exc)
 
 
-def _connect_failed(exc: BaseException) -> bool:
-    """True if ``exc`` (a requests error) failed before anything was sent."""
+def _caused_by(exc: BaseException, kinds: Tuple[type, ...]) -> bool:
+    """True if ``exc`` (a requests error, or ours from one) comes of one of ``kinds``."""
     seen = 0
     current: Optional[BaseException] = exc
     while current is not None and seen < 8:
-        if isinstance(current, (urllib3.exceptions.NewConnectionError,
-                                urllib3.exceptions.ConnectTimeoutError,
-                                requests.ConnectTimeout)):
+        if isinstance(current, kinds):
             return True
         reason = getattr(current, "reason", None)
         if isinstance(reason, BaseException):
@@ -242,6 +243,18 @@ def _connect_failed(exc: BaseException) -> bool:
             current = current.__cause__ or current.__context__
         seen += 1
     return False
+
+
+def _connect_failed(exc: BaseException) -> bool:
+    """True if ``exc`` (a requests error) failed before anything was sent."""
+    return _caused_by(exc, (urllib3.exceptions.NewConnectionError,
+                            urllib3.exceptions.ConnectTimeoutError, requests.ConnectTimeout))
+
+
+def _refused(exc: BaseException) -> bool:
+    """True if ``exc`` failed because the server's port refused the connection: nothing
+    listens there any more (unlike a reset or a timeout, which may pass)."""
+    return _caused_by(exc, (ConnectionRefusedError,))
 
 
 # -- interrupting a request that waits for its response headers --------------------------
@@ -257,16 +270,88 @@ def _note_socket(sock: Any) -> None:
         exchange.attach_socket(sock)
 
 
-class _TrackedHTTPConnection(urllib3.connection.HTTPConnection):
+# For the type checker, the mixin below is the connection class it is mixed into.
+if TYPE_CHECKING:
+    _ConnectionBase = urllib3.connection.HTTPConnection
+else:
+    _ConnectionBase = object
+
+
+class _TrackedConnection(_ConnectionBase):
+    """What the transport's connections add to urllib3's.
+
+    **Interruptible**: before blocking on the response headers, the connection hands its
+    socket to the exchange being sent on this thread (see :class:`_Exchange`).
+
+    **A request on a pooled connection the server has closed goes on a new one, when it
+    is certain that not one byte of it was sent.** A POST may be sent again only if it
+    cannot have reached the server (RFC 9110 9.2.2: a tool call is not idempotent). What
+    can be known for certain is narrow:
+
+    * urllib3 never reuses a pooled connection whose socket is readable when it is taken
+      from the pool (the server's close, a reset, or stray bytes have arrived): it opens a
+      new one. That covers a server that closed an idle connection a while ago.
+    * Between that check and the first write, a reset may still arrive. ``socket.send``
+      either takes some bytes or raises: when the first write of a request on a reused
+      socket raises (not a timeout), nothing of the request went out, and it is written
+      on a new connection instead, once (a new connection is never retried). That is
+      the case handled here.
+    * Once a byte is written, nothing tells a server that closed before reading it (its
+      close crossing the request on the wire; it answers with a reset) from one that read
+      the request and then failed, or from a proxy that passed it on and then dropped the
+      connection. Such a POST may have reached the server: it is never sent again here,
+      and fails with ``TransportError`` (``request_sent`` unknown).
+
+    Checking the socket again just before writing would add nothing to urllib3's check
+    but a system call: a close still in flight is invisible to both.
+    """
+
+    #: The socket that carried this connection's last response: a request on it reuses it.
+    _served: Any = None
+    #: True until the first write of the current request on a reused socket is done.
+    _first_write_pending = False
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        self._first_write_pending = self.sock is not None and self.sock is self._served
+        try:
+            super().request(*args, **kwargs)
+        finally:
+            self._first_write_pending = False
+
+    def send(self, data: Any) -> None:
+        if self._first_write_pending:
+            self._first_write_pending = False
+            sock = self.sock
+            if sock is not None and isinstance(data, bytes) and data:
+                try:
+                    written = sock.send(data)
+                except socket.timeout:
+                    raise
+                except OSError as exc:  # nothing of the request went out (see above)
+                    log.debug("the pooled connection to %s:%s failed before the request "
+                              "went out (%r); sending it on a new connection", self.host,
+                              self.port, exc)
+                    self.sock = None
+                    sock.close()
+                    self.connect()
+                    written = 0
+                data = data[written:]
+                if not data:
+                    return
+        super().send(data)
+
     def getresponse(self) -> Any:
+        self._served = self.sock
         _note_socket(self.sock)
         return super().getresponse()
 
 
-class _TrackedHTTPSConnection(urllib3.connection.HTTPSConnection):
-    def getresponse(self) -> Any:
-        _note_socket(self.sock)
-        return super().getresponse()
+class _TrackedHTTPConnection(_TrackedConnection, urllib3.connection.HTTPConnection):
+    pass
+
+
+class _TrackedHTTPSConnection(_TrackedConnection, urllib3.connection.HTTPSConnection):
+    pass
 
 
 class _TrackedHTTPConnectionPool(urllib3.HTTPConnectionPool):
@@ -387,10 +472,15 @@ class HttpTransport(Transport):
             on its own.
         max_resume_attempts: how many times in a row a broken event stream is resumed
             (GET with ``Last-Event-ID``) without bringing anything new before its request
-            fails.
+            fails. A refused connection fails it at the first attempt: the server is gone.
         retry_delay: seconds to wait before resuming when the server sent no ``retry:``.
         max_retry_delay: the longest wait before a resumption or a re-opening, whatever
             ``retry:`` says and however far the backoff grows.
+        max_message_size: the longest JSON body or SSE event accepted from the server
+            (64 MiB by default); no more than that (and one read) is ever held. A longer
+            one is not read on: its connection is dropped and the request it belongs to
+            (its POST's, or the one whose id starts it) fails at once with
+            :class:`~mcp_sync.MessageTooLarge`.
 
     Can be shared between threads: every method may be called from any thread.
     """
@@ -417,6 +507,7 @@ class HttpTransport(Transport):
         max_resume_attempts: int = 3,
         retry_delay: float = 1.0,
         max_retry_delay: float = 30.0,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"HttpTransport needs an http:// or https:// URL, got {url!r}")
@@ -435,6 +526,7 @@ class HttpTransport(Transport):
         self.max_resume_attempts = max_resume_attempts
         self.retry_delay = retry_delay
         self.max_retry_delay = max_retry_delay
+        self.max_message_size = max_message_size
         #: Called as ``hook(request_id, error)`` when a request can no longer be answered;
         #: the session sets it (see :class:`~mcp_sync.transports.base.Transport`).
         self.on_request_failed: Optional[Callable[[Any, BaseException], None]] = None
@@ -821,7 +913,9 @@ class HttpTransport(Transport):
                 response.close()
             return
         try:
-            data = _read_body(response)
+            data = self._read_json_body(response, f"a JSON reply to {what}", None)
+        except MessageTooLarge:
+            return  # logged; nobody waits for it
         except _READ_ERRORS as exc:
             log.debug("reading the reply to %s failed: %r", what, exc)
             return
@@ -970,7 +1064,12 @@ class HttpTransport(Transport):
             self._read_request_stream(exchange, response)
             return
         try:
-            data = _read_body(response)
+            data = self._read_json_body(
+                response, f"the reply to {exchange.method} (id={exchange.request_id!r})",
+                exchange)
+        except MessageTooLarge as exc:
+            self._fail(exchange, exc)
+            return
         except _READ_ERRORS as exc:
             self._fail(exchange, TransportError(
                 f"reading the reply to {exchange.method} from {self.url} failed: "
@@ -1006,20 +1105,69 @@ class HttpTransport(Transport):
             return
         self._deliver(message)
 
+    def _read_json_body(self, response: requests.Response, what: str,
+                        exchange: Optional[_Exchange]) -> bytes:
+        """A reply's whole body, at most ``max_message_size`` bytes of it.
+
+        A longer body (by its ``Content-Length``, or once one byte more than the bound has
+        been read) is not read on: the response is closed, which drops its connection.
+
+        Raises:
+            MessageTooLarge: the body is longer than ``max_message_size``.
+        """
+        limit = self.max_message_size
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
+            response.close()
+            raise self._too_large(what, int(declared), b"", exchange, declared=True)
+        data = _read_body(response, limit + 1)
+        if len(data) > limit:
+            raise self._too_large(what, len(data), data[:ID_PREFIX], exchange)
+        return data
+
+    def _too_large(self, what: str, size: int, head: bytes, exchange: Optional[_Exchange],
+                   declared: bool = False) -> MessageTooLarge:
+        """The error for a message over ``max_message_size`` whose connection was dropped.
+
+        ``exchange``'s own request (if it is one) fails with the returned error through the
+        caller. When ``head`` (the start of the message) names another pending request as
+        the one it answers, that request fails here, with an error of its own.
+        """
+        own = exchange.request_id if exchange is not None else None
+        if not isinstance(own, (int, str)):
+            own = None  # the GET stream's, or the drain of a notification's reply
+        named = response_id_in(head) if head else None
+        limit = self.max_message_size
+
+        text = (f"{self.url} sent {what} longer than max_message_size={limit} bytes "
+                f"({'Content-Length: ' if declared else 'at least '}{size}); "
+                f"the connection was dropped")
+
+        def error(request_id: Any) -> MessageTooLarge:
+            return MessageTooLarge(text, limit=limit, size=size, request_id=request_id)
+
+        log.warning("mcp-sync %s: %s", self.name, text)
+        if named is not None and named != own:
+            hook = self.on_request_failed
+            if hook is not None:
+                hook(named, error(named))
+        return error(own if own is not None else named)
+
+    def _new_decoder(self) -> SSEDecoder:
+        return SSEDecoder(max_event_size=self.max_message_size)
+
     def _deliver(self, message: Any) -> None:
         """Hand one decoded message (or a batch) to the session, noting answered requests."""
         if isinstance(message, list):  # a JSON-RPC batch (2025-03-26)
             for item in message:
                 self._deliver(item)
             return
-        if isinstance(message, dict) and "method" not in message and (
-            "result" in message or "error" in message
-        ):
-            response_id = message.get("id")
-            if isinstance(response_id, (int, str)) and not isinstance(response_id, bool):
-                exchange = self._exchanges.get(response_id)
-                if exchange is not None:
-                    exchange.answered = True
+        # What the session will settle the request with (its result, its error, or a
+        # ProtocolError for a malformed response) ends the wait for it here too.
+        if classify(message) in ANSWERS:
+            exchange = self._exchanges.get(message.get("id"))
+            if exchange is not None:
+                exchange.answered = True
         on_message = self._on_message
         if on_message is not None and not self._reported:
             on_message(message)
@@ -1031,6 +1179,10 @@ class HttpTransport(Transport):
         Big reads (whatever the socket holds, up to 64 KiB) and the decoder's linear
         parsing keep a multi-megabyte event cheap; each event is delivered the moment its
         blank line arrives.
+
+        Raises:
+            MessageTooLarge: an event grew past ``max_message_size`` (the decoder's bound);
+                the stream was closed, dropping its connection.
         """
         read = read1_of(response)
         events = 0
@@ -1039,7 +1191,16 @@ class HttpTransport(Transport):
                 chunk = read(_READ_SIZE)
                 if not chunk:
                     break
-                for event in decoder.feed(chunk):
+                try:
+                    completed = decoder.feed(chunk)
+                except EventTooLarge as exc:
+                    for event in exc.events:
+                        self._deliver_event(event.data, event.event)
+                    where = ("the GET stream" if exchange.request_id is None else
+                             f"the stream of {exchange.method}")
+                    raise self._too_large(f"an event on {where}", exc.size, exc.head,
+                                          exchange) from exc
+                for event in completed:
                     events += 1
                     self._deliver_event(event.data, event.event)
         except _READ_ERRORS as exc:
@@ -1064,7 +1225,9 @@ class HttpTransport(Transport):
 
     def _drain(self, exchange: _Exchange, response: requests.Response) -> None:
         try:
-            self._pump(exchange, response, SSEDecoder())
+            self._pump(exchange, response, self._new_decoder())
+        except MessageTooLarge:
+            pass  # logged; the stream of a notification's reply: nobody waits for it
         finally:
             self._forget(exchange)
 
@@ -1074,16 +1237,21 @@ class HttpTransport(Transport):
         Resuming (session era) is a GET with ``Last-Event-ID`` after the server's
         ``retry:`` interval (else ``retry_delay``), doubling on each attempt that brings
         nothing new, at most ``max_resume_attempts`` in a row; then the request fails
-        through ``on_request_failed``.
+        through ``on_request_failed``. A refused connection ends it at the first attempt:
+        the server is gone (resets and timeouts keep the backoff: they may pass).
         """
-        decoder = SSEDecoder()
+        decoder = self._new_decoder()
         attempts = 0
         current: Optional[requests.Response] = response
         last_error: Optional[BaseException] = None
         while True:
             if current is not None:
-                if self._pump(exchange, current, decoder):
-                    attempts = 0
+                try:
+                    if self._pump(exchange, current, decoder):
+                        attempts = 0
+                except MessageTooLarge as exc:
+                    self._fail(exchange, exc)
+                    return
                 current = None
             if exchange.answered or exchange.aborted.is_set() or self._closing:
                 return
@@ -1123,6 +1291,14 @@ class HttpTransport(Transport):
                     return
                 last_error = exc
             except MCPError as exc:
+                if _refused(exc):
+                    error = TransportError(
+                        f"No response received for request {exchange.request_id!r} "
+                        f"({exchange.method}): {self.url} refused the connection to resume "
+                        f"its event stream; the server is gone")
+                    error.__cause__ = exc
+                    self._fail(exchange, error)
+                    return
                 last_error = exc
 
     def _resume(self, exchange: _Exchange, last_event_id: str) -> requests.Response:
@@ -1185,11 +1361,14 @@ class HttpTransport(Transport):
                 raise self._http_error(response, "initialize (new session)")
             new_id = response.headers.get("Mcp-Session-Id")
             reply = self._await_reply(response, reinit_id)
-            if "error" in reply:
-                error = reply["error"] if isinstance(reply["error"], dict) else {}
-                raise server_error(int(error.get("code", -32603)),
-                                   str(error.get("message", "")), error.get("data"),
-                                   method="initialize (new session)")
+            kind = classify(reply)
+            if kind is Kind.ERROR:
+                error = reply["error"]
+                raise server_error(error["code"], str(error.get("message", "")),
+                                   error.get("data"), method="initialize (new session)")
+            if kind is not Kind.RESPONSE:
+                raise ProtocolError(f"malformed response to a new initialize from {self.url}: "
+                                    f"{malformation(reply)}")
             result = reply.get("result")
             version = result.get("protocolVersion") if isinstance(result, dict) else None
             if version != self._protocol_version:
@@ -1214,25 +1393,30 @@ class HttpTransport(Transport):
         found: List[Dict[str, Any]] = []
 
         def take(message: Any) -> None:
-            if (isinstance(message, dict) and message.get("id") == reply_id
-                    and "method" not in message):
+            if classify(message) in ANSWERS and message.get("id") == reply_id:
                 found.append(message)
             else:
                 self._deliver(message)
 
         try:
             if _media_type(response) == _EVENT_STREAM:
-                decoder = SSEDecoder()
+                decoder = self._new_decoder()
                 read = read1_of(response)
                 while not found:
                     chunk = read(_READ_SIZE)
                     if not chunk:
                         break
-                    for event in decoder.feed(chunk):
+                    try:
+                        events = decoder.feed(chunk)
+                    except EventTooLarge as exc:
+                        raise self._too_large("an event in reply to a new initialize",
+                                              exc.size, exc.head, None) from exc
+                    for event in events:
                         if event.event == "message":
                             take(json.loads(event.data))
             else:
-                message = json.loads(_read_body(response))
+                message = json.loads(self._read_json_body(
+                    response, "the reply to a new initialize", None))
                 for item in message if isinstance(message, list) else [message]:
                     take(item)
         except _READ_ERRORS as exc:  # json's errors are ValueErrors too
@@ -1278,11 +1462,12 @@ class HttpTransport(Transport):
         is not an event stream, or no headers within the start wait disable it quietly
         (the server simply offers none). Later, a 404 means the session is gone (a new
         session re-opens it) and a 405 that it is off; other failures are retried with
-        backoff, ``_LISTENER_MAX_FAILURES`` times in a row at most.
+        backoff, ``_LISTENER_MAX_FAILURES`` times in a row at most; a refused connection
+        ends it (the server is gone; a new session after a restart opens a new one).
         """
         first = True
         failures = 0
-        decoder = SSEDecoder()  # one for every opening: its last_event_id resumes the next
+        decoder = self._new_decoder()  # one for every opening: last_event_id resumes the next
         try:
             while not exchange.aborted.is_set():
                 wait = self._listener_start_wait()
@@ -1303,6 +1488,9 @@ class HttpTransport(Transport):
                     if first:
                         log.debug("no GET stream from %s: %s", self.url, exc)
                         self._listener_disabled = True
+                        return
+                    if _refused(exc):
+                        log.debug("the GET stream of %s is gone: %s", self.url, exc)
                         return
                     log.debug("re-opening the GET stream of %s failed: %s", self.url, exc)
                 if response is not None:
@@ -1325,8 +1513,11 @@ class HttpTransport(Transport):
                             started.set()
                         # It may idle for hours: only close() ends a read on it.
                         _set_read_timeout(response, None)
-                        if self._pump(exchange, response, decoder) > 0:
-                            failures = 0
+                        try:
+                            if self._pump(exchange, response, decoder) > 0:
+                                failures = 0
+                        except MessageTooLarge:
+                            pass  # logged; dropped: re-opened like a broken stream
                 if exchange.aborted.is_set():
                     return
                 failures += 1

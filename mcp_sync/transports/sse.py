@@ -30,10 +30,12 @@ from ..exceptions import (
     ConnectionClosed,
     HTTPError,
     MCPError,
+    MessageTooLarge,
     ProtocolError,
     TransportError,
     excerpt,
 )
+from ._limits import DEFAULT_MAX_MESSAGE_SIZE, response_id_in
 from ._requests import (
     close_session,
     doing,
@@ -42,7 +44,7 @@ from ._requests import (
     refuse_cross_origin,
     split_credentials,
 )
-from ._sse import iter_events
+from ._sse import EventTooLarge, iter_events
 from .base import CloseCallback, MessageCallback, Transport, log_malformed
 
 __all__ = ["SseTransport"]
@@ -51,6 +53,10 @@ log = logging.getLogger(__name__)
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# How much of a POST's reply is read: an error's excerpt, or the acknowledgement ("Accepted")
+# read to its end so that the connection can serve the next POST (a longer one is dropped).
+_ERROR_EXCERPT = 2000
+_ACK_LIMIT = 64 * 1024
 
 Origin = Tuple[str, str, Optional[int]]
 
@@ -144,6 +150,10 @@ class SseTransport(Transport):
         connect_timeout: how long :meth:`start` waits for the connection, the response
             headers and the ``endpoint`` event, each.
         post_timeout: how long a POST may wait for the server's acknowledgement.
+        max_message_size: the longest event accepted on the stream (64 MiB by default); no
+            more than that (and one read) is ever held. A longer one ends the stream (the
+            transport closes, pending requests fail with ``ConnectionClosed``), and the
+            request whose id starts it fails with :class:`~mcp_sync.MessageTooLarge`.
 
     The endpoint must have the same origin (scheme, host, port) as ``url``: a server
     cannot send the client's messages (and credentials) elsewhere.
@@ -162,6 +172,7 @@ class SseTransport(Transport):
         close_timeout: float = 2.0,
         connect_timeout: float = 10.0,
         post_timeout: Optional[float] = 30.0,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:
         if not url:
             raise ValueError("SseTransport needs a URL")
@@ -174,6 +185,7 @@ class SseTransport(Transport):
         self.close_timeout = close_timeout
         self.connect_timeout = connect_timeout
         self.post_timeout = post_timeout
+        self.max_message_size = max_message_size
         self._given_session = session
         self._http: Optional[requests.Session] = session
         #: The URL messages are POSTed to, once the server named it.
@@ -249,15 +261,20 @@ class SseTransport(Transport):
             if response is None:
                 return  # closed while connecting
             # Empty events too: an endpoint event without data is an error to report.
-            for event in iter_events(response, include_empty=True):
-                if event.event == "endpoint":
-                    self._on_endpoint(event.data)
-                elif event.event == "message":
-                    if event.data.strip():  # an empty one is a keep-alive
-                        self._deliver(event.data)
-                else:
-                    log.debug("ignoring SSE event %s from %s", excerpt(repr(event.event), 80),
-                              self.name)
+            events = iter_events(response, include_empty=True,
+                                 max_event_size=self.max_message_size)
+            try:
+                for event in events:
+                    if event.event == "endpoint":
+                        self._on_endpoint(event.data)
+                    elif event.event == "message":
+                        if event.data.strip():  # an empty one is a keep-alive
+                            self._deliver(event.data)
+                    else:
+                        log.debug("ignoring SSE event %s from %s",
+                                  excerpt(repr(event.event), 80), self.name)
+            except EventTooLarge as exc:
+                raise self._too_large(exc) from exc
         except MCPError as exc:
             cause = exc
             if not self._ready.is_set():
@@ -319,6 +336,22 @@ class SseTransport(Transport):
             )
         _unbounded_reads(response, self.connect_timeout)
         return response
+
+    def _too_large(self, exc: EventTooLarge) -> MessageTooLarge:
+        """The stream is dropped for an event over ``max_message_size``; the request whose
+        id starts it fails at once with the returned error (the others when the stream's
+        close is reported)."""
+        limit = self.max_message_size
+        request_id = response_id_in(exc.head)
+        error = MessageTooLarge(
+            f"{self.url} sent an event longer than max_message_size={limit} bytes (at least "
+            f"{exc.size}); the stream was dropped", limit=limit, size=exc.size,
+            request_id=request_id)
+        log.warning("mcp-sync %s: %s", self.name, error)
+        hook = self.on_request_failed
+        if request_id is not None and hook is not None:
+            hook(request_id, error)
+        return error
 
     def _on_endpoint(self, data: str) -> None:
         """Check and adopt the endpoint the server named.
@@ -396,10 +429,11 @@ class SseTransport(Transport):
         data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
         post_headers = {**self.headers, **(headers or {}), "Content-Type": "application/json"}
         try:
+            # Streamed: the reply's body is read with a bound below, never whole.
             response = http.post(
                 endpoint, data=data, headers=post_headers, auth=self.auth,
                 hooks={"response": [refuse_cross_origin]},
-                timeout=(self.connect_timeout, self.post_timeout),
+                timeout=(self.connect_timeout, self.post_timeout), stream=True,
             )
         except requests.RequestException as exc:
             if self._closing:
@@ -417,7 +451,8 @@ class SseTransport(Transport):
             if not 200 <= response.status_code < 300:
                 method = message.get("method")
                 raise _http_error(response, endpoint, method if isinstance(method, str) else None,
-                                  response.text[:2000])
+                                  _read_excerpt(response, _ERROR_EXCERPT))
+            _read_excerpt(response, _ACK_LIMIT)  # the reply travels on the stream
         finally:
             response.close()
 
@@ -448,7 +483,7 @@ class SseTransport(Transport):
             close_session(http)
 
 
-def _read_excerpt(response: requests.Response, limit: int = 2000) -> str:
+def _read_excerpt(response: requests.Response, limit: int = _ERROR_EXCERPT) -> str:
     """The start of a streamed response's body (an error page), without reading it all."""
     try:
         data = response.raw.read(limit, decode_content=True)

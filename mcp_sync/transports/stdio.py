@@ -58,16 +58,17 @@ from ..exceptions import (
     CommandNotFound,
     ConnectionClosed,
     ForkedClientError,
+    MessageTooLarge,
     TransportError,
     excerpt,
 )
+from ._limits import DEFAULT_MAX_MESSAGE_SIZE, response_id_in
 from .base import CloseCallback, MessageCallback, Transport, log_malformed
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "default_environment"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 # A stderr line is kept (in the tail, and logged) up to this many bytes; the rest of a
 # longer one is read and skipped, so a server writing without newlines costs no memory.
 _STDERR_LINE_BYTES = 16 * 1024
@@ -178,7 +179,9 @@ class StdioTransport(Transport):
             for each group of threads to end. A :class:`~mcp_sync.Client` given
             ``close_timeout`` sets it.
         max_message_size: the longest line accepted from the server; a longer one is
-            skipped with a warning.
+            skipped with a warning, and when it starts like a response to a pending
+            request (``{"jsonrpc":"2.0","id":7,"result":...``) that request fails at once
+            with :class:`~mcp_sync.MessageTooLarge`.
         stderr_lines: how many of the child's last stderr lines to keep for errors (each
             cut at 16 KiB).
         max_write_backlog: how many bytes of messages may wait for a child that is not
@@ -371,7 +374,7 @@ class StdioTransport(Transport):
                 if not line:
                     break
                 if len(line) > limit and not line.endswith(b"\n"):
-                    self._skip_oversized(stdout, len(line))
+                    self._skip_oversized(stdout, line)
                     continue
                 self._deliver(line, on_message)
         except Exception as exc:
@@ -383,7 +386,17 @@ class StdioTransport(Transport):
             # thread may still read it (closing it would wait for the read to end).
             _close_pipe(stdout, self.name)
 
-    def _skip_oversized(self, stdout: IO[bytes], size: int) -> None:
+    def _skip_oversized(self, stdout: IO[bytes], line: bytes) -> None:
+        """Fail the request this line answers (if its start says which), skip the rest."""
+        size = len(line)
+        request_id = response_id_in(line)
+        hook = self.on_request_failed
+        if request_id is not None and hook is not None:
+            hook(request_id, MessageTooLarge(
+                f"MCP server {self.name} sent a response to request "
+                f"{excerpt(repr(request_id), 80)} longer than max_message_size="
+                f"{self.max_message_size} bytes; it was skipped",
+                limit=self.max_message_size, size=size, request_id=request_id))
         while True:
             chunk = stdout.readline(1 << 20)
             size += len(chunk)

@@ -10,12 +10,15 @@ itself closed); the autouse fixture checks for leaked threads.
 
 from __future__ import annotations
 
+import http.client
 import json
+import select
 import socket
 import struct
+import threading
 import time
 from http import HTTPStatus
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -24,13 +27,16 @@ from mcp_sync import (
     ConnectionClosed,
     HTTPError,
     HttpTransport,
+    MessageTooLarge,
     ProtocolError,
     RequestTimeout,
     SseTransport,
     TransportError,
 )
+from mcp_sync.transports.http import _TrackedHTTPConnection
 
 from ..servers.http_server import McpHttpServer, echo_fake
+from ..servers.keepalive_server import KeepAliveServer
 from ..servers.legacy_sse_server import LegacySseServer
 from .helpers import assert_reports_closed, assert_usable, expect, timed
 from .workloads import PINNED, HttpServerProcess
@@ -70,11 +76,13 @@ def on_fault_call(server: McpHttpServer, fault: Hook) -> None:
     server.post_hook = hook
 
 
-def connect(url: str, **kwargs: Any) -> mcp_sync.Client:
+def connect(url: str, transport_kwargs: Optional[Dict[str, Any]] = None,
+            **kwargs: Any) -> mcp_sync.Client:
     kwargs.setdefault("timeout", 5.0)
     kwargs.setdefault("protocol_version", PINNED)
     headers = kwargs.pop("headers", None)
-    transport = HttpTransport(url, headers=headers, close_timeout=1.0, retry_delay=0.2)
+    transport = HttpTransport(url, headers=headers, close_timeout=1.0, retry_delay=0.2,
+                              **(transport_kwargs or {}))
     return mcp_sync.Client(transport, close_timeout=1.0, **kwargs).connect()
 
 
@@ -115,6 +123,9 @@ def test_a_connection_closed_without_a_response(server: McpHttpServer) -> None:
         with expect(TransportError, 2.0, fault="http: connection closed, no response"):
             call_fault(client)
         assert_usable(client)
+    # It reached the server: it is never sent again.
+    assert len(server.matching(lambda r: r.rpc_method == "tools/call"
+                               and r.json["params"]["name"] == "fault")) == 1
 
 
 @pytest.mark.parametrize("status", [500, 502, 503])
@@ -184,6 +195,37 @@ def test_a_body_shorter_than_its_content_length(server: McpHttpServer) -> None:
         with expect(TransportError, 2.0, fault="http: body cut short of its Content-Length",
                     match="IncompleteRead"):
             call_fault(client)
+        assert_usable(client)
+
+
+MALFORMED = {
+    "string": {"error": "boom"},
+    "no_code": {"error": {"message": "an error without a code"}},
+    "both": {"result": {"content": []}, "error": {"code": -32000, "message": "and an error"}},
+}
+
+
+@pytest.mark.parametrize("reply", ["json", "sse"])
+@pytest.mark.parametrize("mode", sorted(MALFORMED))
+def test_a_malformed_response_fails_its_call_at_once(server: McpHttpServer, reply: str,
+                                                     mode: str) -> None:
+    """Before, the transport took it for the answer and the session dropped it: the call
+    waited for its deadline."""
+    def malformed(handler: Any, message: Dict[str, Any]) -> None:
+        answer = {"jsonrpc": "2.0", "id": message["id"], **MALFORMED[mode]}
+        if reply == "json":
+            handler.send_json(answer, headers={"Connection": "close"})
+            return
+        handler.start_events({"Connection": "close"})
+        handler.write_event(None, event_id="s1-0")  # resumable: the stream ending is no error
+        handler.write_event(answer, event_id="s1-1")
+        handler.end_events()
+
+    on_fault_call(server, malformed)
+    with connect(server.url) as client:
+        with expect(ProtocolError, 1.0, fault=f"http: malformed response ({mode}, {reply})",
+                    match="malformed response to tools/call"):
+            call_fault(client, timeout=5.0)
         assert_usable(client)
 
 
@@ -335,6 +377,95 @@ def test_a_json_body_nested_past_the_parser_limit(server: McpHttpServer) -> None
         assert_usable(client)
 
 
+# -- messages over max_message_size --------------------------------------------------------
+
+MIB = 1024 * 1024
+HUGE = 100 * 1000 * 1000  # what the server tries to send
+# What the kernel may buffer between the two ends of a loopback connection (the client's
+# receive buffer, the server's send buffer, at their largest): on top of the bound, the
+# most a server can write before a client that stopped reading makes it fail.
+SOCKET_BUFFERS = 16 * MIB
+
+
+class HugeWriter:
+    """A post hook's writer of one huge message; records how much of it went out."""
+
+    def __init__(self) -> None:
+        self.written = 0
+        self.done = threading.Event()
+
+    def write(self, handler: Any, head: bytes, chunked: bool) -> None:
+        """``head``, then ``HUGE`` bytes of ``x``, in 1 MiB writes until the client hangs up."""
+        block = b"x" * MIB
+        try:
+            for index, piece in enumerate([head] + [block] * (HUGE // MIB)):
+                if chunked:
+                    handler.write_raw(piece)
+                else:
+                    handler.wfile.write(piece)
+                self.written += len(piece)
+                if index % 8 == 0 and handler.mcp.stopping.is_set():
+                    return
+        finally:
+            self.done.set()
+
+
+def response_head(message: Dict[str, Any]) -> bytes:
+    """The start of a response to ``message`` whose text then runs on and on."""
+    return (b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"'
+            % json.dumps(message["id"]).encode())
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+def test_a_json_body_over_max_message_size(server: McpHttpServer, framing: str) -> None:
+    """The call fails at once and the connection is dropped: before, the whole body was
+    read into memory, whatever its size (and then failed as invalid JSON)."""
+    writer = HugeWriter()
+
+    def huge(handler: Any, message: Dict[str, Any]) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        if framing == "chunked":
+            handler.send_header("Transfer-Encoding", "chunked")
+        else:
+            handler.send_header("Content-Length", str(HUGE + 100))
+        handler.end_headers()
+        writer.write(handler, response_head(message), chunked=framing == "chunked")
+
+    on_fault_call(server, huge)
+    with connect(server.url, {"max_message_size": MIB}) as client:
+        with expect(MessageTooLarge, 2.0, match="longer than max_message_size=1048576",
+                    fault=f"http: a 100 MB JSON body ({framing}; max_message_size 1 MiB)"
+                    ) as outcome:
+            call_fault(client, timeout=30)
+        error = outcome.error
+        assert isinstance(error, MessageTooLarge) and error.limit == MIB
+        assert writer.done.wait(WAIT), "the server is still writing: the client reads on"
+        assert writer.written < MIB + SOCKET_BUFFERS, writer.written
+        assert_usable(client)
+
+
+def test_an_event_over_max_message_size(server: McpHttpServer) -> None:
+    """The call fails at once and its stream is dropped: before, the event was assembled
+    in memory whatever its size."""
+    writer = HugeWriter()
+
+    def huge(handler: Any, message: Dict[str, Any]) -> None:
+        handler.start_events()
+        handler.write_event(None, event_id="s1-0")
+        writer.write(handler, b"data: " + response_head(message), chunked=True)
+
+    on_fault_call(server, huge)
+    with connect(server.url, {"max_message_size": MIB}) as client:
+        with expect(MessageTooLarge, 2.0, match="an event on the stream of tools/call",
+                    fault="http: a 100 MB event (max_message_size 1 MiB)") as outcome:
+            call_fault(client, timeout=30)
+        assert outcome.error.request_id is not None  # type: ignore[attr-defined]
+        assert writer.done.wait(WAIT), "the server is still writing: the client reads on"
+        assert writer.written < MIB + SOCKET_BUFFERS, writer.written
+        assert_usable(client)
+
+
 # -- redirects: no credential crosses origins ---------------------------------------------
 
 
@@ -415,6 +546,108 @@ def test_the_server_process_killed_mid_session() -> None:
         server.close()
 
 
+def test_the_server_process_killed_while_a_call_waits_on_its_event_stream() -> None:
+    """The stream breaks; resuming it finds the port refused: the server is gone, and the
+    call fails at the first attempt (the default retry_delay: 1 s). Before, the resumption
+    backoff ran its course against the refused port: 1 + 2 + 4 s."""
+    server = HttpServerProcess(reply="sse")
+    try:
+        transport = HttpTransport(server.url, close_timeout=1.0)  # the default backoff
+        client = mcp_sync.Client(transport, timeout=5.0, protocol_version=PINNED,
+                                 close_timeout=1.0).connect()
+        try:
+            holding = threading.Event()
+            pending = client.call_tool_future("hold", timeout=30,
+                                              on_progress=lambda *args: holding.set())
+            assert holding.wait(WAIT)  # its stream is open, past its priming event
+            server.process.kill()
+            server.process.wait(WAIT)
+            with expect(TransportError, 2.0, match="refused the connection to resume",
+                        fault="http: server SIGKILLed while a call waits on its event stream"):
+                pending.result(WAIT)
+        finally:
+            start = time.monotonic()
+            client.close()
+            assert time.monotonic() - start < 3.0
+    finally:
+        server.close()
+
+
+# -- kept-alive connections the server closed ----------------------------------------------
+
+
+def call_body(request_id: int, text: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                       "params": {"name": "echo", "arguments": {"text": text}}}).encode()
+
+
+def echoed(response: Any) -> str:
+    """The text of an echo answered on a connection used directly (urllib3 preloads it)."""
+    text: str = json.loads(response.data)["result"]["content"][0]["text"]
+    return text
+
+
+@pytest.mark.parametrize("how", ["fin", "rst"])
+def test_a_kept_alive_connection_the_server_closed_is_not_written_to(how: str) -> None:
+    """The next call goes out once, on a new connection. urllib3 checks a pooled socket
+    before reusing it (readable: the server's close or reset has arrived); this guards
+    the whole path, with the transport's own connection classes."""
+    with KeepAliveServer(PINNED) as server:
+        transport = HttpTransport(server.url, listen=False, close_timeout=1.0)
+        with mcp_sync.Client(transport, timeout=5.0, protocol_version=PINNED,
+                             close_timeout=1.0).connect() as client:
+            assert_usable(client, "first")
+            assert server.close_idle(how) >= 1
+            with timed(2.0, fault=f"http: an idle kept-alive connection closed ({how.upper()})",
+                       observed="the next call on a new connection"):
+                assert_usable(client, "second")
+        calls = server.messages("tools/call")
+        assert [m["params"]["arguments"]["text"] for _, m in calls] == ["first", "second"]
+        assert calls[1][0] > calls[0][0]
+
+
+def test_a_request_whose_first_write_fails_on_a_reused_connection_goes_on_a_new_one() -> None:
+    """The window urllib3's check cannot close: a reset arrives after the pooled socket
+    was checked, before the request is written. The first write fails, so not one byte
+    went out: the request is written on a new connection. Before, it failed."""
+    with KeepAliveServer(PINNED) as server:
+        connection = _TrackedHTTPConnection("127.0.0.1", server.port, timeout=WAIT)
+        try:
+            connection.request("POST", "/mcp", body=call_body(1, "first"))
+            assert echoed(connection.getresponse()) == "first"
+            server.close_idle("rst")
+            # The reset has arrived: the socket the request will be written to is dead.
+            assert select.select([connection.sock], [], [], WAIT)[0]
+            connection.request("POST", "/mcp", body=call_body(2, "second"))
+            assert echoed(connection.getresponse()) == "second"
+        finally:
+            connection.close()
+        calls = server.messages("tools/call")
+        assert [(number, m["id"]) for number, m in calls] == [(1, 1), (2, 2)]
+
+
+def test_a_request_written_into_a_closing_connection_is_not_sent_again() -> None:
+    """The server's close (FIN) had arrived, but a half-closed socket still takes the
+    request: bytes went out, and nothing tells this server from one that read them and
+    failed. The request fails; it is never written again."""
+    with KeepAliveServer(PINNED) as server:
+        connection = _TrackedHTTPConnection("127.0.0.1", server.port, timeout=WAIT)
+        try:
+            connection.request("POST", "/mcp", body=call_body(1, "first"))
+            assert echoed(connection.getresponse()) == "first"
+            server.close_idle("fin")
+            assert select.select([connection.sock], [], [], WAIT)[0]
+            with pytest.raises((OSError, http.client.HTTPException)):
+                # The headers go out; the server resets; the body's write or the read of
+                # the reply fails (urllib3 would read on after a broken pipe).
+                connection.request("POST", "/mcp", body=call_body(2, "second"))
+                connection.getresponse()
+        finally:
+            connection.close()
+        assert server.connections == 1
+        assert [m["id"] for _, m in server.messages("tools/call")] == [1]
+
+
 # -- legacy HTTP+SSE -------------------------------------------------------------------------
 
 
@@ -466,6 +699,32 @@ def test_a_legacy_post_redirected_to_another_origin(other_origin: McpHttpServer)
         finally:
             client.close()
     assert other_origin.requests == []
+
+
+def test_a_legacy_event_over_max_message_size() -> None:
+    """The call it answers fails at once (its id starts the event); the stream is dropped,
+    so the other call fails with ConnectionClosed. Before, the event was read whole."""
+    with LegacySseServer(echo_fake("http-faults")) as server:
+        transport = SseTransport(server.url, connect_timeout=3.0, close_timeout=1.0,
+                                 max_message_size=64 * 1024)
+        client = mcp_sync.Client(transport, timeout=5.0, protocol_version="2024-11-05")
+        client.connect()
+        try:
+            client.list_tools()  # a first call would list them itself, before the fault
+            server.post_status = 202  # accepted, never answered
+            answered = client.call_tool_future("echo", {"text": "x"}, timeout=30)
+            other = client.call_tool_future("echo", {"text": "y"}, timeout=30)
+            head = response_head({"id": answered.request_id})  # type: ignore[attr-defined]
+            server.send_raw("event: message\ndata: " + head.decode() + "x" * MIB + '"}]}}\n\n')
+            with expect(MessageTooLarge, 2.0, match="max_message_size=65536",
+                        fault="legacy sse: a 1 MB event (max_message_size 64 KiB)") as outcome:
+                answered.result(WAIT)
+            assert outcome.error.request_id == answered.request_id  # type: ignore[attr-defined]
+            with expect(ConnectionClosed, 2.0):
+                other.result(WAIT)
+            assert_reports_closed(client)
+        finally:
+            client.close()
 
 
 def test_a_legacy_stream_that_ends_mid_request(other_origin: McpHttpServer) -> None:

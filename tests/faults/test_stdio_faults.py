@@ -20,7 +20,13 @@ from typing import Any, Dict, List
 import pytest
 
 import mcp_sync
-from mcp_sync import ConnectionClosed, RequestTimeout, TransportError
+from mcp_sync import (
+    ConnectionClosed,
+    MessageTooLarge,
+    ProtocolError,
+    RequestTimeout,
+    TransportError,
+)
 
 from .helpers import (
     assert_reports_closed,
@@ -162,6 +168,21 @@ def test_100_mb_without_a_newline_is_skipped_in_bounded_memory(limit: int,
            f"the call still answered", elapsed, 120)
 
 
+def test_an_oversized_response_fails_its_call_at_once() -> None:
+    """Its id is read from the start of the line: before, the line was skipped like any
+    malformed frame and the call waited for its deadline."""
+    with fault_client(transport_kwargs={"max_message_size": MIB}) as client:
+        other = client.call_tool_future("hang", timeout=30)
+        with expect(MessageTooLarge, 2.0, fault="stdio: a 20 MB response (max_message_size "
+                    "1 MiB)", match="longer than max_message_size=1048576") as outcome:
+            client.call_tool("huge_result", {"size": 20 * 1000 * 1000}, timeout=30)
+        error = outcome.error
+        assert isinstance(error, MessageTooLarge) and error.limit == MIB
+        assert error.request_id == other.request_id + 1  # type: ignore[attr-defined]
+        assert not other.done()  # only the call it answered
+        assert_usable(client)  # the rest of the line was skipped: the next one is read
+
+
 def test_an_endless_line_times_out_and_close_is_bounded() -> None:
     client = fault_client(transport_kwargs={"max_message_size": MIB})
     try:
@@ -219,6 +240,16 @@ def test_a_response_with_the_wrong_id_is_ignored(mode: str) -> None:
         assert not other.done()
         assert_usable(client)
         assert client.connected
+
+
+@pytest.mark.parametrize("mode", ["string", "no_code", "both"])
+def test_a_malformed_response_fails_its_call_at_once(mode: str) -> None:
+    """Before, it was skipped like any malformed frame: the call waited for its deadline."""
+    with fault_client() as client:
+        with expect(ProtocolError, 1.0, fault=f"stdio: malformed response ({mode})",
+                    match="malformed response to tools/call"):
+            client.call_tool("malformed", {"mode": mode}, timeout=5.0)
+        assert_usable(client)
 
 
 def test_duplicate_responses_resolve_once() -> None:

@@ -22,7 +22,7 @@ import queue
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from mcp_sync._core import Kind, Waiter, classify
+from mcp_sync._core import ANSWERS, Kind, Waiter, classify
 from mcp_sync.session import Session
 from mcp_sync.transports._sse import ServerSentEvent, SSEDecoder, iter_events
 from mcp_sync.transports.base import CloseCallback, MessageCallback, Transport
@@ -70,10 +70,19 @@ def check_classify(value: Any) -> Kind:
             assert _is_id(value["id"])
     elif kind is Kind.RESPONSE:  # ("method": null counts as no method)
         assert value.get("method") is None and "result" in value and _is_id(value.get("id"))
-    else:
+        assert value.get("error") is None
+    elif kind is Kind.ERROR:
         assert value.get("method") is None and "result" not in value
-        assert isinstance(value["error"], dict) and isinstance(value["error"].get("code"), int)
+        code = value["error"]["code"] if isinstance(value["error"], dict) else None
+        assert isinstance(code, int) and not isinstance(code, bool)
         assert value.get("id") is None or _is_id(value["id"])
+    else:  # a response to a usable id, broken: its request fails with ProtocolError
+        assert kind is Kind.MALFORMED_RESPONSE
+        assert value.get("method") is None and _is_id(value.get("id"))
+        error = value.get("error")
+        code = error.get("code") if isinstance(error, dict) else None
+        assert ("result" in value and error is not None) or (
+            "result" not in value and not (isinstance(code, int) and not isinstance(code, bool)))
     return kind
 
 
@@ -137,15 +146,17 @@ def _route_once(message: Any, fast: bool) -> Tuple[Any, ...]:
 def check_routing(message: Any) -> None:
     """One decoded message through the session: the stdio fast path (the reader resolves
     a blocked caller itself) and the dispatch path must do exactly the same, never raise,
-    and resolve a pending request only with a well-formed response to its id."""
+    and settle a pending request only with a response to its id: its result or error,
+    or a ``ProtocolError`` for a malformed one."""
     _count("routing")
     fast, dispatched = _route_once(message, True), _route_once(message, False)
     assert fast == dispatched, (message, fast, dispatched)
     resolved = fast[0]
     kind = classify(message)
-    if kind in (Kind.RESPONSE, Kind.ERROR) and type(message.get("id")) is int and (
-            message["id"] in PENDING_IDS):
+    if kind in ANSWERS and type(message.get("id")) is int and message["id"] in PENDING_IDS:
         assert list(resolved) == [message["id"]]
+        if kind is Kind.MALFORMED_RESPONSE:
+            assert resolved[message["id"]] == ("error", "ProtocolError"), resolved
     else:
         assert resolved == {}, (message, resolved)
 

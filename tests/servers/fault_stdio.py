@@ -16,6 +16,8 @@ tool (arguments)          what the server does
                           answers this call on a line of its own
 ``huge_line`` (size,      writes ``size`` bytes without a newline; with ``newline`` true it
 newline)                  then ends the line and answers this call; else it stalls
+``huge_result`` (size)    answers with a response whose text is ``size`` bytes long, the
+                          id at the start of its line (as every server writes it)
 ``deep`` (depth,          writes an array nested ``depth`` deep (100000: past the JSON
 in_result)                parser's recursion limit), then answers; with ``in_result`` the
                           array is the answer's ``structuredContent.deep``
@@ -25,6 +27,9 @@ target)                   (``"<id>"``), ``null`` (an error with id null), ``bool
                           (``true``), ``float`` (``<id>.0``), ``object`` (``{"id": id}``),
                           ``list`` (``[id]``); ``target`` names another request's id to
                           imitate instead of this one's
+``malformed`` (mode)      answers with a malformed response to this call: ``string`` (an
+                          ``error`` that is a string), ``no_code`` (an error without
+                          ``code``), ``both`` (a ``result`` and an ``error``)
 ``duplicate`` (times)     answers ``times`` times (the later ones with another text)
 ``ignore_cancel``         answers only once ``fault/continue`` arrives, cancelled or not
 ``flood`` (count)         sends ``count`` ``notifications/message`` then answers
@@ -103,9 +108,16 @@ def text_result(request_id: Any, text: str) -> Dict[str, Any]:
     return result(request_id, {"content": [{"type": "text", "text": text}]})
 
 
-TOOLS = ["echo", "hang", "slow", "close_stdout", "half_line", "huge_line", "deep", "banners",
-         "wrong_id", "duplicate", "ignore_cancel", "flood", "storm", "stop_reading", "images",
-         "fds", "hostile_error", "hostile_stderr", "exit", "stats"]
+TOOLS = ["echo", "hang", "slow", "close_stdout", "half_line", "huge_line", "huge_result",
+         "deep", "banners", "wrong_id", "malformed", "duplicate", "ignore_cancel", "flood",
+         "storm", "stop_reading", "images", "fds", "hostile_error", "hostile_stderr", "exit",
+         "stats"]
+# Responses that break JSON-RPC's rules, by mode (the ``malformed`` tool).
+MALFORMED: Dict[str, Dict[str, Any]] = {
+    "string": {"error": "boom"},
+    "no_code": {"error": {"message": "an error without a code"}},
+    "both": {"result": {"content": []}, "error": {"code": -32000, "message": "and an error"}},
+}
 # Terminal escapes (C0 and C1), a bell, a NUL, bidi overrides: what a server should never
 # get onto the user's terminal through an error message.
 HOSTILE = "\x1b[2J\x1b]0;owned\x07\x9b31m\u202eevil\u202c\x00\r"
@@ -148,6 +160,18 @@ def call_tool(request_id: Any, name: str, args: Dict[str, Any]) -> None:
                 stdout.flush()
         if args.get("newline"):
             send(text_result(request_id, f"after {size} bytes"))
+    elif name == "huge_result":
+        size = int(args.get("size", 100 * 1024 * 1024))
+        chunk = b"x" * (1 << 20)
+        with write_lock:
+            stdout.write(b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text",'
+                         b'"text":"' % json.dumps(request_id).encode())
+            left = size
+            while left > 0:
+                stdout.write(chunk[:left])
+                left -= len(chunk)
+            stdout.write(b'"}]}}\n')
+            stdout.flush()
     elif name == "deep":
         depth = int(args.get("depth", 100000))  # nested past any JSON parser's recursion limit
         nested = b"[" * depth + b"]" * depth
@@ -173,6 +197,8 @@ def call_tool(request_id: Any, name: str, args: Dict[str, Any]) -> None:
             send({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "bad"}})
         else:
             send(text_result(wrong, "wrong id"))
+    elif name == "malformed":
+        send({"jsonrpc": "2.0", "id": request_id, **MALFORMED[args.get("mode", "string")]})
     elif name == "duplicate":
         for i in range(int(args.get("times", 2))):
             send(text_result(request_id, "first" if i == 0 else f"duplicate {i}"))
