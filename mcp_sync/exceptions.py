@@ -36,6 +36,8 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── InvalidToolCall                 a model asked a Toolbox for a call it cannot make
     │                                   (unknown name, arguments not an object)
     ├── ClientNotConnected              the client is not connected (before connect, after close)
+    ├── CallToolFailed                  the mcp_sync.call_tool Celery task failed (carries a JSON
+    │                                   payload; mcp_sync.contrib.celery)
     ├── ConfigError                     an invalid mcpServers configuration (mcp_sync.config;
     │                                   also a ValueError)
     └── AuthError                       authorization failed

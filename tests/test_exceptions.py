@@ -69,6 +69,7 @@ SAMPLES: Dict[str, Any] = {
     "limit": 10_000,
     "size": 67_108_865,
     "subject": "slow",
+    "payload": {"type": "ConnectionClosed", "tool": "files__read", "retryable": False},
     "tool": "forecast",
     "hint": "Streamable HTTP servers usually serve /mcp",
     "verb": "POST",
