@@ -116,6 +116,8 @@ def _route_once(message: Any, fast: bool) -> Tuple[Any, ...]:
     requests: List[Any] = []
     session._pool.submit = (  # type: ignore[method-assign]
         lambda fn, *args: requests.append(args) or True)
+    # The reply thread's job (answers that run no user code: ping, -32601), done here.
+    session._reply = transport.send  # type: ignore[method-assign]
     waiters: Dict[int, Waiter] = {}
     for _ in PENDING_IDS:
         waiter = Waiter()
@@ -139,7 +141,7 @@ def _route_once(message: Any, fast: bool) -> Tuple[Any, ...]:
                 resolved[request_id] = ("result", json.dumps(waiter.outcome(), sort_keys=True))
             except Exception as exc:  # noqa: BLE001 - an error outcome is an outcome
                 resolved[request_id] = ("error", type(exc).__name__)
-    return (resolved, len(requests), session._callbacks.qsize(),
+    return (resolved, len(requests), len(session._callbacks),
             json.dumps(transport.sent, sort_keys=True))
 
 
