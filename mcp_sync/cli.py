@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 from ._text import printable, printable_json
 from .client import DEFAULT, Client
 from .exceptions import (
-    CapabilityError,
     MCPError,
     RequestTimeout,
     ServerError,
@@ -398,10 +397,7 @@ def _hints(tool: types.Tool) -> str:
 
 def _cmd_tools(args: argparse.Namespace) -> int:
     with _connect(args) as client:
-        try:
-            tools: List[types.Tool] = client.list_tools()
-        except CapabilityError:
-            tools = []
+        tools: List[types.Tool] = client.list_tools()
     if args.json:
         _json([tool.to_wire() for tool in tools])
     elif not tools:
@@ -444,11 +440,8 @@ def _print_result(args: argparse.Namespace, result: types.CallToolResult,
 
 def _cmd_resources(args: argparse.Namespace) -> int:
     with _connect(args) as client:
-        try:
-            resources = client.list_resources()
-            templates = client.list_resource_templates()
-        except CapabilityError:
-            resources, templates = [], []
+        resources = client.list_resources()
+        templates = client.list_resource_templates()
     if args.json:
         _json({"resources": [r.to_wire() for r in resources],
                "resourceTemplates": [t.to_wire() for t in templates]})
@@ -487,10 +480,7 @@ def _cmd_read(args: argparse.Namespace) -> int:
 
 def _cmd_prompts(args: argparse.Namespace) -> int:
     with _connect(args) as client:
-        try:
-            prompts = client.list_prompts()
-        except CapabilityError:
-            prompts = []
+        prompts = client.list_prompts()
     if args.json:
         _json([p.to_wire() for p in prompts])
     elif not prompts:

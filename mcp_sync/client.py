@@ -860,10 +860,18 @@ class Client:
             node = node[key]
         return node is not None and node is not False
 
-    def _require_capability(self, what: str, *path: str) -> None:
-        # A closed client says so, rather than what its last server could do.
+    def _offers(self, *path: str) -> bool:
+        """Whether the server declared the capability at ``path``. A closed client raises
+        (``ClientNotConnected``), saying so rather than what its last server could do.
+
+        Listings of what the server does not offer are empty; calls that need it raise
+        (:meth:`_require_capability`).
+        """
         self._live_session()
-        if not self._has_capability(*path):
+        return self._has_capability(*path)
+
+    def _require_capability(self, what: str, *path: str) -> None:
+        if not self._offers(*path):
             raise CapabilityError(
                 f"{self.name} does not support {what} (capability {'.'.join(path)!r} "
                 "not declared)"
@@ -1115,7 +1123,10 @@ class Client:
         which Jupyter shows as a table).
 
         Cached while the server promises ``notifications/tools/list_changed``; the cache
-        (of every ``list_*`` method) is served only while connected.
+        (of every ``list_*`` method) is served only while connected. A server that does
+        not declare the ``tools`` capability lists none: every ``list_*`` method returns
+        an empty list for a capability the server lacks, without asking it (the calls
+        that need one, such as :meth:`subscribe_resource`, raise ``CapabilityError``).
 
         Raises:
             ClientNotConnected: the client is not connected, or closed.
@@ -1123,7 +1134,8 @@ class Client:
         """
         from . import types
 
-        self._require_capability("tools", "tools")
+        if not self._offers("tools"):
+            return types.ToolList()
         with self._cache_lock:
             generation = self._cache_generation.get("tools/list", 0)
         tools = self._paginate("tools/list", "tools", types.Tool, timeout,
@@ -1332,20 +1344,24 @@ class Client:
                              offload=tool is not None and bool(tool.output_schema)).start()
 
     def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
-        """Every resource the server lists (all pages)."""
+        """Every resource the server lists (all pages); none (``[]``) when the server
+        does not declare the ``resources`` capability."""
         from . import types
 
-        self._require_capability("resources", "resources")
+        if not self._offers("resources"):
+            return []
         return self._paginate("resources/list", "resources", types.Resource, timeout,
                               self._cacheable("resources"))
 
     def list_resource_templates(
         self, *, timeout: Timeout = DEFAULT
     ) -> List[types.ResourceTemplate]:
-        """Every resource template the server lists (all pages)."""
+        """Every resource template the server lists (all pages); none (``[]``) when the
+        server does not declare the ``resources`` capability."""
         from . import types
 
-        self._require_capability("resources", "resources")
+        if not self._offers("resources"):
+            return []
         return self._paginate(
             "resources/templates/list", "resourceTemplates", types.ResourceTemplate, timeout,
             self._cacheable("resources"),
@@ -1448,10 +1464,12 @@ class Client:
             raise
 
     def list_prompts(self, *, timeout: Timeout = DEFAULT) -> List[types.Prompt]:
-        """Every prompt the server offers (all pages)."""
+        """Every prompt the server offers (all pages); none (``[]``) when the server does
+        not declare the ``prompts`` capability."""
         from . import types
 
-        self._require_capability("prompts", "prompts")
+        if not self._offers("prompts"):
+            return []
         return self._paginate("prompts/list", "prompts", types.Prompt, timeout,
                               self._cacheable("prompts"))
 

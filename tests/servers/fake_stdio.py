@@ -5,6 +5,7 @@ Options:
   --extra-tools N        register N more tools named tool_000 ... (for pagination)
   --protocol-version V   answer initialize with V whatever the client offers
   --no-resources         declare no resources (so no resources.subscribe)
+  --no-prompts           declare no prompts
   --banner               print a non-JSON banner line on stdout before serving
   --exit-at-start N      exit with status N before reading anything
   --ignore-unknown       never answer unknown methods (some servers ignore server/discover)
@@ -44,6 +45,7 @@ parser.add_argument("--page-size", type=int)
 parser.add_argument("--extra-tools", type=int, default=0)
 parser.add_argument("--protocol-version")
 parser.add_argument("--no-resources", action="store_true")
+parser.add_argument("--no-prompts", action="store_true")
 parser.add_argument("--banner", action="store_true")
 parser.add_argument("--exit-at-start", type=int)
 parser.add_argument("--ignore-unknown", action="store_true",
@@ -384,10 +386,13 @@ if not options.no_resources:
                     blob="AAEC")
 
 
-@server.prompt(arguments=[{"name": "who", "required": True}])
 def greet(who: str) -> str:
     """Greet someone."""
     return f"Hello, {who}!"
+
+
+if not options.no_prompts:
+    server.prompt(arguments=[{"name": "who", "required": True}])(greet)
 
 
 if options.stateless:
