@@ -50,7 +50,7 @@ from .exceptions import (
     excerpt,
 )
 from .session import RequestFuture, Session
-from .transports.base import Transport
+from .transports.base import Transport, server_label
 
 if TYPE_CHECKING:
     from . import types
@@ -295,8 +295,10 @@ class Client:
 
     Args:
         transport: how to reach the server (:class:`~mcp_sync.StdioTransport`, ...).
-        name: a label for the server in thread names, loggers and errors (default: the
-            transport's).
+        name: a label for the server in thread names, loggers and errors. By default
+            the transport's; when that was derived from the command or URL too, the
+            server's own ``serverInfo.name`` replaces it once the handshake tells it
+            (letters, digits, ``.``, ``_`` and ``-`` kept, at most 40 characters).
         client_info: ``{"name": ..., "version": ...}`` sent in the handshake.
         timeout: default seconds a request may take (``None``: no limit); by default 30,
             or ``MCP_SYNC_TIMEOUT`` from the environment (``0`` means no limit).
@@ -425,6 +427,8 @@ class Client:
             )
         self.transport = transport
         self.name = name or transport.name
+        # A label derived from the target gives way to the server's own name (below).
+        self._name_derived = not name and transport.named_by_default
         self.client_info = dict(client_info or {"name": "mcp-sync", "version": __version__})
         self.timeout: Optional[float] = (
             default_timeout_from_env() if timeout is DEFAULT else timeout
@@ -582,9 +586,26 @@ class Client:
                 session.close()
                 self._state = _State.CLOSED
                 raise
+            self._adopt_server_name(session)
             self._state = _State.CONNECTED
             self._connected_session = session
             return self
+
+    def _adopt_server_name(self, session: Session) -> None:
+        """Name a server whose label was derived from its command or URL after the
+        ``serverInfo.name`` it gave in the handshake (made a label: letters, digits,
+        ``._-``), so that later messages, loggers and threads say which server it is."""
+        if not self._name_derived:
+            return
+        info = (self._init_result or {}).get("serverInfo")
+        given = info.get("name") if isinstance(info, dict) else None
+        name = server_label(given) if isinstance(given, str) else ""
+        if not name or name == self.name:
+            return
+        log.debug("%s calls itself %s: naming it so", self.name, name)
+        self.name = name
+        self._server_log = logging.getLogger(f"mcp_sync.server.{name}")
+        session.rename(name)
 
     def _connection_lost(self, session: Session, error: Any) -> None:
         # On the dead session's callback thread; reads state without the lock (connect()
