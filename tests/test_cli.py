@@ -82,8 +82,10 @@ def test_the_console_script_is_declared_and_runs() -> None:
 
 def test_tools() -> None:
     human = ok("tools", *FAKE)
-    assert human.splitlines()[0].split() == ["NAME", "HINTS", "DESCRIPTION"]
-    assert any(line.split()[:3] == ["add", "read-only", "Add"] for line in human.splitlines())
+    assert human.splitlines()[0].split() == ["NAME", "ARGUMENTS", "(*", "required)", "HINTS",
+                                             "DESCRIPTION"]
+    assert any(line.split()[:5] == ["add", "a*:number", "b*:number", "read-only", "Add"]
+               for line in human.splitlines())
     assert any(line.startswith("echo ") and "Echo the text." in line
                for line in human.splitlines())
     tools = ok_json("tools", *FAKE)
@@ -188,7 +190,7 @@ def test_the_server_refusing_the_request_exits_1_with_its_message() -> None:
         ([], "required"),
         (["--server", "x", "tools", *FAKE], "--server needs --config"),
         (["--url", "http://127.0.0.1:9/mcp", "tools", *FAKE], "give one server"),
-        (["call", "echo", "--arg", "no-equals-sign", *FAKE], "--arg takes key=value"),
+        (["call", "echo", "--arg", "no-equals-sign", *FAKE], "--arg takes KEY=VALUE"),
         (["call", "echo", "--json-args", "{not json", *FAKE], "not valid JSON"),
         (["call", "echo", "--json-args", "[1, 2]", *FAKE], "must be a JSON object"),
         (["--timeout", "soon", "tools", *FAKE], "invalid float value"),

@@ -16,6 +16,8 @@ Options:
   --endless-item-size N  characters of description in each endless item (default 100)
   --display-tools        add the tools whose results test the Jupyter display's bounds
                          and escaping (records, flat, blocks, images, hostile, wide)
+  --typed-tools          add `typed`, whose arguments have every JSON type (and one has
+                         no type), answering with the arguments it got and their types
   --stateless            also serve 2026-07-28 (server/discover); tools may answer
                          input_required (see needs_input)
   --stubborn             ignore SIGTERM, and keep running (60 s at most) after stdin ends:
@@ -56,6 +58,7 @@ parser.add_argument("--endless", action="append", default=[],
 parser.add_argument("--endless-items", type=int, default=100)
 parser.add_argument("--endless-item-size", type=int, default=100)
 parser.add_argument("--display-tools", action="store_true")
+parser.add_argument("--typed-tools", action="store_true")
 parser.add_argument("--stateless", action="store_true",
                     help="answer server/discover: serve the 2026-07-28 era too")
 parser.add_argument("--stubborn", action="store_true",
@@ -348,6 +351,26 @@ def display_tools() -> None:
 
 if options.display_tools:
     display_tools()
+
+TYPED_SCHEMA = {"type": "object", "properties": {
+    "text": {"type": "string"}, "count": {"type": "integer"}, "ratio": {"type": "number"},
+    "flag": {"type": "boolean"}, "nothing": {"type": "null"}, "items": {"type": "array"},
+    "options": {"type": "object"}, "label": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    "size": {"type": ["integer", "string"]}, "unit": {"enum": ["celsius", "fahrenheit"]},
+    "free": {"description": "no type: anything"},
+}, "required": ["text"]}
+JSON_TYPES = {type(None): "null", bool: "boolean", int: "integer", float: "number",
+              str: "string", list: "array", dict: "object"}
+
+
+def typed(**arguments: Any) -> Dict[str, Any]:
+    """The arguments it got, and the JSON type of each."""
+    return {"arguments": arguments,
+            "types": {name: JSON_TYPES[type(value)] for name, value in arguments.items()}}
+
+
+if options.typed_tools:
+    server.tool(name="typed", description=typed.__doc__, input_schema=TYPED_SCHEMA)(typed)
 
 
 def endless_item(method: str, page: int, index: int, description: str) -> Dict[str, Any]:
