@@ -267,7 +267,7 @@ def _render_blocks(blocks: Sequence[Any], saver: _MediaSaver, stem: str,
             lines.append(_media_line(kind, block.data, block.mime_type, saver,
                                      f"{stem}-{media}", block_wire))
         elif kind == "resource_link":
-            lines.append(f"[resource link: {_clean(block.uri)} {_clean(block.name)}]")
+            lines.append(f"[resource link {_clean(block.name)}: {_clean(block.uri)}]")
         elif kind == "resource":
             lines.extend(_render_contents([block.resource], saver, stem,
                                           [block_wire.get("resource", {})]))

@@ -344,6 +344,12 @@ def test_info_lines() -> None:
 
 
 @pytest.mark.peer
+def test_a_resource_link_reads_name_then_uri() -> None:
+    sdk = ["--", PY, str(SERVERS / "sdk_server.py")]
+    assert ok("call", "link", *sdk) == "[resource link greeting: res://greeting]\n"
+
+
+@pytest.mark.peer
 def test_info_puts_a_space_before_the_title() -> None:
     everything = ["--", "node", str(require_everything()), "stdio"]
     first = ok("info", *everything).splitlines()[0]
