@@ -315,11 +315,12 @@ def test_servers_shows_every_configured_server(tmp_path: Path) -> None:
         "off": {"command": "nothing", "disabled": True},
     }
     healthy = write_config(tmp_path / "healthy.json", good)
+    fake_tools = len(ok_json("tools", *FAKE))  # the count the fake server lists today
     human = ok("--config", healthy, "servers")
     rows = {line.split()[0]: line.split() for line in human.splitlines()[1:]}
     assert human.splitlines()[0].split() == ["NAME", "STATE", "TRANSPORT", "TOOLS", "SERVER",
                                              "ERROR"]
-    assert rows["fake"][1:5] == ["connected", "stdio", "21", "fake"]
+    assert rows["fake"][1:5] == ["connected", "stdio", str(fake_tools), "fake"]
     assert rows["sdk"][1] == "connected" and "manager-sdk-peer" in rows["sdk"]
     assert rows["off"][1:3] == ["disabled", "stdio"]
 
@@ -329,7 +330,7 @@ def test_servers_shows_every_configured_server(tmp_path: Path) -> None:
     result = cli("--json", "--config", broken, "servers")
     assert result.returncode == 3  # not every enabled server connected
     statuses = {status["name"]: status for status in json.loads(result.stdout)}
-    assert statuses["fake"]["state"] == "connected" and statuses["fake"]["tools"] == 21
+    assert statuses["fake"]["state"] == "connected" and statuses["fake"]["tools"] == fake_tools
     assert statuses["sdk"]["serverName"] == "manager-sdk-peer"
     assert statuses["off"]["state"] == "disabled"
     assert statuses["crashy"]["state"] == "failed"
