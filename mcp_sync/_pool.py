@@ -67,6 +67,13 @@ class ThreadPool:
             self._queue.put((fn, args))
         return True
 
+    def rename(self, prefix: str) -> None:
+        """Name the threads ``<prefix>-<n>`` from now on, the running ones included."""
+        with self._lock:
+            for thread in self._threads:
+                thread.name = prefix + thread.name[len(self._prefix):]
+            self._prefix = prefix
+
     def _work(self) -> None:
         me = threading.current_thread()
         while True:

@@ -4,14 +4,43 @@
 
     mcp-sync demo                                        # the embedded demo server
     mcp-sync tools -- python server.py                   # a stdio server: a command after --
+    mcp-sync tools add -- python server.py               # one tool whole, with its schemas
     mcp-sync call add --arg a=1 --arg b=2 -- python server.py
+    mcp-sync --env API_KEY=... tools -- npx -y @scope/server-x
     mcp-sync --url http://127.0.0.1:8000/mcp resources   # a URL
+    mcp-sync --config mcp.json prompts                   # the one enabled server of a file
     mcp-sync --config mcp.json --server files prompts    # a server of an mcpServers file
     mcp-sync --config mcp.json servers                   # the status of every server
 
-Commands: ``tools``, ``call TOOL [--arg k=v ...] [--json-args '{...}']``, ``resources``,
-``read URI``, ``prompts``, ``prompt NAME [--arg k=v ...]``, ``ping``, ``info``,
-``servers``, ``demo``. Options may come before or after the command.
+Commands: ``tools [NAME]``, ``call TOOL [--arg k=v ...] [--json-args '{...}']``,
+``resources``, ``read URI``, ``prompts``, ``prompt NAME [--arg k=v ...]``, ``ping``,
+``info``, ``servers``, ``demo``. Options may come before or after the command.
+
+``tools`` lists each tool with its arguments (``name*:type``; ``*``: required), hints and
+description; ``tools NAME`` shows one tool whole: description, arguments, input and
+output schema.
+
+``--arg KEY=VALUE`` values are typed by the tool's input schema: for an argument of type
+string the value is sent as written (``--arg message=123`` sends ``"123"``); integer,
+number, boolean, null, array and object values are parsed as JSON (``--arg n=5``,
+``--arg tags='["a","b"]'``), and a value that does not fit is a usage error naming the
+argument and the type expected. When several types are allowed, JSON of a type other
+than string is sent as that, anything else as the string. For an argument the schema
+does not type, the value is sent as JSON when it parses as JSON, else as a string.
+``--json-args`` gives all arguments as one JSON object; ``--arg`` wins over it. Prompt
+arguments (``prompt NAME --arg``) are strings, always.
+
+The server: a command after ``--`` (run over stdio), ``--url URL`` (Streamable HTTP,
+falling back to legacy HTTP+SSE), or ``--config FILE`` (an ``mcpServers`` file) with
+``--server NAME``, which may be left out when the file has a single enabled server; a
+disabled entry is refused, not connected. A stdio server gets only the variables of this
+environment that a program needs to run (``PATH``, ``HOME``, ``USER``, ``LOGNAME``,
+``SHELL``, ``TERM``, ``LANG``, ``LC_ALL``, ``LC_CTYPE``, ``TZ``, ``TMPDIR``; on Windows
+the system folders and ``PATH``), not API keys or tokens that happen to be set here:
+give those with ``--env KEY=VALUE`` (repeatable; added to a ``--config`` entry's
+``env``), or pass the whole environment with ``--inherit-env``. Servers are named after
+what they say they are (``serverInfo.name``) in messages, or after the ``--config``
+entry.
 
 Output is human-readable by default and JSON with ``--json``. What the server sent is
 shown with its terminal escapes, control, bidi and invisible characters escaped (``\\x1b``,
@@ -19,12 +48,14 @@ shown with its terminal escapes, control, bidi and invisible characters escaped 
 bar is drawn on stderr (``--progress auto|always|never``; ``auto`` draws on a terminal).
 Ctrl-C cancels the call on the wire. PNG, JPEG, GIF, WebP and BMP images in results are
 written to files in ``--save-images DIR`` (under names the client makes) instead of being
-printed; other media are reported, never written.
+printed; other media are reported, never written. Piped into a program that stops
+reading (``mcp-sync tools | head -1``), it stops quietly.
 
 Exit codes: 0 ok, 1 the server refused the request (a JSON-RPC error such as an unknown
 tool, resource or prompt; the server's message is printed) or the tool result has
 ``isError``, 2 usage (bad arguments or configuration), 3 connection or protocol failure
-(a refused handshake included), 4 timeout, 130 interrupted.
+(a refused handshake included), 4 timeout, 130 interrupted, 141 the output was
+closed early (as a shell reports a program ended by SIGPIPE).
 """
 
 from __future__ import annotations
@@ -34,17 +65,17 @@ import base64
 import binascii
 import json
 import logging
+import math
 import os
 import re
 import shutil
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ._text import printable, printable_json
+from ._text import excerpt, printable, printable_json
 from .client import DEFAULT, Client
 from .exceptions import (
-    CapabilityError,
     MCPError,
     RequestTimeout,
     ServerError,
@@ -53,6 +84,7 @@ from .exceptions import (
 
 if TYPE_CHECKING:
     from . import types
+    from .config import Config
 
 __all__ = ["main"]
 
@@ -60,6 +92,7 @@ EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_FAILURE, EXIT_TIMEOUT = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
 # The handshake's requests: an error answering one is a connection failure, not a refusal.
 _HANDSHAKE_METHODS = ("initialize", "server/discover")
+EXIT_OUTPUT_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for `yes | head -1`
 
 _UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 # The only media --save-images writes, and the extension the client gives each: raster
@@ -234,7 +267,7 @@ def _render_blocks(blocks: Sequence[Any], saver: _MediaSaver, stem: str,
             lines.append(_media_line(kind, block.data, block.mime_type, saver,
                                      f"{stem}-{media}", block_wire))
         elif kind == "resource_link":
-            lines.append(f"[resource link: {_clean(block.uri)} {_clean(block.name)}]")
+            lines.append(f"[resource link {_clean(block.name)}: {_clean(block.uri)}]")
         elif kind == "resource":
             lines.extend(_render_contents([block.resource], saver, stem,
                                           [block_wire.get("resource", {})]))
@@ -285,28 +318,143 @@ def _render_contents(contents: Sequence[Any], saver: _MediaSaver, stem: str,
 # -- arguments ---------------------------------------------------------------------------
 
 
-def _arguments(pairs: Optional[Sequence[str]], json_args: Optional[str],
-               strings: bool = False) -> Dict[str, Any]:
-    arguments: Dict[str, Any] = {}
-    if json_args:
-        try:
-            arguments = json.loads(json_args)
-        except ValueError as exc:
-            raise UsageError(f"--json-args is not valid JSON: {exc}") from None
-        if not isinstance(arguments, dict):
-            raise UsageError("--json-args must be a JSON object")
+def _pairs(pairs: Optional[Sequence[str]], option: str = "--arg") -> List[Tuple[str, str]]:
+    """``KEY=VALUE`` options split, checked before anything is started."""
+    parsed = []
     for pair in pairs or ():
         key, equals, value = pair.partition("=")
         if not equals or not key:
-            raise UsageError(f"--arg takes key=value, got {pair!r}")
-        if strings:
-            arguments[key] = value
-            continue
-        try:
-            arguments[key] = json.loads(value)
-        except ValueError:
-            arguments[key] = value
+            raise UsageError(f"{option} takes KEY=VALUE, got {excerpt(pair, 80)!r}")
+        parsed.append((key, value))
+    return parsed
+
+
+def _json_args(json_args: Optional[str]) -> Dict[str, Any]:
+    if not json_args:
+        return {}
+    try:
+        arguments = json.loads(json_args)
+    except ValueError as exc:
+        raise UsageError(f"--json-args is not valid JSON: {exc}") from None
+    if not isinstance(arguments, dict):
+        raise UsageError("--json-args must be a JSON object")
     return arguments
+
+
+_JSON_TYPES = ("string", "integer", "number", "boolean", "null", "array", "object")
+_TYPE_WORDS = {"string": "a string", "integer": "an integer", "number": "a number",
+               "boolean": "a boolean (true or false)", "null": "null",
+               "array": "a JSON array", "object": "a JSON object"}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _schema_types(schema: Any) -> Optional[List[str]]:
+    """The JSON types a property's schema allows (``type``, a list of types, ``anyOf`` /
+    ``oneOf`` of typed branches, ``enum``/``const`` values), or ``None`` when the schema
+    does not say, or says it in a way this reading does not follow (``$ref``...)."""
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")
+    kinds: List[str] = []
+    if isinstance(kind, str):
+        kinds = [kind]
+    elif isinstance(kind, list) and kind and all(isinstance(k, str) for k in kind):
+        kinds = list(kind)
+    elif kind is not None:
+        return None
+    elif isinstance(schema.get("anyOf") or schema.get("oneOf"), list):
+        for branch in schema.get("anyOf") or schema["oneOf"]:
+            branch_kinds = _schema_types(branch)
+            if branch_kinds is None:
+                return None
+            kinds += branch_kinds
+    elif "const" in schema:
+        kinds = [_json_type(schema["const"])]
+    elif isinstance(schema.get("enum"), list) and schema["enum"]:
+        kinds = [_json_type(value) for value in schema["enum"]]
+    if not kinds or any(k not in _JSON_TYPES for k in kinds):
+        return None
+    return list(dict.fromkeys(kinds))
+
+
+def _property_schema(input_schema: Optional[Dict[str, Any]], key: str) -> Any:
+    if not isinstance(input_schema, dict):
+        return None
+    properties = input_schema.get("properties")
+    if isinstance(properties, dict) and key in properties:
+        return properties[key]
+    extra = input_schema.get("additionalProperties")
+    return extra if isinstance(extra, dict) else None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # NaN, Infinity: no JSON type holds them
+
+
+def _value(key: str, value: str, schema: Any, tool: str) -> Any:
+    """An ``--arg`` value as the tool's input schema types it: a string stays a string;
+    integer, number, boolean, null, array and object values are parsed as JSON. With
+    several types allowed, JSON of a type other than string is taken as that, anything
+    else as the string. Without a type for the argument, JSON when it parses, else the
+    string.
+
+    Raises:
+        UsageError: the value fits none of the types the schema allows.
+    """
+    kinds = _schema_types(schema)
+    if kinds is None:
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    if kinds == ["string"]:
+        return value
+    try:
+        parsed = json.loads(value, parse_constant=_refuse_constant)
+    except ValueError:
+        parsed = value
+    else:
+        kind = _json_type(parsed)
+        if kind == "number" and not math.isfinite(parsed):
+            kind = "out of range"  # 1e999 parses as infinity, which JSON cannot carry
+        if kind == "number" and "integer" in kinds and "number" not in kinds and (
+                parsed.is_integer()):
+            parsed, kind = int(parsed), "integer"  # JSON Schema: 2.0 is an integer
+        if kind == "integer" and "integer" not in kinds:
+            kind = "number"  # every integer is a number
+        if kind in kinds and kind != "string":
+            return parsed
+    if "string" in kinds:
+        return value
+    expected = " or ".join(_TYPE_WORDS[k] for k in kinds)
+    raise UsageError(f"--arg {excerpt(key, 80)}: tool {excerpt(tool, 80)!r} takes "
+                     f"{expected} there, not {excerpt(value, 80)!r}")
+
+
+def _tool_arguments(pairs: Sequence[Tuple[str, str]], json_args: Dict[str, Any],
+                    input_schema: Optional[Dict[str, Any]], tool: str) -> Dict[str, Any]:
+    """``--json-args``, then each ``--arg`` (which wins) typed by the input schema."""
+    arguments = dict(json_args)
+    for key, value in pairs:
+        arguments[key] = _value(key, value, _property_schema(input_schema, key), tool)
+    return arguments
+
+
+def _find_tool(client: Client, name: str) -> Optional[types.Tool]:
+    return next((tool for tool in client.list_tools() if tool.name == name), None)
 
 
 def _timeout(args: argparse.Namespace) -> Any:
@@ -324,6 +472,13 @@ def _target(args: argparse.Namespace) -> Tuple[Any, Dict[str, Any]]:
         raise UsageError(f"give one server: {' or '.join(given)}, not both")
     if args.server and not args.config:
         raise UsageError("--server needs --config FILE")
+    # A stdio server's environment (connect() adds env to an entry's own).
+    stdio = {key: value for key, value in (("env", dict(_pairs(args.env, "--env"))),
+                                           ("inherit_env", args.inherit_env)) if value}
+    flags = [flag for flag, key in (("--env", "env"), ("--inherit-env", "inherit_env"))
+             if key in stdio]
+    env_given = f"{' and '.join(flags)} {'is' if len(flags) == 1 else 'are'} for stdio " \
+        "servers only" if flags else ""
     kwargs: Dict[str, Any] = {"timeout": _timeout(args)}
     if args.protocol_version:
         kwargs["protocol_version"] = args.protocol_version
@@ -331,25 +486,20 @@ def _target(args: argparse.Namespace) -> Tuple[Any, Dict[str, Any]]:
         from .config import load_config
 
         config = load_config(args.config)
-        name = args.server
-        if name is None:
-            enabled = config.enabled
-            if len(enabled) != 1:
-                raise UsageError(
-                    f"{args.config} has {len(enabled)} enabled servers; choose one with "
-                    f"--server NAME ({', '.join(config.names) or 'none'})")
-            name = enabled[0]
-        if name not in config:
-            raise UsageError(f"no server {name!r} in {args.config} "
-                             f"(servers: {', '.join(config.names) or 'none'})")
+        name = _config_server(config, args.config, args.server)
         resolved = config.resolve(name)
         if resolved.timeout is not None and args.timeout is None:
             kwargs["timeout"] = resolved.timeout
         kwargs["name"] = name
+        if resolved.type != "stdio" and env_given:
+            raise UsageError(f"server {name!r} of {args.config} is a URL: {env_given}")
+        kwargs.update(stdio)
         return resolved.to_entry(), kwargs
     url = args.url
     if command and len(command) == 1 and command[0].startswith(("http://", "https://")):
         url = command[0]
+    if url and env_given:
+        raise UsageError(f"{env_given} (a command after --), not for a URL")
     if url:
         from .connect import http_url
 
@@ -363,9 +513,29 @@ def _target(args: argparse.Namespace) -> Tuple[Any, Dict[str, Any]]:
             kwargs["headers"] = dict(_header(h) for h in args.header)
         return url, kwargs
     if command:
+        kwargs.update(stdio)
         return command, kwargs
     raise UsageError("give a server: --config FILE --server NAME, --url URL, or a command "
                      "after -- (e.g. mcp-sync tools -- python server.py)")
+
+
+def _config_server(config: Config, source: str, name: Optional[str]) -> str:
+    """The server of ``--config`` to use: ``--server NAME``, or the only enabled one."""
+    enabled = config.enabled
+    listed = ", ".join(enabled) or "none"
+    if name is None:
+        if len(enabled) == 1:
+            return enabled[0]
+        if not enabled:
+            raise UsageError(f"{source} has no enabled server")
+        raise UsageError(f"{source} has {len(enabled)} enabled servers; choose one with "
+                         f"--server NAME ({listed})")
+    if name not in config:
+        raise UsageError(f"no server {name!r} in {source} (enabled servers: {listed})")
+    if name not in enabled:
+        raise UsageError(f"server {name!r} is disabled in {source}: enable it there to use "
+                         "it")
+    return name
 
 
 def _header(text: str) -> Tuple[str, str]:
@@ -396,27 +566,113 @@ def _hints(tool: types.Tool) -> str:
     return ",".join(hints)
 
 
+_MAX_ARGUMENTS_SHOWN = 40  # characters of the ARGUMENTS cell of one tool in the listing
+
+
+def _type_label(schema: Any) -> str:
+    kinds = _schema_types(schema)
+    return "|".join(kinds) if kinds else "any"
+
+
+def _required(tool: types.Tool) -> Set[str]:
+    required = tool.input_schema.get("required")
+    return {name for name in required if isinstance(name, str)} if isinstance(
+        required, list) else set()
+
+
+def _tool_arguments_cell(tool: types.Tool) -> str:
+    """``name*:type`` for each argument of the tool (``*``: required), cut short with
+    ``+N more``."""
+    properties = tool.input_schema.get("properties")
+    if not isinstance(properties, dict):
+        return ""
+    required = _required(tool)
+    shown: List[str] = []
+    for index, (name, schema) in enumerate(properties.items()):
+        mark = "*" if name in required else ""
+        item = f"{name}{mark}:{_type_label(schema)}"
+        if shown and len(" ".join([*shown, item])) > _MAX_ARGUMENTS_SHOWN:
+            shown.append(f"+{len(properties) - index} more")
+            break
+        shown.append(item)
+    return " ".join(shown)
+
+
 def _cmd_tools(args: argparse.Namespace) -> int:
+    if args.name is not None:
+        return _show_tool(args)
     with _connect(args) as client:
-        try:
-            tools: List[types.Tool] = client.list_tools()
-        except CapabilityError:
-            tools = []
+        tools: List[types.Tool] = client.list_tools()
     if args.json:
         _json([tool.to_wire() for tool in tools])
     elif not tools:
         _out("(no tools)")
     else:
-        _table(["NAME", "HINTS", "DESCRIPTION"],
-               [[t.name, _hints(t), _first_line(t.description)] for t in tools])
+        _table(["NAME", "ARGUMENTS (* required)", "HINTS", "DESCRIPTION"],
+               [[t.name, _tool_arguments_cell(t), _hints(t), _first_line(t.description)]
+                for t in tools])
+    return EXIT_OK
+
+
+def _show_tool(args: argparse.Namespace) -> int:
+    """``tools NAME``: one tool whole, its schemas included."""
+    with _connect(args) as client:
+        tools: List[types.Tool] = client.list_tools()
+        server = client.name
+    tool = next((t for t in tools if t.name == args.name), None)
+    if tool is None:
+        names = ", ".join(excerpt(t.name, 60) for t in tools[:20])
+        more = f" and {len(tools) - 20} more" if len(tools) > 20 else ""
+        raise UsageError(f"{server} has no tool {excerpt(args.name, 80)!r} "
+                         f"(tools: {names or 'none'}{more})")
+    if args.json:
+        _json(tool.to_wire())
+        return EXIT_OK
+    _out(f"Tool:          {_clean(tool.name)}")
+    title = tool.title or (tool.annotations.title if tool.annotations else None)
+    if title:
+        _out(f"Title:         {_clean(title)}")
+    if _hints(tool):
+        _out(f"Hints:         {_hints(tool)}")
+    if tool.description:
+        _out("Description:")
+        for line in _clean(tool.description, multiline=True).splitlines():
+            _out(f"  {line}".rstrip())
+    properties = tool.input_schema.get("properties")
+    required = _required(tool)
+    if isinstance(properties, dict) and properties:
+        _out("Arguments:     (* required)")
+        rows = [[f"{name}{'*' if name in required else ''}", _type_label(schema),
+                 _first_line(schema.get("description")) if isinstance(schema, dict) else ""]
+                for name, schema in properties.items()]
+        cells = [[_clean(cell) for cell in row] for row in rows]
+        widths = [max(len(row[i]) for row in cells) for i in range(2)]
+        for name, kind, description in cells:
+            _out(f"  {name.ljust(widths[0])}  {kind.ljust(widths[1])}  {description}".rstrip())
+    else:
+        _out("Arguments:     (none)")
+    _out("Input schema:")
+    for line in printable_json(tool.input_schema, indent=2).splitlines():
+        _out(f"  {line}")
+    if tool.output_schema is None:
+        _out("Output schema: (none)")
+    else:
+        _out("Output schema:")
+        for line in printable_json(tool.output_schema, indent=2).splitlines():
+            _out(f"  {line}")
     return EXIT_OK
 
 
 def _cmd_call(args: argparse.Namespace) -> int:
-    arguments = _arguments(args.arg, args.json_args)
+    pairs, json_args = _pairs(args.arg), _json_args(args.json_args)
     saver = _MediaSaver(args.save_images)
     progress = _Progress(args.progress)
     with _connect(args) as client:
+        # The listing types the --arg values; the client lists the tools before a call
+        # anyway (to check results against their output schema), so it is no extra cost.
+        tool = _find_tool(client, args.tool) if pairs else None
+        arguments = _tool_arguments(pairs, json_args, tool.input_schema if tool else None,
+                                    args.tool)
         try:
             result = client.call_tool(args.tool, arguments, on_progress=progress)
         finally:
@@ -444,11 +700,8 @@ def _print_result(args: argparse.Namespace, result: types.CallToolResult,
 
 def _cmd_resources(args: argparse.Namespace) -> int:
     with _connect(args) as client:
-        try:
-            resources = client.list_resources()
-            templates = client.list_resource_templates()
-        except CapabilityError:
-            resources, templates = [], []
+        resources = client.list_resources()
+        templates = client.list_resource_templates()
     if args.json:
         _json({"resources": [r.to_wire() for r in resources],
                "resourceTemplates": [t.to_wire() for t in templates]})
@@ -487,10 +740,7 @@ def _cmd_read(args: argparse.Namespace) -> int:
 
 def _cmd_prompts(args: argparse.Namespace) -> int:
     with _connect(args) as client:
-        try:
-            prompts = client.list_prompts()
-        except CapabilityError:
-            prompts = []
+        prompts = client.list_prompts()
     if args.json:
         _json([p.to_wire() for p in prompts])
     elif not prompts:
@@ -505,7 +755,7 @@ def _cmd_prompts(args: argparse.Namespace) -> int:
 
 
 def _cmd_prompt(args: argparse.Namespace) -> int:
-    arguments = _arguments(args.arg, None, strings=True)
+    arguments = dict(_pairs(args.arg))  # prompt arguments are strings, always
     saver = _MediaSaver(args.save_images)
     with _connect(args) as client:
         result = client.get_prompt(args.name, arguments)
@@ -561,9 +811,10 @@ def _cmd_info(args: argparse.Namespace) -> int:
     if args.json:
         _json(info)
         return EXIT_OK
-    title = f" ({server['title']})" if server.get("title") else ""
-    _out(f"Server:       {_clean(server.get('name'))} {_clean(server.get('version', ''))}"
-         f"{_clean(title)}")
+    described = [_clean(server.get(key) or "") for key in ("name", "version")]
+    if server.get("title"):
+        described.append(f"({_clean(server['title'])})")
+    _out(f"Server:       {' '.join(part for part in described if part)}")
     _out(f"Protocol:     {info['protocolVersion']} ({info['era']} era)")
     features = []
     for name, value in capabilities.items():
@@ -583,7 +834,7 @@ def _cmd_servers(args: argparse.Namespace) -> int:
 
     if not args.config:
         raise UsageError("servers needs --config FILE")
-    if args.url or args.command or args.server:
+    if args.url or args.command or args.server or args.env or args.inherit_env:
         raise UsageError("servers takes only --config FILE")
     with Manager.from_config(args.config, reconnect=False, timeout=_timeout(args)) as manager:
         statuses = list(manager.status().values())
@@ -605,8 +856,9 @@ def _cmd_servers(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     from .connect import connect
 
-    if args.config or args.url or args.command:
-        raise UsageError("demo runs the embedded server; it takes no --config, --url or --")
+    if args.config or args.url or args.command or args.env or args.inherit_env:
+        raise UsageError("demo runs the embedded server; it takes no --config, --url, --env, "
+                         "--inherit-env or --")
     command = [sys.executable, "-m", "mcp_sync.demo_server"]
     progress = _Progress(args.progress if args.progress != "auto" or args.json else "always")
     with connect(command, timeout=_timeout(args), name="demo") as client:
@@ -659,6 +911,11 @@ def _add_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
                        help="force the HTTP transport for --url")
     group.add_argument("--header", action="append", metavar="'NAME: VALUE'",
                        default=default(None), help="an HTTP header for --url (repeatable)")
+    group.add_argument("--env", action="append", metavar="KEY=VALUE", default=default(None),
+                       help="an environment variable for a stdio server (repeatable)")
+    group.add_argument("--inherit-env", action="store_true", default=default(False),
+                       help="give a stdio server every variable of this environment, not "
+                            "only PATH, HOME, the user, terminal, locale and temp folder")
     group.add_argument("--protocol-version", metavar="VERSION", default=default(None),
                        help="pin the protocol version (default: negotiate)")
     output = parser.add_argument_group("output")
@@ -692,7 +949,9 @@ def _parser() -> argparse.ArgumentParser:
         _add_options(child, top=False)
         return child
 
-    command("tools", "list the server's tools")
+    tools = command("tools", "list the server's tools with their arguments; with NAME, "
+                             "show one tool whole (description, input and output schema)")
+    tools.add_argument("name", nargs="?", metavar="NAME", help="the tool to show")
     call = command("call", "call a tool")
     call.add_argument("tool")
     call.add_argument("--arg", action="append", metavar="KEY=VALUE",
@@ -722,6 +981,29 @@ def _error(args: Optional[argparse.Namespace], code: int, kind: str, message: st
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit code."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return _output_closed()
+
+
+def _output_closed() -> int:
+    """Whoever read our output stopped (``mcp-sync tools | head -1``): end quietly, as Unix
+    tools do, with the status a shell gives a program SIGPIPE ended. The client was closed
+    on the way out (context managers); what is left in stdout's buffer is dropped, so that
+    the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError):  # no file descriptor behind sys.stdout: nothing to flush
+        pass
+    return EXIT_OUTPUT_CLOSED
+
+
+def _main(argv: Optional[Sequence[str]]) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command: List[str] = []
     if "--" in argv:

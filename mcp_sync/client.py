@@ -50,7 +50,7 @@ from .exceptions import (
     excerpt,
 )
 from .session import RequestFuture, Session
-from .transports.base import Transport
+from .transports.base import Transport, server_label
 
 if TYPE_CHECKING:
     from . import types
@@ -295,8 +295,10 @@ class Client:
 
     Args:
         transport: how to reach the server (:class:`~mcp_sync.StdioTransport`, ...).
-        name: a label for the server in thread names, loggers and errors (default: the
-            transport's).
+        name: a label for the server in thread names, loggers and errors. By default
+            the transport's; when that was derived from the command or URL too, the
+            server's own ``serverInfo.name`` replaces it once the handshake tells it
+            (letters, digits, ``.``, ``_`` and ``-`` kept, at most 40 characters).
         client_info: ``{"name": ..., "version": ...}`` sent in the handshake.
         timeout: default seconds a request may take (``None``: no limit); by default 30,
             or ``MCP_SYNC_TIMEOUT`` from the environment (``0`` means no limit).
@@ -425,6 +427,8 @@ class Client:
             )
         self.transport = transport
         self.name = name or transport.name
+        # A label derived from the target gives way to the server's own name (below).
+        self._name_derived = not name and transport.named_by_default
         self.client_info = dict(client_info or {"name": "mcp-sync", "version": __version__})
         self.timeout: Optional[float] = (
             default_timeout_from_env() if timeout is DEFAULT else timeout
@@ -582,9 +586,26 @@ class Client:
                 session.close()
                 self._state = _State.CLOSED
                 raise
+            self._adopt_server_name(session)
             self._state = _State.CONNECTED
             self._connected_session = session
             return self
+
+    def _adopt_server_name(self, session: Session) -> None:
+        """Name a server whose label was derived from its command or URL after the
+        ``serverInfo.name`` it gave in the handshake (made a label: letters, digits,
+        ``._-``), so that later messages, loggers and threads say which server it is."""
+        if not self._name_derived:
+            return
+        info = (self._init_result or {}).get("serverInfo")
+        given = info.get("name") if isinstance(info, dict) else None
+        name = server_label(given) if isinstance(given, str) else ""
+        if not name or name == self.name:
+            return
+        log.debug("%s calls itself %s: naming it so", self.name, name)
+        self.name = name
+        self._server_log = logging.getLogger(f"mcp_sync.server.{name}")
+        session.rename(name)
 
     def _connection_lost(self, session: Session, error: Any) -> None:
         # On the dead session's callback thread; reads state without the lock (connect()
@@ -860,10 +881,18 @@ class Client:
             node = node[key]
         return node is not None and node is not False
 
-    def _require_capability(self, what: str, *path: str) -> None:
-        # A closed client says so, rather than what its last server could do.
+    def _offers(self, *path: str) -> bool:
+        """Whether the server declared the capability at ``path``. A closed client raises
+        (``ClientNotConnected``), saying so rather than what its last server could do.
+
+        Listings of what the server does not offer are empty; calls that need it raise
+        (:meth:`_require_capability`).
+        """
         self._live_session()
-        if not self._has_capability(*path):
+        return self._has_capability(*path)
+
+    def _require_capability(self, what: str, *path: str) -> None:
+        if not self._offers(*path):
             raise CapabilityError(
                 f"{self.name} does not support {what} (capability {'.'.join(path)!r} "
                 "not declared)"
@@ -1115,7 +1144,10 @@ class Client:
         which Jupyter shows as a table).
 
         Cached while the server promises ``notifications/tools/list_changed``; the cache
-        (of every ``list_*`` method) is served only while connected.
+        (of every ``list_*`` method) is served only while connected. A server that does
+        not declare the ``tools`` capability lists none: every ``list_*`` method returns
+        an empty list for a capability the server lacks, without asking it (the calls
+        that need one, such as :meth:`subscribe_resource`, raise ``CapabilityError``).
 
         Raises:
             ClientNotConnected: the client is not connected, or closed.
@@ -1123,7 +1155,8 @@ class Client:
         """
         from . import types
 
-        self._require_capability("tools", "tools")
+        if not self._offers("tools"):
+            return types.ToolList()
         with self._cache_lock:
             generation = self._cache_generation.get("tools/list", 0)
         tools = self._paginate("tools/list", "tools", types.Tool, timeout,
@@ -1332,20 +1365,24 @@ class Client:
                              offload=tool is not None and bool(tool.output_schema)).start()
 
     def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
-        """Every resource the server lists (all pages)."""
+        """Every resource the server lists (all pages); none (``[]``) when the server
+        does not declare the ``resources`` capability."""
         from . import types
 
-        self._require_capability("resources", "resources")
+        if not self._offers("resources"):
+            return []
         return self._paginate("resources/list", "resources", types.Resource, timeout,
                               self._cacheable("resources"))
 
     def list_resource_templates(
         self, *, timeout: Timeout = DEFAULT
     ) -> List[types.ResourceTemplate]:
-        """Every resource template the server lists (all pages)."""
+        """Every resource template the server lists (all pages); none (``[]``) when the
+        server does not declare the ``resources`` capability."""
         from . import types
 
-        self._require_capability("resources", "resources")
+        if not self._offers("resources"):
+            return []
         return self._paginate(
             "resources/templates/list", "resourceTemplates", types.ResourceTemplate, timeout,
             self._cacheable("resources"),
@@ -1448,10 +1485,12 @@ class Client:
             raise
 
     def list_prompts(self, *, timeout: Timeout = DEFAULT) -> List[types.Prompt]:
-        """Every prompt the server offers (all pages)."""
+        """Every prompt the server offers (all pages); none (``[]``) when the server does
+        not declare the ``prompts`` capability."""
         from . import types
 
-        self._require_capability("prompts", "prompts")
+        if not self._offers("prompts"):
+            return []
         return self._paginate("prompts/list", "prompts", types.Prompt, timeout,
                               self._cacheable("prompts"))
 

@@ -72,7 +72,6 @@ from ._core import ProgressCallback
 from .client import Client, Timeout, _Default  # _Default.DEFAULT is mcp_sync.DEFAULT
 from .connect import make_transport
 from .exceptions import (
-    CapabilityError,
     ClientNotConnected,
     ConnectionClosed,
     HTTPError,
@@ -604,10 +603,7 @@ class Manager:
 
     @staticmethod
     def _fetch_tools(client: Client) -> List[types.Tool]:
-        try:
-            return client.list_tools()
-        except CapabilityError:
-            return []  # the server offers no tools
+        return client.list_tools()  # empty for a server without the tools capability
 
     def _prune_failures(self, server: _Server, now: float) -> None:
         while server.failures and server.failures[0] < now - self.breaker_window:
@@ -942,7 +938,8 @@ class Manager:
 
     def _gather(self, method: str) -> List[Tuple[str, Any]]:
         """``(server, item)`` for ``method`` of every connected server; a server that fails
-        is logged and skipped, one that lacks the capability is skipped."""
+        is logged and skipped, one that lacks the capability lists nothing (the client's
+        listing is empty)."""
         with self._changed:
             self._require_started()
             servers = [s for s in self._servers.values() if s.state is ServerState.CONNECTED]
@@ -951,8 +948,6 @@ class Manager:
             try:
                 client = self._client_for(server)
                 items.extend((server.name, item) for item in getattr(client, method)())
-            except CapabilityError:
-                continue
             except MCPError as exc:
                 log.warning("%s of %s failed: %s", method, server.name, exc)
         return items

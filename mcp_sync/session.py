@@ -272,6 +272,19 @@ class Session:
 
     # -- lifecycle -----------------------------------------------------------------------
 
+    def rename(self, name: str) -> None:
+        """Use ``name`` from now on: in messages, in the names of the session's threads
+        (the running ones included) and of its transport's (:meth:`Transport.rename`)."""
+        with self._reply_lock:  # the reply thread is started under it, named after self.name
+            self.name = name
+            for role, thread in (("dispatch", self._dispatcher),
+                                 ("callback", self._callback_thread),
+                                 ("reply", self._reply_thread)):
+                if thread is not None:
+                    thread.name = f"mcp-sync-{role}-{name}"
+        self._pool.rename(f"mcp-sync-handler-{name}")
+        self.transport.rename(name)
+
     def start(self) -> None:
         """Start the transport and the session's threads."""
         self._dispatcher = threading.Thread(

@@ -82,8 +82,10 @@ def test_the_console_script_is_declared_and_runs() -> None:
 
 def test_tools() -> None:
     human = ok("tools", *FAKE)
-    assert human.splitlines()[0].split() == ["NAME", "HINTS", "DESCRIPTION"]
-    assert any(line.split()[:3] == ["add", "read-only", "Add"] for line in human.splitlines())
+    assert human.splitlines()[0].split() == ["NAME", "ARGUMENTS", "(*", "required)", "HINTS",
+                                             "DESCRIPTION"]
+    assert any(line.split()[:5] == ["add", "a*:number", "b*:number", "read-only", "Add"]
+               for line in human.splitlines())
     assert any(line.startswith("echo ") and "Echo the text." in line
                for line in human.splitlines())
     tools = ok_json("tools", *FAKE)
@@ -188,7 +190,7 @@ def test_the_server_refusing_the_request_exits_1_with_its_message() -> None:
         ([], "required"),
         (["--server", "x", "tools", *FAKE], "--server needs --config"),
         (["--url", "http://127.0.0.1:9/mcp", "tools", *FAKE], "give one server"),
-        (["call", "echo", "--arg", "no-equals-sign", *FAKE], "--arg takes key=value"),
+        (["call", "echo", "--arg", "no-equals-sign", *FAKE], "--arg takes KEY=VALUE"),
         (["call", "echo", "--json-args", "{not json", *FAKE], "not valid JSON"),
         (["call", "echo", "--json-args", "[1, 2]", *FAKE], "must be a JSON object"),
         (["--timeout", "soon", "tools", *FAKE], "invalid float value"),
@@ -313,11 +315,12 @@ def test_servers_shows_every_configured_server(tmp_path: Path) -> None:
         "off": {"command": "nothing", "disabled": True},
     }
     healthy = write_config(tmp_path / "healthy.json", good)
+    fake_tools = len(ok_json("tools", *FAKE))  # the count the fake server lists today
     human = ok("--config", healthy, "servers")
     rows = {line.split()[0]: line.split() for line in human.splitlines()[1:]}
     assert human.splitlines()[0].split() == ["NAME", "STATE", "TRANSPORT", "TOOLS", "SERVER",
                                              "ERROR"]
-    assert rows["fake"][1:5] == ["connected", "stdio", "21", "fake"]
+    assert rows["fake"][1:5] == ["connected", "stdio", str(fake_tools), "fake"]
     assert rows["sdk"][1] == "connected" and "manager-sdk-peer" in rows["sdk"]
     assert rows["off"][1:3] == ["disabled", "stdio"]
 
@@ -327,7 +330,7 @@ def test_servers_shows_every_configured_server(tmp_path: Path) -> None:
     result = cli("--json", "--config", broken, "servers")
     assert result.returncode == 3  # not every enabled server connected
     statuses = {status["name"]: status for status in json.loads(result.stdout)}
-    assert statuses["fake"]["state"] == "connected" and statuses["fake"]["tools"] == 21
+    assert statuses["fake"]["state"] == "connected" and statuses["fake"]["tools"] == fake_tools
     assert statuses["sdk"]["serverName"] == "manager-sdk-peer"
     assert statuses["off"]["state"] == "disabled"
     assert statuses["crashy"]["state"] == "failed"

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import abc
 import logging
+import re
 from typing import Any, Callable, Dict, Mapping, Optional
 
 from ..exceptions import ConnectionClosed
 
-__all__ = ["CloseCallback", "MessageCallback", "RequestFailedCallback", "Transport"]
+__all__ = ["CloseCallback", "MessageCallback", "RequestFailedCallback", "Transport",
+           "server_label"]
 
 log = logging.getLogger(__name__)
+
+_UNSAFE_LABEL = re.compile(r"[^A-Za-z0-9._-]+")
 
 #: Called by the transport's reader for every decoded inbound message (usually a dict;
 #: the session classifies it and skips what is not JSON-RPC).
@@ -51,6 +55,10 @@ class Transport(abc.ABC):
 
     #: A short label for thread names and log messages (``mcp-sync-reader-<name>``).
     name: str = "server"
+    #: True when ``name`` was derived from the target rather than given: the client then
+    #: renames the transport after the server's own name (``serverInfo.name``) once the
+    #: handshake tells it (:meth:`rename`).
+    named_by_default: bool = False
     #: True for transports that mirror request fields into HTTP headers (2026-07-28), so
     #: that the client must drop tools with invalid ``x-mcp-header`` annotations.
     mirrors_headers: bool = False
@@ -92,6 +100,15 @@ class Transport(abc.ABC):
     def set_protocol_version(self, version: str) -> None:  # noqa: B027 - optional hook
         """Told the negotiated protocol version after the handshake (HTTP sends it as a header)."""
 
+    def rename(self, name: str) -> None:
+        """Use ``name`` (a :func:`server_label`) from now on: in later messages and log
+        lines, and in the names of the threads running now (``mcp-sync-<role>-<name>``).
+
+        The client calls it after the handshake when the name was derived
+        (:attr:`named_by_default`); transports that start threads rename them.
+        """
+        self.name = name
+
     def cancel(self, request_id: Any) -> bool:
         """Cancel a request at the transport level (for example by closing its HTTP stream).
 
@@ -122,6 +139,13 @@ class Transport(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.target}>"
+
+
+def server_label(text: str) -> str:
+    """``text`` made a server label for thread names, logger names and messages: letters,
+    digits, ``.``, ``_`` and ``-`` only (anything else becomes ``_``), at most 40
+    characters; ``""`` when nothing is left."""
+    return _UNSAFE_LABEL.sub("_", text).strip("._")[:40].rstrip(".")
 
 
 def log_malformed(name: str, reason: str, raw: Optional[bytes | str]) -> None:

@@ -518,6 +518,7 @@ class HttpTransport(Transport):
         self.auth = auth
         self.session = session
         self.name = name or _server_name(url)
+        self.named_by_default = not name
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
@@ -566,6 +567,14 @@ class HttpTransport(Transport):
     @property
     def target(self) -> str:
         return self.url
+
+    def rename(self, name: str) -> None:
+        """Use ``name`` from now on, in messages and for the stream and listener threads."""
+        with self._state_lock:  # the listener is started under it
+            self.name = name
+            self._workers.rename(f"mcp-sync-stream-{name}")
+            if self._listener is not None:
+                self._listener.name = f"mcp-sync-listener-{name}"
 
     @property
     def session_id(self) -> Optional[str]:

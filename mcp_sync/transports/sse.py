@@ -182,6 +182,7 @@ class SseTransport(Transport):
         self.headers: Dict[str, str] = dict(headers or {})
         self.auth = auth if auth is not None else credentials
         self.name = name or _default_name(url)
+        self.named_by_default = not name
         self.close_timeout = close_timeout
         self.connect_timeout = connect_timeout
         self.post_timeout = post_timeout
@@ -206,6 +207,13 @@ class SseTransport(Transport):
     @property
     def target(self) -> str:
         return self.url
+
+    def rename(self, name: str) -> None:
+        """Use ``name`` from now on, in messages and for the reader thread."""
+        self.name = name
+        reader = self._reader
+        if reader is not None:
+            reader.name = f"mcp-sync-reader-{name}"
 
     # -- starting ------------------------------------------------------------------------
 

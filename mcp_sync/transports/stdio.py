@@ -63,7 +63,7 @@ from ..exceptions import (
     excerpt,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, response_id_in
-from .base import CloseCallback, MessageCallback, Transport, log_malformed
+from .base import CloseCallback, MessageCallback, Transport, log_malformed, server_label
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "default_environment"]
 
@@ -93,9 +93,20 @@ _WINDOWS_ENV = (
     "PROCESSOR_ARCHITECTURE", "PROGRAMDATA", "PROGRAMFILES", "SYSTEMDRIVE", "SYSTEMROOT",
     "TEMP", "TMP", "USERNAME", "USERPROFILE", "WINDIR", "COMSPEC",
 )
+# Programs that run a server rather than being one: the server is named after what they
+# run. (Version suffixes are ignored: python3.12, node22.)
 _INTERPRETERS = {"python", "python3", "node", "npx", "uv", "uvx", "deno", "bun", "pipx", "sh",
-                 "bash", "docker"}
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+                 "bash", "docker", "pypy", "pypy3", "npm", "pnpm", "yarn", "bunx"}
+# Those that take a module with -m (python -m pkg.server, uv run -m pkg.server).
+_MODULE_RUNNERS = ("python", "pypy", "uv")
+# Words of a launcher's command line that name no server (uv run, uv tool run, npm exec,
+# pnpm dlx, docker run), and options whose value is code, not a server.
+_LAUNCHER_WORDS = {"run", "tool", "exec", "x", "dlx"}
+_INLINE_CODE = {"-c", "-e", "--eval", "-p", "--print"}
+# File names that say nothing of the server (dist/index.js, src/main.py): it is named after
+# the nearest folder above that is not a build folder instead.
+_ENTRY_POINTS = {"index", "main", "__main__", "__init__", "cli"}
+_BUILD_FOLDERS = {"dist", "build", "lib", "src", "bin", "out", "esm", "cjs", "node_modules"}
 
 
 def default_environment() -> Dict[str, str]:
@@ -111,15 +122,59 @@ def default_environment() -> Dict[str, str]:
     return {name: os.environ[name] for name in names if name in os.environ}
 
 
-def _server_name(command: str, args: Sequence[str]) -> str:
-    base = os.path.basename(command)
-    stem = os.path.splitext(base)[0].lower()
-    if stem.rstrip("0123456789.") in _INTERPRETERS:
-        for arg in args:
-            if not arg.startswith("-"):
-                base = os.path.splitext(os.path.basename(arg.rstrip("/")))[0] or base
-                break
-    return _UNSAFE_NAME.sub("_", base)[:40] or "server"
+def _server_name(command: str, args: Sequence[str], cwd: Optional[str] = None) -> str:
+    """The default label of a stdio server, named after its package or module rather than
+    the program that runs it: ``python -m pkg.server`` is ``pkg.server``, ``node
+    .../node_modules/@scope/server-x/dist/index.js`` and ``npx -y @scope/server-x@1.2``
+    are ``server-x``, ``uvx mcp-server-fetch`` is ``mcp-server-fetch``. A generic entry
+    point (``index``, ``main``, ``cli``) is named after the nearest folder above it that
+    is not a build folder (``dist``, ``src``...), looked up from ``cwd`` (default: the
+    current directory) for a relative path. The client renames the server after its
+    ``serverInfo.name`` once the handshake tells it."""
+    program = (_split_path(command) or [command])[-1]
+    runner = os.path.splitext(program)[0].lower().rstrip("0123456789.")
+    if runner not in _INTERPRETERS:
+        return server_label(_named_after(command, cwd)) or "server"
+    words = iter(args)
+    for word in words:
+        if runner.startswith(_MODULE_RUNNERS) and (word == "-m" or (
+                word.startswith("-m") and not word.startswith("--"))):
+            module = next(words, "") if word == "-m" else word[2:]
+            return server_label(module) or server_label(runner) or "server"
+        if word in _INLINE_CODE:
+            break
+        if word.startswith("-") or word in _LAUNCHER_WORDS:
+            continue
+        return server_label(_named_after(word, cwd)) or "server"
+    return server_label(runner) or "server"
+
+
+def _split_path(path: str) -> List[str]:
+    return [part for part in re.split(r"[\\/]+", path) if part and part != "."]
+
+
+def _named_after(target: str, cwd: Optional[str]) -> str:
+    """What a script path, an executable or a package spec is called (see above)."""
+    parts = _split_path(target)
+    if not parts:
+        return target
+    if target.startswith("@") or (len(parts) == 1 and "@" in target[1:]):
+        # An npm package spec: @scope/name, @scope/name@version, name@version.
+        name = parts[1] if target.startswith("@") and len(parts) > 1 else parts[0]
+        return name.lstrip("@").split("@", 1)[0]
+    stem = os.path.splitext(parts[-1])[0]
+    if stem.lower() not in _ENTRY_POINTS:
+        return stem
+    if not os.path.isabs(target):
+        try:
+            base = cwd or os.getcwd()
+        except OSError:  # the current directory was removed
+            base = ""
+        parts = _split_path(os.path.normpath(os.path.join(base, target)))
+    for folder in reversed(parts[:-1]):
+        if folder.lower() not in _BUILD_FOLDERS and folder != "..":
+            return folder
+    return stem
 
 
 # Live transports, so that children are stopped at interpreter exit and marked unusable
@@ -173,7 +228,11 @@ class StdioTransport(Transport):
             :func:`default_environment` (or of the whole parent environment with
             ``inherit_env=True``).
         cwd: the child's working directory.
-        name: a label for thread names and logs; derived from the command by default.
+        name: a label for thread names and logs. By default it is derived from the
+            command, after the package or module it runs (``python -m pkg.server``:
+            ``pkg.server``; ``node .../@scope/server-x/dist/index.js``: ``server-x``),
+            and the client renames it after the server's ``serverInfo.name`` once the
+            handshake tells it; a name given here is kept.
         close_timeout: the bound on each step of ``close()``: how long it waits for the
             child to exit after closing its stdin, after SIGTERM and after SIGKILL, and
             for each group of threads to end. A :class:`~mcp_sync.Client` given
@@ -215,7 +274,9 @@ class StdioTransport(Transport):
         self.env = dict(env) if env else {}
         self.cwd = cwd
         self.inherit_env = inherit_env
-        self.name = name or _server_name(self.command, self.args)
+        self.name = name or _server_name(self.command, self.args,
+                                         None if cwd is None else os.fspath(cwd))
+        self.named_by_default = not name
         self.close_timeout = close_timeout
         self.max_message_size = max_message_size
         self.max_write_backlog = max_write_backlog
@@ -270,6 +331,18 @@ class StdioTransport(Transport):
         if process is None:
             return None
         return process.returncode if process.returncode is not None else self._exit_status
+
+    def rename(self, name: str) -> None:
+        """Use ``name`` from now on: in messages, for the stderr logger
+        (``mcp_sync.server.<name>.stderr``) and in the names of the running threads."""
+        with self._write_lock:  # the writer thread is started under it
+            self.name = name
+            self._stderr_log = logging.getLogger(f"mcp_sync.server.{name}.stderr")
+            threads = (("reader", self._reader), ("stderr", self._stderr_reader),
+                       ("watcher", self._watcher), ("writer", self._writer))
+            for role, thread in threads:
+                if thread is not None:
+                    thread.name = f"mcp-sync-{role}-{name}"
 
     def _child_env(self) -> Dict[str, str]:
         env = dict(os.environ) if self.inherit_env else default_environment()

@@ -5,6 +5,7 @@ Options:
   --extra-tools N        register N more tools named tool_000 ... (for pagination)
   --protocol-version V   answer initialize with V whatever the client offers
   --no-resources         declare no resources (so no resources.subscribe)
+  --no-prompts           declare no prompts
   --banner               print a non-JSON banner line on stdout before serving
   --exit-at-start N      exit with status N before reading anything
   --ignore-unknown       never answer unknown methods (some servers ignore server/discover)
@@ -15,6 +16,8 @@ Options:
   --endless-item-size N  characters of description in each endless item (default 100)
   --display-tools        add the tools whose results test the Jupyter display's bounds
                          and escaping (records, flat, blocks, images, hostile, wide)
+  --typed-tools          add `typed`, whose arguments have every JSON type (and one has
+                         no type), answering with the arguments it got and their types
   --stateless            also serve 2026-07-28 (server/discover); tools may answer
                          input_required (see needs_input)
   --stubborn             ignore SIGTERM, and keep running (60 s at most) after stdin ends:
@@ -44,6 +47,7 @@ parser.add_argument("--page-size", type=int)
 parser.add_argument("--extra-tools", type=int, default=0)
 parser.add_argument("--protocol-version")
 parser.add_argument("--no-resources", action="store_true")
+parser.add_argument("--no-prompts", action="store_true")
 parser.add_argument("--banner", action="store_true")
 parser.add_argument("--exit-at-start", type=int)
 parser.add_argument("--ignore-unknown", action="store_true",
@@ -54,6 +58,7 @@ parser.add_argument("--endless", action="append", default=[],
 parser.add_argument("--endless-items", type=int, default=100)
 parser.add_argument("--endless-item-size", type=int, default=100)
 parser.add_argument("--display-tools", action="store_true")
+parser.add_argument("--typed-tools", action="store_true")
 parser.add_argument("--stateless", action="store_true",
                     help="answer server/discover: serve the 2026-07-28 era too")
 parser.add_argument("--stubborn", action="store_true",
@@ -347,6 +352,26 @@ def display_tools() -> None:
 if options.display_tools:
     display_tools()
 
+TYPED_SCHEMA = {"type": "object", "properties": {
+    "text": {"type": "string"}, "count": {"type": "integer"}, "ratio": {"type": "number"},
+    "flag": {"type": "boolean"}, "nothing": {"type": "null"}, "items": {"type": "array"},
+    "options": {"type": "object"}, "label": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    "size": {"type": ["integer", "string"]}, "unit": {"enum": ["celsius", "fahrenheit"]},
+    "free": {"description": "no type: anything"},
+}, "required": ["text"]}
+JSON_TYPES = {type(None): "null", bool: "boolean", int: "integer", float: "number",
+              str: "string", list: "array", dict: "object"}
+
+
+def typed(**arguments: Any) -> Dict[str, Any]:
+    """The arguments it got, and the JSON type of each."""
+    return {"arguments": arguments,
+            "types": {name: JSON_TYPES[type(value)] for name, value in arguments.items()}}
+
+
+if options.typed_tools:
+    server.tool(name="typed", description=typed.__doc__, input_schema=TYPED_SCHEMA)(typed)
+
 
 def endless_item(method: str, page: int, index: int, description: str) -> Dict[str, Any]:
     name = f"endless_{page}_{index}"
@@ -384,10 +409,13 @@ if not options.no_resources:
                     blob="AAEC")
 
 
-@server.prompt(arguments=[{"name": "who", "required": True}])
 def greet(who: str) -> str:
     """Greet someone."""
     return f"Hello, {who}!"
+
+
+if not options.no_prompts:
+    server.prompt(arguments=[{"name": "who", "required": True}])(greet)
 
 
 if options.stateless:
