@@ -72,6 +72,10 @@ def sdk(era: str = "session", **kwargs: Any) -> mcp_sync.Client:
     kwargs.setdefault("timeout", T)
     kwargs.setdefault("name", "sdk")
     kwargs.setdefault("protocol_version", SDK_ERAS[era])
+    # The era probe gets the tests' patience: the SDK peer imports for about a second
+    # before it answers, longer on a loaded machine. The negotiation tests hold the 1 s
+    # default to its promise.
+    kwargs.setdefault("probe_timeout", T)
     client = mcp_sync.connect(sdk_command(), **kwargs)
     expected = kwargs["protocol_version"] or ERA_VERSION[era]
     if client.protocol_version != expected:

@@ -43,6 +43,9 @@ def sample(params: Any) -> Dict[str, Any]:
 
 def connect_modern(**kwargs: Any) -> mcp_sync.Client:
     kwargs.setdefault("timeout", 20.0)
+    # The probe waits for the SDK peer's start (about a second, more on a loaded machine);
+    # the tests that hold the 1 s default to its promise pass probe_timeout themselves.
+    kwargs.setdefault("probe_timeout", 20.0)
     return mcp_sync.connect(SDK_MODERN, **kwargs)
 
 
