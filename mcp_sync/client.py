@@ -461,8 +461,10 @@ class Client:
         # The session whose handshake succeeded; only its loss is reported.
         self._connected_session: Optional[Session] = None
         #: The log level sent in every request's envelope (2026-07-28), set by
-        #: set_logging_level().
-        self.log_level: Optional[str] = None
+        #: set_logging_level(). A server sends log messages only to requests that name
+        #: one, so a client with a logging_handler asks for "info" and up by itself, as
+        #: session-era servers log without being asked.
+        self.log_level: Optional[str] = "info" if logging_handler is not None else None
         self._era: Optional[str] = None
         # Tools seen in the last list_tools(), by name: their input schemas give the
         # x-mcp-header headers and their output schemas validate results. None until this
@@ -1543,7 +1545,9 @@ class Client:
         """Ask the server to send log messages at ``level`` and above.
 
         In the stateless era there is no ``logging/setLevel``: the level travels in every
-        later request's ``_meta`` (``io.modelcontextprotocol/logLevel``).
+        later request's ``_meta`` (``io.modelcontextprotocol/logLevel``). There a client
+        with a ``logging_handler`` asks for ``"info"`` and up until this is called, so the
+        handler receives the server's logs in both eras without further calls.
         """
         if level not in _LOG_LEVELS:
             raise ValueError(f"unknown logging level {level!r}; use one of {list(_LOG_LEVELS)}")

@@ -258,3 +258,24 @@ def test_a_handler_that_raises_fails_the_call_with_callback_error() -> None:
             client.call_tool("wants_llm")
         assert isinstance(info.value.__cause__, RuntimeError)
         assert client.call_tool("echo", {"text": "still fine"}).text == "still fine"
+
+
+def test_a_logging_handler_receives_logs_without_set_logging_level() -> None:
+    """2026-07-28: a server sends log messages only to a request whose ``_meta`` names a
+    level. A registered logging_handler opts in at ``info`` by itself, as in the session
+    era (where servers log without being asked); set_logging_level() changes it."""
+    received: List[Any] = []
+    arrived = threading.Event()
+
+    def on_log(params: Any) -> None:
+        received.append(params)
+        arrived.set()
+
+    with connect_modern(logging_handler=on_log) as client:
+        assert client.era == "stateless"
+        assert client.call_tool("log_it", {"text": "from the stateless era"}).text == "logged"
+        assert arrived.wait(10), "the logging handler received nothing"
+        assert received[0].level == "info" and received[0].data == "from the stateless era"
+    # Without a handler, nothing is asked for: the envelope names no level.
+    with connect_modern() as client:
+        assert client.log_level is None
