@@ -95,6 +95,7 @@ from ..exceptions import (
     excerpt,
     server_error,
 )
+from ._bodies import ACCEPT_ENCODING, read_decoded
 from ._deadlines import Deadline, Watchdog
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, ID_PREFIX, response_id_in
 from ._requests import (
@@ -212,17 +213,16 @@ def _set_read_timeout(response: requests.Response, timeout: Optional[float]) -> 
 
 
 def _read_body(response: requests.Response, limit: Optional[int] = None) -> bytes:
-    """Read a streamed response's body (at most ``limit`` bytes) and release it.
+    """Read a streamed response's body (at most ``limit`` decoded bytes) and release it.
 
     A body read to its end hands its connection back to the pool for the next request;
     one cut short is closed.
     """
-    raw = response.raw
     try:
         if limit is None:
-            data: bytes = raw.read(decode_content=True)
+            data: bytes = response.raw.read(decode_content=True)
         else:
-            data = raw.read(limit, decode_content=True)
+            data = b"".join(read_decoded(response, limit))
     finally:
         response.close()
     return data or b""
@@ -488,7 +488,8 @@ class HttpTransport(Transport):
         max_retry_delay: the longest wait before a resumption or a re-opening, whatever
             ``retry:`` says and however far the backoff grows.
         max_message_size: the longest JSON body or SSE event accepted from the server
-            (64 MiB by default); no more than that (and one read) is ever held. A longer
+            (64 MiB by default), in decoded bytes (a gzip body is inflated only as far as
+            it is read); no more than that (and one read) is ever held. A longer
             one is not read on: its connection is dropped and the request it belongs to
             (its POST's, or the one whose id starts it) fails at once with
             :class:`~mcp_sync.MessageTooLarge`.
@@ -645,6 +646,8 @@ class HttpTransport(Transport):
             base[key] = value if isinstance(value, str) else value.decode("latin-1")
         base.update(self.headers)
         base["Accept"] = f"{_JSON}, {_EVENT_STREAM}"
+        if not any(key.lower() == "accept-encoding" for key in self.headers):
+            base["Accept-Encoding"] = ACCEPT_ENCODING  # what _bodies.py decodes itself
         base["Content-Type"] = _JSON
         self._base_headers = base
         self._rebuild_headers()
@@ -1189,10 +1192,18 @@ class HttpTransport(Transport):
         if declared.isdigit() and int(declared) > limit:
             response.close()
             raise self._too_large(what, int(declared), b"", exchange, declared=True)
-        data = _read_body(response, limit + 1)
-        if len(data) > limit:
-            raise self._too_large(what, len(data), data[:ID_PREFIX], exchange)
-        return data
+        try:
+            # Decoded bytes are counted (a 2 MiB gzip body may inflate to 2 GiB), and
+            # inflated only as far as they are read: never more than the bound is held.
+            pieces = read_decoded(response, limit + 1)
+        finally:
+            response.close()
+        size = sum(len(piece) for piece in pieces)
+        if size > limit:
+            head = b"".join(pieces[:2])[:ID_PREFIX]  # pieces are at most 64 KiB
+            del pieces
+            raise self._too_large(what, size, head, exchange)
+        return b"".join(pieces)
 
     def _too_large(self, what: str, size: int, head: bytes, exchange: Optional[_Exchange],
                    declared: bool = False) -> MessageTooLarge:

@@ -37,6 +37,7 @@ from ..exceptions import (
     TransportError,
     excerpt,
 )
+from ._bodies import ACCEPT_ENCODING, read_decoded
 from ._deadlines import Watchdog
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, response_id_in
 from ._requests import (
@@ -190,8 +191,9 @@ class SseTransport(Transport):
             yet fails with ``TransportError``; an acknowledged one succeeds, the rest of its
             body dropped with its connection. A request's POST also ends when the request
             does (its deadline): the call then fails with its ``RequestTimeout`` at once.
-        max_message_size: the longest event accepted on the stream (64 MiB by default); no
-            more than that (and one read) is ever held. A longer one ends the stream (the
+        max_message_size: the longest event accepted on the stream (64 MiB by default), in
+            decoded bytes (a gzip stream is inflated only as far as it is read); no more
+            than that (and one read) is ever held. A longer one ends the stream (the
             transport closes, pending requests fail with ``ConnectionClosed``), and the
             request whose id starts it fails with :class:`~mcp_sync.MessageTooLarge`.
 
@@ -361,7 +363,9 @@ class SseTransport(Transport):
     def _open_stream(self) -> Optional[requests.Response]:
         """GET the SSE URL; returns the streaming response (None if closed meanwhile)."""
         assert self._http is not None
-        headers = {**self.headers, "Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        # Only the encodings _bodies.py decodes in bounded memory, unless the user says.
+        headers = {"Accept-Encoding": ACCEPT_ENCODING, **self.headers,
+                   "Accept": "text/event-stream", "Cache-Control": "no-cache"}
         try:
             response = self._http.get(
                 self.url, headers=headers, auth=self.auth, stream=True,
@@ -481,7 +485,8 @@ class SseTransport(Transport):
         if endpoint is None or http is None or self._reported or self._closing:
             raise ConnectionClosed(f"Legacy SSE stream closed ({self.url})")
         data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
-        post_headers = {**self.headers, **(headers or {}), "Content-Type": "application/json"}
+        post_headers = {"Accept-Encoding": ACCEPT_ENCODING, **self.headers, **(headers or {}),
+                        "Content-Type": "application/json"}
         post = _Post()
         # One deadline for the whole POST: a server trickling its acknowledgement cannot
         # hold the sender past it.
@@ -576,13 +581,14 @@ class SseTransport(Transport):
 
 
 def _read_excerpt(response: requests.Response, limit: int = _ERROR_EXCERPT) -> str:
-    """The start of a streamed response's body (an error page), without reading it all."""
+    """The start of a streamed response's body (an error page), without reading it all
+    (at most ``limit`` decoded bytes)."""
     try:
-        data = response.raw.read(limit, decode_content=True)
+        data = b"".join(read_decoded(response, limit))
     except Exception as exc:  # noqa: BLE001 - the body is only context for the error
         log.debug("reading the body of HTTP %s: %r", response.status_code, exc)
         return ""
-    return bytes(data or b"").decode("utf-8", "replace")
+    return data.decode("utf-8", "replace")
 
 
 def _http_error(
