@@ -81,7 +81,7 @@ class Watchdog:
             if self._stopped:
                 return None
             heapq.heappush(self._heap, (deadline.at, next(self._ids), deadline))
-            if self._thread is None:
+            if self._thread is None or not self._thread.is_alive():  # (not after a fork)
                 # A daemon (see the module docstring); stop() joins it.
                 self._thread = threading.Thread(target=self._run, name=self._thread_name,
                                                 daemon=True)
