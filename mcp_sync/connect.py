@@ -8,12 +8,15 @@ import logging
 import re
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
-from .client import REFUSED_STATUSES, Client
+from .client import REFUSED_STATUSES, Client, _Default
 from .exceptions import HTTPError, MCPError, excerpt
 from .transports.base import Transport
 from .transports.stdio import StdioTransport, split_command
 
 __all__ = ["Target", "connect", "http_url", "make_transport"]
+
+# "Use the default": None already means "no limit" for a timeout.
+DEFAULT = _Default.DEFAULT
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +99,7 @@ def make_transport(
     max_write_backlog: Optional[int] = None,
     headers: Optional[Mapping[str, str]] = None,
     auth: Any = None,
+    timeout: Any = DEFAULT,
 ) -> Transport:
     """Build (without starting) the transport for ``target``.
 
@@ -109,7 +113,10 @@ def make_transport(
     with one (``env`` adds to the entry's ``env``, ``cwd`` replaces its ``cwd``);
     ``headers`` (added to an entry's) and ``auth`` are for URLs. ``close_timeout`` and
     ``max_message_size`` go to any transport built here. ``None`` leaves the transport's
-    default.
+    default. ``timeout`` (seconds, ``None`` for no limit) bounds each whole exchange of a
+    URL's transport that no request deadline covers (:class:`~mcp_sync.HttpTransport`'s
+    ``timeout``, :class:`~mcp_sync.SseTransport`'s ``post_timeout``); a command's
+    transport and a transport built already keep theirs.
 
     Raises:
         ValueError: the target is empty, a URL lacks its scheme, the entry or transport
@@ -153,9 +160,9 @@ def make_transport(
         common["max_message_size"] = max_message_size
     if isinstance(target, Mapping):
         return _from_entry(target, transport=transport, options={**common, **stdio_options},
-                           headers=headers, auth=auth)
+                           headers=headers, auth=auth, timeout=timeout)
     if url is not None:
-        return _http_transport(url, transport or "http", headers, auth, common)
+        return _http_transport(url, transport or "http", headers, auth, common, timeout)
     argv = split_command(target)
     if not argv:
         raise ValueError("connect() needs a command, a URL or an mcpServers entry")
@@ -166,7 +173,7 @@ def make_transport(
 
 def _from_entry(
     entry: Mapping[str, Any], *, transport: Optional[str], options: Dict[str, Any],
-    headers: Optional[Mapping[str, str]], auth: Any,
+    headers: Optional[Mapping[str, str]], auth: Any, timeout: Any = DEFAULT,
 ) -> Transport:
     kind = transport or entry.get("type") or entry.get("transport")
     if kind in ("streamable-http", "streamableHttp", "streamable_http"):
@@ -178,7 +185,7 @@ def _from_entry(
         url = http_url(str(entry["url"]))
         assert url is not None  # strict: a URL or ValueError
         merged = {**(entry.get("headers") or {}), **(headers or {})}
-        return _http_transport(url, kind, merged or None, auth, options)
+        return _http_transport(url, kind, merged or None, auth, options, timeout)
     if "command" in entry:
         if kind not in (None, "stdio"):
             raise ValueError(f"mcpServers entry with a command has type {kind!r}; use 'stdio'")
@@ -193,15 +200,20 @@ def _from_entry(
 
 def _http_transport(
     url: str, kind: str, headers: Optional[Mapping[str, str]], auth: Any,
-    options: Mapping[str, Any],
+    options: Mapping[str, Any], timeout: Any = DEFAULT,
 ) -> Transport:
+    # The client's timeout also bounds the exchanges its requests' deadlines do not
+    # cover (notifications/initialized during connect, say): see make_transport().
+    timed = {} if timeout is DEFAULT else {"timeout": timeout}
     if kind == "sse":
         from .transports.sse import SseTransport
 
-        return SseTransport(url, headers=headers, auth=auth, **options)
+        if timeout is not DEFAULT:
+            timed = {"post_timeout": timeout}
+        return SseTransport(url, headers=headers, auth=auth, **timed, **options)
     from .transports.http import HttpTransport
 
-    return HttpTransport(url, headers=headers, auth=auth, **options)
+    return HttpTransport(url, headers=headers, auth=auth, **timed, **options)
 
 
 def connect(
@@ -231,7 +243,9 @@ def connect(
     ``env``), ``headers``/``auth`` to the transport of a URL, ``max_message_size`` to
     either; an option the target's transport does not take is a ``ValueError``. The other
     keyword arguments go to :class:`Client`; its ``close_timeout`` bounds each step of
-    closing the transport too (stopping a stdio server included).
+    closing the transport too (stopping a stdio server included), and its ``timeout``
+    also bounds each whole HTTP exchange no request deadline covers (the POST of
+    ``notifications/initialized`` and its body, say).
 
     Use the client as a context manager, or call ``close()`` when done.
 
@@ -244,7 +258,7 @@ def connect(
         target, transport=transport, name=client_kwargs.get("name"), env=env, cwd=cwd,
         inherit_env=inherit_env, max_message_size=max_message_size,
         stderr_lines=stderr_lines, max_write_backlog=max_write_backlog,
-        headers=headers, auth=auth,
+        headers=headers, auth=auth, timeout=client_kwargs.get("timeout", DEFAULT),
     )
     client = Client(built, **client_kwargs)
     try:
@@ -257,7 +271,8 @@ def connect(
                  built.target, exc.status)
         refused = exc
     legacy = make_transport(target, transport="sse", name=client_kwargs.get("name"),
-                            max_message_size=max_message_size, headers=headers, auth=auth)
+                            max_message_size=max_message_size, headers=headers, auth=auth,
+                            timeout=client_kwargs.get("timeout", DEFAULT))
     try:
         return Client(legacy, **client_kwargs).connect()
     except MCPError as legacy_error:

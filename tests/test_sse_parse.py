@@ -241,6 +241,49 @@ def test_the_join_budget_keeps_events_of_a_few_hundred_lines() -> None:
     assert decoder.last_event_id == "2"  # skipped, but received: its ID counts
 
 
+def test_events_arriving_in_one_chunk_are_returned_in_order() -> None:
+    """Several events (and the start of the next) in one read: each is returned, in wire
+    order, and the unfinished one waits for its blank line."""
+    decoder = SSEDecoder()
+    events = decoder.feed(b"id: 1\ndata: first\n\nevent: note\ndata: second\n\n"
+                          b"id: 3\ndata: third\n\ndata: fou")
+    assert [(e.data, e.event, e.id) for e in events] == [
+        ("first", "message", "1"), ("second", "note", "1"), ("third", "message", "3")]
+    assert [e.data for e in decoder.feed(b"rth\n\n")] == ["fourth"]
+
+
+def test_events_arriving_in_one_chunk_are_delivered_in_order_over_http(
+        server: McpHttpServer) -> None:
+    """Two notifications and the response in one HTTP chunk, through HttpTransport over a
+    real socket: the transport hands all three to the session, in wire order."""
+    def reply(handler: Any, message: Dict[str, Any]) -> None:
+        notes = [{"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "info", "data": f"note {n}"}} for n in (1, 2)]
+        handler.write_raw(b"".join(handler.event_bytes(m) for m in notes)
+                          + handler.event_bytes(response_to(message, "last")))
+
+    on_call(server, reply)
+    received: List[Any] = []
+    all_in = threading.Event()
+
+    def on_message(message: Any) -> None:
+        received.append(message)
+        if len(received) == 3:
+            all_in.set()
+
+    transport = HttpTransport(server.url, close_timeout=2.0, listen=False)
+    transport.start(on_message, lambda error: None)
+    try:
+        transport.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                        "params": {"name": "echo", "arguments": {"text": "x"}}})
+        assert all_in.wait(WAIT), received
+    finally:
+        transport.close()
+    assert [m.get("params", {}).get("data") for m in received[:2]] == ["note 1", "note 2"]
+    assert received[2]["id"] == 1 and received[2]["result"]["content"][0]["text"] == "last"
+    assert len(received) == 3
+
+
 # -- the legacy HTTP+SSE transport reads with the same line reader ---------------------------
 
 

@@ -111,11 +111,17 @@ def test_progress_extends_the_deadline_and_reaches_on_progress() -> None:
 
 
 def test_progress_never_extends_past_max_total_timeout() -> None:
-    with connect(max_total_timeout=1.0) as client:
+    """Progress every 0.1 s would keep a 0.4 s deadline alive for the whole 10 s call: the
+    total cap ends it, at 1.5 s. The upper bound is tight enough that a cap twice as long
+    (3 s) fails the test, and the error names the total bound, not the 0.4 s one."""
+    with connect(max_total_timeout=1.5) as client:
         started = time.monotonic()
-        with pytest.raises(RequestTimeout):
-            client.call_tool("slow", {"seconds": 5, "progress_interval": 0.1}, timeout=0.4)
-        assert 0.9 <= time.monotonic() - started < 3.0
+        with pytest.raises(RequestTimeout) as info:
+            client.call_tool("slow", {"seconds": 10, "progress_interval": 0.1}, timeout=0.4)
+        elapsed = time.monotonic() - started
+        assert 1.4 <= elapsed < 2.3, elapsed
+        assert "max_total_timeout=1.5 s" in str(info.value)
+        assert client.call_tool("echo", {"text": "after"}).text == "after"
 
 
 def test_timeout_sends_cancelled_and_client_stays_usable() -> None:

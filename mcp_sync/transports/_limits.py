@@ -1,7 +1,8 @@
 """The size bound on what a server sends, shared by the transports.
 
 Every transport reads at most ``max_message_size`` bytes (64 MiB by default) of one
-message: a JSONL line (stdio), a JSON body or an SSE event (HTTP). Beyond that the message
+message: a JSONL line (stdio), a JSON body or an SSE event (HTTP; decoded bytes, after
+the body's ``Content-Encoding``: see ``_bodies.py``). Beyond that the message
 is not assembled: stdio skips the rest of the line, HTTP drops the connection it came on.
 
 A message that large is usually a response, and its caller should not wait for its

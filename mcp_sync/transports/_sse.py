@@ -413,25 +413,13 @@ def read1_of(response: Any) -> Callable[[int], bytes]:
     ``response`` is a ``requests.Response`` opened with ``stream=True`` (or a urllib3
     response). The function blocks only until *some* bytes arrive (or the body ends, then
     it returns ``b""``), so an event is seen as soon as its last byte is. Content encodings
-    (gzip) are decoded.
+    (gzip, deflate) are decoded, never more than ``n`` decoded bytes per call: the event
+    bound counts decoded bytes, and a gzip bomb is inflated only as far as it is read
+    (``_bodies.py``).
     """
-    raw = getattr(response, "raw", response)
-    read1 = getattr(raw, "read1", None)
-    if read1 is not None:  # urllib3 >= 2
+    from ._bodies import decoded_reader
 
-        def read(n: int) -> bytes:
-            data: bytes = read1(n, decode_content=True)
-            return data or b""
-
-        return read
-    fp = getattr(raw, "_fp", None)  # urllib3 1.x: the http.client response underneath
-    if fp is not None and hasattr(fp, "read1"):
-        fp_read1: Callable[[int], bytes] = fp.read1
-        return fp_read1
-    # Anything else with read(): one byte at a time never waits for bytes that are not
-    # coming. Slow, but only for exotic adapters.
-    raw_read: Callable[[int], bytes] = raw.read
-    return lambda n: raw_read(1)
+    return decoded_reader(response)
 
 
 def iter_events(

@@ -44,6 +44,10 @@ Threads (all daemons, so that a client nobody closed never keeps the interpreter
   when the stream ends. Idle threads wait for the next request and retire after a while.
 * ``mcp-sync-listener-<name>``: the optional GET stream, opened between ``initialize``
   and ``notifications/initialized`` and re-opened with backoff when it ends.
+* ``mcp-sync-deadline-<name>``: keeps one deadline for each whole exchange no request
+  deadline covers (a notification's or a response's POST and its body, the ``DELETE`` in
+  ``close()``), and shuts its socket down when it passes (``_deadlines.py``); started
+  on first use, retired when idle.
 
 Blocked reads end when ``cancel()`` or ``close()`` shuts the socket down. On a
 ``requests.Session`` the transport created itself, that includes a request still waiting
@@ -91,6 +95,8 @@ from ..exceptions import (
     excerpt,
     server_error,
 )
+from ._bodies import ACCEPT_ENCODING, read_decoded
+from ._deadlines import Deadline, Watchdog
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, ID_PREFIX, response_id_in
 from ._requests import (
     close_session,
@@ -118,6 +124,9 @@ _NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri
 _READ_SIZE = 1 << 16
 # How much of an error body is kept for the exception message.
 _ERROR_BODY_LIMIT = 64 * 1024
+# How much of a body nobody needs (a 202's) is read so that its connection can be reused;
+# a longer one is dropped with its connection.
+_ACK_LIMIT = 64 * 1024
 # Connections kept per host by the requests.Session the transport creates.
 _POOL_SIZE = 64
 # A stream thread that has had no request for this long retires.
@@ -204,17 +213,16 @@ def _set_read_timeout(response: requests.Response, timeout: Optional[float]) -> 
 
 
 def _read_body(response: requests.Response, limit: Optional[int] = None) -> bytes:
-    """Read a streamed response's body (at most ``limit`` bytes) and release it.
+    """Read a streamed response's body (at most ``limit`` decoded bytes) and release it.
 
     A body read to its end hands its connection back to the pool for the next request;
     one cut short is closed.
     """
-    raw = response.raw
     try:
         if limit is None:
-            data: bytes = raw.read(decode_content=True)
+            data: bytes = response.raw.read(decode_content=True)
         else:
-            data = raw.read(limit, decode_content=True)
+            data = b"".join(read_decoded(response, limit))
     finally:
         response.close()
     return data or b""
@@ -458,10 +466,13 @@ class HttpTransport(Transport):
             (proxies, ``REQUESTS_CA_BUNDLE``, ``.netrc``) are read once, in :meth:`start`.
         name: a label for thread names and logs; by default the URL's host and port.
         timeout: seconds allowed for exchanges no request deadline covers: POSTing a
-            notification or a response until its status arrives, starting a new session
+            notification or a response (one deadline for the whole exchange, its reply's
+            body included: past it, a POST with no status yet fails with
+            ``TransportError``, an accepted one's body is dropped), starting a new session
             after the server lost one, re-opening the GET stream; the DELETE in
-            ``close()`` is further capped by ``close_timeout``, and the GET stream's first
-            opening by ``min(1, timeout / 4)``. ``None``: no limit.
+            ``close()`` is further capped by ``close_timeout`` (for the whole exchange
+            too), and the GET stream's first opening by ``min(1, timeout / 4)``.
+            ``connect(url, timeout=...)`` sets it. ``None``: no limit.
         connect_timeout: seconds allowed to open a TCP (and TLS) connection.
         read_timeout: the longest a request's reply may go without a byte (waiting for its
             headers included) before it fails. ``None`` (the default): no limit of its own;
@@ -477,7 +488,8 @@ class HttpTransport(Transport):
         max_retry_delay: the longest wait before a resumption or a re-opening, whatever
             ``retry:`` says and however far the backoff grows.
         max_message_size: the longest JSON body or SSE event accepted from the server
-            (64 MiB by default); no more than that (and one read) is ever held. A longer
+            (64 MiB by default), in decoded bytes (a gzip body is inflated only as far as
+            it is read); no more than that (and one read) is ever held. A longer
             one is not read on: its connection is dropped and the request it belongs to
             (its POST's, or the one whose id starts it) fails at once with
             :class:`~mcp_sync.MessageTooLarge`.
@@ -546,6 +558,7 @@ class HttpTransport(Transport):
         self._http: Optional[requests.Session] = None
         self._owns_http = False
         self._workers = ThreadPool(f"mcp-sync-stream-{self.name}", idle_timeout=_WORKER_IDLE)
+        self._watchdog = Watchdog(f"mcp-sync-deadline-{self.name}")
         self._exchanges: Dict[Any, _Exchange] = {}
         self._session_id: Optional[str] = None
         self._protocol_version: Optional[str] = None
@@ -633,6 +646,8 @@ class HttpTransport(Transport):
             base[key] = value if isinstance(value, str) else value.decode("latin-1")
         base.update(self.headers)
         base["Accept"] = f"{_JSON}, {_EVENT_STREAM}"
+        if not any(key.lower() == "accept-encoding" for key in self.headers):
+            base["Accept-Encoding"] = ACCEPT_ENCODING  # what _bodies.py decodes itself
         base["Content-Type"] = _JSON
         self._base_headers = base
         self._rebuild_headers()
@@ -678,6 +693,7 @@ class HttpTransport(Transport):
             listener.join(self.close_timeout)
             if listener.is_alive():
                 log.warning("%s did not stop within %.1f s", listener.name, self.close_timeout)
+        self._watchdog.stop(self.close_timeout)
         # 4. Release the connections.
         if self._owns_http and self._http is not None:
             close_session(self._http)
@@ -689,14 +705,25 @@ class HttpTransport(Transport):
             return
         bound = self.close_timeout if self.timeout is None else min(self.close_timeout,
                                                                     self.timeout)
+        # One deadline for the whole DELETE, its body included: a server trickling its
+        # reply cannot hold close() past it.
+        exchange = _Exchange(object(), "DELETE", None)
+        deadline = self._watchdog.watch(bound, exchange.abort)
         try:
             response = self._send_http("DELETE", None, self._headers.copy(),
-                                       timeout=(bound, bound), what="(end of session)")
+                                       timeout=(bound, bound), exchange=exchange,
+                                       what="(end of session)")
             _discard(response)
             log.debug("DELETE of session %s at %s: HTTP %s", session_id, self.url,
                       response.status_code)
         except (MCPError, *_READ_ERRORS) as exc:
             log.debug("DELETE of session %s at %s failed: %r", session_id, self.url, exc)
+        finally:
+            if deadline is not None:
+                deadline.cancel()
+                if deadline.expired:
+                    log.info("mcp-sync %s: the DELETE of session %s got no whole reply "
+                             "within %s s; dropped", self.name, session_id, bound)
 
     def _report_close(self) -> None:
         with self._state_lock:
@@ -891,45 +918,81 @@ class HttpTransport(Transport):
 
     def _post_message(self, message: Dict[str, Any], body: bytes,
                       extra: Optional[Mapping[str, str]] = None) -> None:
-        """POST a notification or a response on the calling thread; 202 is the answer."""
+        """POST a notification or a response on the calling thread; 202 is the answer.
+
+        The whole exchange (headers, body, and the drain of an event stream sent back)
+        has one deadline, ``timeout``. Past it, before the status arrived, the POST fails
+        with ``TransportError``; after a 2xx status, the message was accepted: the rest of
+        the body is dropped with its connection, and the POST succeeds. A body that is
+        neither JSON nor an event stream (a 202's) is read up to 64 KiB, no further.
+
+        Raises:
+            TransportError: no status before the deadline, or the server is unreachable.
+        """
         what = message.get("method") or f"response to id={message.get('id')!r}"
         headers = self._headers.copy()
         if extra:
             headers.update(extra)
-        response = self._send_http("POST", body, headers,
-                                   timeout=(self.connect_timeout, self.timeout), what=what)
-        status = response.status_code
-        if not 200 <= status < 300:
-            error = self._http_error(response, what)
-            log.warning("mcp-sync %s: the server did not accept %s: %s", self.name, what, error)
-            return
-        media = _media_type(response)
-        if media == _EVENT_STREAM:  # not what the spec says, but deliver what it carries
-            # Registered under a key no request has, so that close() aborts it too.
-            exchange = _Exchange(object(), what, None)
-            exchange.attach_response(response)
-            with self._state_lock:
-                closing = self._closing
-                if not closing:
-                    self._exchanges[exchange.request_id] = exchange
-            if closing:
-                response.close()
+        # Registered under a key no request has (if it turns into a stream to drain).
+        exchange = _Exchange(object(), what, None)
+        deadline = self._watchdog.watch(self.timeout, exchange.abort)
+        handed_over = False
+        try:
+            try:
+                response = self._send_http("POST", body, headers,
+                                           timeout=(self.connect_timeout, self.timeout),
+                                           exchange=exchange, what=what)
+            except TransportError as exc:
+                if deadline is not None and deadline.expired:
+                    label = doing(what, connected=self._protocol_version is not None)
+                    error = TransportError(f"{label}: no reply from {self.url} within the "
+                                           f"timeout of {deadline.timeout} s")
+                    raise error from exc
+                raise
+            status = response.status_code
+            if not 200 <= status < 300:
+                error = self._http_error(response, what)
+                log.warning("mcp-sync %s: the server did not accept %s: %s", self.name, what,
+                            error)
+                return
+            media = _media_type(response)
+            if media == _EVENT_STREAM:  # not what the spec says, but deliver what it carries
+                with self._state_lock:
+                    closing = self._closing
+                    if not closing:
+                        self._exchanges[exchange.request_id] = exchange
+                if closing:
+                    response.close()
+                    return
+                try:
+                    self._spawn(self._drain, exchange, response, deadline)
+                    handed_over = True
+                except ConnectionClosed:
+                    self._forget(exchange)
+                    response.close()
                 return
             try:
-                self._spawn(self._drain, exchange, response)
-            except ConnectionClosed:
-                self._forget(exchange)
-                response.close()
-            return
-        try:
-            data = self._read_json_body(response, f"a JSON reply to {what}", None)
-        except MessageTooLarge:
-            return  # logged; nobody waits for it
-        except _READ_ERRORS as exc:
-            log.debug("reading the reply to %s failed: %r", what, exc)
-            return
-        if media == _JSON and data.strip():
-            self._deliver_json(data, None, what)
+                if media == _JSON:
+                    data = self._read_json_body(response, f"a JSON reply to {what}", None)
+                else:  # nobody needs it: read it only to reuse the connection
+                    data = _read_body(response, _ACK_LIMIT + 1)
+                    if len(data) > _ACK_LIMIT:
+                        log.debug("dropped the %s-byte-plus reply to %s", _ACK_LIMIT, what)
+                    return
+            except MessageTooLarge:
+                return  # logged; nobody waits for it
+            except _READ_ERRORS as exc:
+                if deadline is not None and deadline.expired:
+                    log.info("mcp-sync %s: the reply to %s did not end within %s s; dropped",
+                             self.name, what, deadline.timeout)
+                else:
+                    log.debug("reading the reply to %s failed: %r", what, exc)
+                return
+            if data.strip():
+                self._deliver_json(data, None, what)
+        finally:
+            if deadline is not None and not handed_over:
+                deadline.cancel()
 
     # -- one request ---------------------------------------------------------------------
 
@@ -1129,10 +1192,18 @@ class HttpTransport(Transport):
         if declared.isdigit() and int(declared) > limit:
             response.close()
             raise self._too_large(what, int(declared), b"", exchange, declared=True)
-        data = _read_body(response, limit + 1)
-        if len(data) > limit:
-            raise self._too_large(what, len(data), data[:ID_PREFIX], exchange)
-        return data
+        try:
+            # Decoded bytes are counted (a 2 MiB gzip body may inflate to 2 GiB), and
+            # inflated only as far as they are read: never more than the bound is held.
+            pieces = read_decoded(response, limit + 1)
+        finally:
+            response.close()
+        size = sum(len(piece) for piece in pieces)
+        if size > limit:
+            head = b"".join(pieces[:2])[:ID_PREFIX]  # pieces are at most 64 KiB
+            del pieces
+            raise self._too_large(what, size, head, exchange)
+        return b"".join(pieces)
 
     def _too_large(self, what: str, size: int, head: bytes, exchange: Optional[_Exchange],
                    declared: bool = False) -> MessageTooLarge:
@@ -1232,12 +1303,15 @@ class HttpTransport(Transport):
             return
         self._deliver(message)
 
-    def _drain(self, exchange: _Exchange, response: requests.Response) -> None:
+    def _drain(self, exchange: _Exchange, response: requests.Response,
+               deadline: Optional[Deadline]) -> None:
         try:
             self._pump(exchange, response, self._new_decoder())
         except MessageTooLarge:
             pass  # logged; the stream of a notification's reply: nobody waits for it
         finally:
+            if deadline is not None:
+                deadline.cancel()
             self._forget(exchange)
 
     def _read_request_stream(self, exchange: _Exchange, response: requests.Response) -> None:

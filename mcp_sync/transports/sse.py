@@ -6,11 +6,13 @@ client POSTs every message it sends. Everything the server sends (responses,
 notifications, requests) arrives as ``message`` events on the GET stream; a POST is only
 acknowledged (``202 Accepted``).
 
-Threads: one, ``mcp-sync-reader-<name>``, a daemon (so a transport nobody closed never
+Threads: ``mcp-sync-reader-<name>``, a daemon (so a transport nobody closed never
 keeps the interpreter alive; cleanup does not rely on that: ``close()`` ends the stream
 and joins it with a bound). It performs the GET, reads the stream incrementally, hands
 each message to the session and reports the close exactly once when the stream ends.
-POSTs run on the thread that sends.
+POSTs run on the thread that sends; ``mcp-sync-deadline-<name>`` (``_deadlines.py``,
+started on first use, joined by ``close()``) ends a POST whose whole exchange outlives
+``post_timeout``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from ..exceptions import (
     TransportError,
     excerpt,
 )
+from ._bodies import ACCEPT_ENCODING, read_decoded
+from ._deadlines import Watchdog
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, response_id_in
 from ._requests import (
     close_session,
@@ -136,6 +140,39 @@ def _unbounded_reads(response: requests.Response, read_timeout: float) -> None:
         log.debug("cannot lift the read timeout of an SSE stream: %r", exc)
 
 
+class _Post:
+    """One POST in flight, and the means to end it from another thread.
+
+    ``lock`` guards ``response`` against ``abort()`` racing the sender.
+    """
+
+    __slots__ = ("aborted", "lock", "response")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.response: Optional[requests.Response] = None
+        self.aborted = False
+
+    def attach(self, response: requests.Response) -> None:
+        with self.lock:
+            self.response = response
+            aborted = self.aborted
+        if aborted:
+            _wake_reader(response)
+
+    def detach(self) -> None:
+        with self.lock:
+            self.response = None
+
+    def abort(self) -> None:
+        """Make a read of the reply (in another thread) return at once."""
+        with self.lock:
+            self.aborted = True
+            response = self.response
+        if response is not None:
+            _wake_reader(response)
+
+
 class SseTransport(Transport):
     """Talks to an MCP server over the legacy HTTP+SSE transport (protocol 2024-11-05).
 
@@ -149,9 +186,14 @@ class SseTransport(Transport):
         close_timeout: how long :meth:`close` waits for the reader thread.
         connect_timeout: how long :meth:`start` waits for the connection, the response
             headers and the ``endpoint`` event, each.
-        post_timeout: how long a POST may wait for the server's acknowledgement.
-        max_message_size: the longest event accepted on the stream (64 MiB by default); no
-            more than that (and one read) is ever held. A longer one ends the stream (the
+        post_timeout: how long a POST may take, whole: its acknowledgement's status,
+            headers and body (at most 64 KiB of it is read). Past it, a POST with no status
+            yet fails with ``TransportError``; an acknowledged one succeeds, the rest of its
+            body dropped with its connection. A request's POST also ends when the request
+            does (its deadline): the call then fails with its ``RequestTimeout`` at once.
+        max_message_size: the longest event accepted on the stream (64 MiB by default), in
+            decoded bytes (a gzip stream is inflated only as far as it is read); no more
+            than that (and one read) is ever held. A longer one ends the stream (the
             transport closes, pending requests fail with ``ConnectionClosed``), and the
             request whose id starts it fails with :class:`~mcp_sync.MessageTooLarge`.
 
@@ -203,6 +245,10 @@ class SseTransport(Transport):
         # Set by the reader once the endpoint is known or the stream failed before it.
         self._ready = threading.Event()
         self._start_error: Optional[MCPError] = None
+        self._watchdog = Watchdog(f"mcp-sync-deadline-{self.name}")
+        # The POSTs of requests in flight, by request id (guarded by _state_lock): the
+        # session's cancel() at a request's deadline ends its POST.
+        self._posts: Dict[Any, _Post] = {}
 
     @property
     def target(self) -> str:
@@ -259,6 +305,8 @@ class SseTransport(Transport):
         self._reader = None
         self._ready = threading.Event()
         self._start_error = None
+        self._watchdog = Watchdog(f"mcp-sync-deadline-{self.name}")
+        self._posts = {}
 
     # -- reading -------------------------------------------------------------------------
 
@@ -315,7 +363,9 @@ class SseTransport(Transport):
     def _open_stream(self) -> Optional[requests.Response]:
         """GET the SSE URL; returns the streaming response (None if closed meanwhile)."""
         assert self._http is not None
-        headers = {**self.headers, "Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        # Only the encodings _bodies.py decodes in bounded memory, unless the user says.
+        headers = {"Accept-Encoding": ACCEPT_ENCODING, **self.headers,
+                   "Accept": "text/event-stream", "Cache-Control": "no-cache"}
         try:
             response = self._http.get(
                 self.url, headers=headers, auth=self.auth, stream=True,
@@ -435,34 +485,72 @@ class SseTransport(Transport):
         if endpoint is None or http is None or self._reported or self._closing:
             raise ConnectionClosed(f"Legacy SSE stream closed ({self.url})")
         data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
-        post_headers = {**self.headers, **(headers or {}), "Content-Type": "application/json"}
+        post_headers = {"Accept-Encoding": ACCEPT_ENCODING, **self.headers, **(headers or {}),
+                        "Content-Type": "application/json"}
+        post = _Post()
+        # One deadline for the whole POST: a server trickling its acknowledgement cannot
+        # hold the sender past it.
+        deadline = self._watchdog.watch(self.post_timeout, post.abort)
+        request_id = message.get("id") if "method" in message else None
+        if request_id is not None:
+            with self._state_lock:
+                self._posts[request_id] = post
         try:
-            # Streamed: the reply's body is read with a bound below, never whole.
-            response = http.post(
-                endpoint, data=data, headers=post_headers, auth=self.auth,
-                hooks={"response": [refuse_cross_origin]},
-                timeout=(self.connect_timeout, self.post_timeout), stream=True,
-            )
-        except requests.RequestException as exc:
-            if self._closing:
-                raise ConnectionClosed(
-                    f"Legacy SSE stream closed by the client ({self.url})"
-                ) from exc
-            method = message.get("method")
-            label = doing(method if isinstance(method, str) else None, connected=False)
-            if isinstance(exc, requests.ConnectionError):
-                raise TransportError(f"{label or 'POST'}: cannot reach {excerpt(endpoint, 200)}: "
-                                     f"{failure_reason(exc)}") from exc
-            raise TransportError(  # the endpoint, and requests' text about it, is the server's
-                f"POST to {excerpt(endpoint, 200)} failed: {excerpt(exc, 300)}") from exc
-        try:
-            if not 200 <= response.status_code < 300:
+            try:
+                # Streamed: the reply's body is read with a bound below, never whole.
+                response = http.post(
+                    endpoint, data=data, headers=post_headers, auth=self.auth,
+                    hooks={"response": [refuse_cross_origin]},
+                    timeout=(self.connect_timeout, self.post_timeout), stream=True,
+                )
+            except requests.RequestException as exc:
+                if self._closing:
+                    raise ConnectionClosed(
+                        f"Legacy SSE stream closed by the client ({self.url})"
+                    ) from exc
                 method = message.get("method")
-                raise _http_error(response, endpoint, method if isinstance(method, str) else None,
-                                  _read_excerpt(response, _ERROR_EXCERPT))
-            _read_excerpt(response, _ACK_LIMIT)  # the reply travels on the stream
+                label = doing(method if isinstance(method, str) else None, connected=False)
+                if isinstance(exc, requests.ConnectionError):
+                    raise TransportError(f"{label or 'POST'}: cannot reach "
+                                         f"{excerpt(endpoint, 200)}: "
+                                         f"{failure_reason(exc)}") from exc
+                raise TransportError(  # the endpoint, and requests' text about it, is the server's
+                    f"POST to {excerpt(endpoint, 200)} failed: {excerpt(exc, 300)}") from exc
+            post.attach(response)
+            try:
+                if not 200 <= response.status_code < 300:
+                    method = message.get("method")
+                    raise _http_error(response, endpoint,
+                                      method if isinstance(method, str) else None,
+                                      _read_excerpt(response, _ERROR_EXCERPT))
+                # The reply travels on the stream: the acknowledgement is read (at most
+                # 64 KiB of it) only to reuse the connection, and not waited for past the
+                # deadline or the request's end (a read cut short returns what came).
+                _read_excerpt(response, _ACK_LIMIT)
+                if post.aborted:
+                    log.debug("stopped reading the acknowledgement of %s from %s",
+                              message.get("method") or "a response", self.name)
+            finally:
+                post.detach()  # its connection may serve another POST once released
+                response.close()
         finally:
-            response.close()
+            if deadline is not None:
+                deadline.cancel()
+            if request_id is not None:
+                with self._state_lock:
+                    if self._posts.get(request_id) is post:
+                        del self._posts[request_id]
+
+    def cancel(self, request_id: Any) -> bool:
+        """Stop waiting on the POST of a request that is over (its deadline passed).
+
+        Returns False: the server still has to be told (``notifications/cancelled``).
+        """
+        with self._state_lock:
+            post = self._posts.get(request_id)
+        if post is not None:
+            post.abort()
+        return False
 
     # -- closing -------------------------------------------------------------------------
 
@@ -486,19 +574,21 @@ class SseTransport(Transport):
             if reader.is_alive():
                 log.warning("%s did not stop within %.1f s", reader.name, self.close_timeout)
         self._report_close(None)  # no-op if the reader reported already
+        self._watchdog.stop(self.close_timeout)
         http = self._http
         if http is not None and self._given_session is None:
             close_session(http)
 
 
 def _read_excerpt(response: requests.Response, limit: int = _ERROR_EXCERPT) -> str:
-    """The start of a streamed response's body (an error page), without reading it all."""
+    """The start of a streamed response's body (an error page), without reading it all
+    (at most ``limit`` decoded bytes)."""
     try:
-        data = response.raw.read(limit, decode_content=True)
+        data = b"".join(read_decoded(response, limit))
     except Exception as exc:  # noqa: BLE001 - the body is only context for the error
         log.debug("reading the body of HTTP %s: %r", response.status_code, exc)
         return ""
-    return bytes(data or b"").decode("utf-8", "replace")
+    return data.decode("utf-8", "replace")
 
 
 def _http_error(

@@ -26,6 +26,8 @@ Knobs, set before the client sends what they apply to:
 * ``keepalive``: seconds between ``: keep-alive`` comments on an idle request stream.
 * ``post_hook(handler, message)``: takes over a POST when it returns True (it writes the
   whole reply with the handler's ``send_status``/``start_events``/``write_event``/...).
+* ``delete_hook(handler)``: takes over a DELETE when it returns True (after the session
+  it names was ended).
 
 Records: ``requests`` (every request, :class:`Recorded`), ``wait_for(predicate)``.
 Controls: ``expire_sessions()`` (the server forgets them: later requests get 404),
@@ -475,6 +477,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_status(status or 400)
             return
         self.mcp.end_session(session.session_id)
+        hook = self.mcp.delete_hook
+        if hook is not None and hook(self):
+            return
         self.send_status(200)
 
 
@@ -507,6 +512,7 @@ class McpHttpServer:
         self.hold_open: Optional[threading.Event] = None
         self.keepalive: Optional[float] = None
         self.post_hook: Optional[Callable[[_Handler, Any], bool]] = None
+        self.delete_hook: Optional[Callable[[_Handler], bool]] = None
         self.sessions: Dict[str, _Session] = {}
         self.requests: List[Recorded] = []
         self._stream_ends: Dict[Any, threading.Event] = {}

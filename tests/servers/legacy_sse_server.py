@@ -11,7 +11,9 @@ session id returning the endpoint event's data, or None to send none), ``preambl
 bytes the stream starts with, before the endpoint event), ``get_status`` and
 ``post_status`` (answer GETs or POSTs with an error status instead), ``get_headers`` and
 ``post_headers`` (extra headers on those errors), ``required_headers`` (401 unless every
-one is present). ``requests`` records every request as ``(method, path, headers)``.
+one is present), ``post_hook(handler, message)`` (takes over a POST to a known session
+when it returns True: it writes the whole reply). ``requests`` records every request as
+``(method, path, headers)``.
 ``end_streams()`` hangs up on every open stream; ``send_raw(text)`` writes raw SSE text to
 every open stream.
 
@@ -183,6 +185,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             self._error(400, "invalid JSON")
             return
+        hook = owner.post_hook
+        if hook is not None and hook(self, message):
+            return
         self._error(202, "Accepted")
         stream.connection.receive(message)
 
@@ -216,6 +221,7 @@ class LegacySseServer:
         self.post_status: Optional[int] = None
         self.post_headers: Dict[str, str] = {}  # extra headers on that error (a Location)
         self.required_headers: Dict[str, str] = {}
+        self.post_hook: Optional[Callable[[_Handler, Any], bool]] = None
         self.requests: List[Tuple[str, str, Dict[str, str]]] = []
         self.streams: Dict[str, SseStream] = {}
         self.stopping = threading.Event()
