@@ -120,8 +120,10 @@ def test_round_trip_and_wire_headers(server: McpHttpServer, reply: str) -> None:
         session_id = client.transport.session_id  # type: ignore[attr-defined]
         assert session_id and server.sessions.keys() == {session_id}
         names = stream_threads()
-        assert any(n.startswith("mcp-sync-stream-127.0.0.1_") for n in names), names
-        assert f"mcp-sync-listener-127.0.0.1_{server.port}" in names
+        # Named after the server's serverInfo.name once the handshake gave it.
+        assert client.name == "http-test"
+        assert any(n.startswith("mcp-sync-stream-http-test") for n in names), names
+        assert "mcp-sync-listener-http-test" in names
     posts = server.matching(lambda r: r.method == "POST")
     for r in posts:
         assert r.header("Accept") == ACCEPT and r.header("Content-Type") == "application/json"
