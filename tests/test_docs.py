@@ -82,3 +82,16 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     )
     assert result.returncode != 0
     assert "missing.md" in result.stderr
+
+
+def test_each_place_the_library_lives_has_its_page() -> None:
+    """Getting started, one page per place (a Django view, a Flask app, a notebook, a
+    script or cron job, Celery workers), the CLI, configuration, errors, security,
+    performance and the API reference are all in the site's navigation."""
+    nav = (ROOT / "mkdocs.yml").read_text().split("\nnav:", 1)[1]
+    pages = set(re.findall(r":\s*([\w-]+\.md)\s*$", nav, re.M))
+    assert pages >= {"index.md", "django.md", "flask.md", "notebooks.md", "scripts.md",
+                     "scale-out.md", "cli.md", "configuration.md", "errors.md", "security.md",
+                     "performance.md", "reference.md"}
+    for page in pages:
+        assert (ROOT / "docs" / page).is_file(), page
