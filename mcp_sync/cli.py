@@ -56,6 +56,10 @@ tool, resource or prompt; the server's message is printed) or the tool result ha
 ``isError``, 2 usage (bad arguments or configuration), 3 connection or protocol failure
 (a refused handshake included), 4 timeout, 130 interrupted, 141 the output was
 closed early (as a shell reports a program ended by SIGPIPE).
+
+A stdio server is stopped with a 0.5 s grace for each step (stdin closed, SIGTERM,
+SIGKILL), so a command that gave up on a call (``--timeout``, Ctrl-C) ends about a
+second after it, even when the server is stuck in that call.
 """
 
 from __future__ import annotations
@@ -545,10 +549,17 @@ def _header(text: str) -> Tuple[str, str]:
     return name.strip(), value.strip()
 
 
+# Each step of stopping a stdio server when the command ends (stdin closed, SIGTERM,
+# SIGKILL). A command that gave up on a call (a timeout, Ctrl-C) must not then wait out
+# the library's 2 s grace per step for a server stuck in that call.
+CLI_CLOSE_TIMEOUT = 0.5
+
+
 def _connect(args: argparse.Namespace) -> Client:
     from .connect import connect
 
     target, kwargs = _target(args)
+    kwargs.setdefault("close_timeout", CLI_CLOSE_TIMEOUT)
     return connect(target, **kwargs)
 
 

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
@@ -144,6 +145,21 @@ def test_a_timeout_exits_4_in_both_modes() -> None:
     assert machine.returncode == 4
     error = json.loads(machine.stdout)["error"]
     assert error["type"] == "RequestTimeout" and error["exitCode"] == 4
+
+
+def test_a_timed_out_call_to_a_stuck_server_exits_about_a_second_later() -> None:
+    """The server ignores stdin's end and SIGTERM while stuck in the call the command gave
+    up: the command stops it with the CLI's short close grace (0.5 s a step), not the
+    library's 2 s a step."""
+    started = time.monotonic()
+    result = cli("--timeout", "1", "call", "slow", "--arg", "seconds=30", "--",
+                 *fake_server_command("--stubborn"))
+    elapsed = time.monotonic() - started
+    assert result.returncode == 4, result.stderr
+    assert "timed out after 1.0 s" in result.stderr
+    # 1 s of timeout, then at most 0.5 s after stdin's end and 0.5 s after SIGTERM, plus
+    # the interpreter's start (well under the 4 s the library's default grace takes).
+    assert elapsed < 4.0, elapsed
 
 
 def test_connection_failures_exit_3_in_both_modes() -> None:
