@@ -71,6 +71,13 @@ class Watchdog:
         self._thread: Optional[threading.Thread] = None
         self._stopped = False
 
+    def rename(self, thread_name: str) -> None:
+        """Name the thread ``thread_name`` from now on (the one running, if any, too)."""
+        with self._cond:
+            self._thread_name = thread_name
+            if self._thread is not None:
+                self._thread.name = thread_name
+
     def watch(self, timeout: Optional[float], abort: Callable[[], None]) -> Optional[Deadline]:
         """Call ``abort()`` in ``timeout`` seconds unless the returned deadline is cancelled
         first. ``None`` (no timeout, or the watchdog stopped): nothing is watched."""

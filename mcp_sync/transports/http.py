@@ -586,6 +586,7 @@ class HttpTransport(Transport):
         with self._state_lock:  # the listener is started under it
             self.name = name
             self._workers.rename(f"mcp-sync-stream-{name}")
+            self._watchdog.rename(f"mcp-sync-deadline-{name}")
             if self._listener is not None:
                 self._listener.name = f"mcp-sync-listener-{name}"
 

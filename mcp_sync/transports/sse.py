@@ -255,8 +255,9 @@ class SseTransport(Transport):
         return self.url
 
     def rename(self, name: str) -> None:
-        """Use ``name`` from now on, in messages and for the reader thread."""
+        """Use ``name`` from now on, in messages and for the reader and deadline threads."""
         self.name = name
+        self._watchdog.rename(f"mcp-sync-deadline-{name}")
         reader = self._reader
         if reader is not None:
             reader.name = f"mcp-sync-reader-{name}"
