@@ -40,6 +40,7 @@ from .exceptions import (
     ClientNotConnected,
     ForkedClientError,
     HTTPError,
+    InvalidToolSchema,
     ListingTooLarge,
     MCPError,
     ProtocolError,
@@ -365,9 +366,13 @@ class Client:
             declares (default ``True``): a result whose ``structuredContent`` is missing
             or does not match raises :class:`~mcp_sync.ProtocolError`. A call to a tool
             this connection has not listed lists the tools first (once; again after
-            ``notifications/tools/list_changed``). Checking needs the ``[validation]``
-            extra (``jsonschema``); without it a ``RuntimeWarning`` says so, once per
-            process. ``False`` turns the checks off on purpose (no listing, no warning).
+            ``notifications/tools/list_changed``). The schema is the server's: one that
+            refers outside itself (never fetched) or to nothing, loops, is invalid or too
+            large fails the call with :class:`~mcp_sync.InvalidToolSchema` before it is
+            sent, and each check has a bounded budget (see SECURITY.md). Checking needs
+            the ``[validation]`` extra (``jsonschema``); without it a ``RuntimeWarning``
+            says so, once per process. ``False`` turns the checks off on purpose (no
+            listing, no warning).
         on_connection_lost: called once per connection, as ``on_connection_lost(error)``
             with the :class:`~mcp_sync.ConnectionClosed`, on the session's callback thread,
             when a connected client's link closes without :meth:`close` (the server exited,
@@ -473,7 +478,8 @@ class Client:
         self._known_tools: Optional[Dict[str, Any]] = None
         # Tool names called but missing from the current listing, reported once each.
         self._unlisted_tools: Set[str] = set()
-        # Compiled outputSchema validators by tool name, with the Tool they belong to.
+        # Compiled outputSchemas by tool name, with the Tool they belong to (or the
+        # InvalidToolSchema that refused it).
         self._output_validators: Dict[str, Tuple[Any, Any]] = {}
         # Tools the last list_tools() dropped for invalid x-mcp-header annotations, with
         # the reason: calling one is refused rather than sent without its headers.
@@ -1252,14 +1258,44 @@ class Client:
             params["_meta"] = dict(meta)
         return params
 
+    def _output_schema(self, tool: Optional[types.Tool]) -> Any:
+        """The compiled outputSchema of ``tool`` (``_schema.OutputSchema``), kept with the
+        Tool it belongs to; None when there is none to check (no tool, no outputSchema,
+        or no ``jsonschema``: reported once).
+
+        On the caller's thread, before the call is sent: a schema that cannot check
+        anything fails the call here, and is judged once per listing.
+
+        Raises:
+            InvalidToolSchema: the schema cannot be used (see ``mcp_sync/_schema.py``).
+        """
+        if tool is None or not tool.output_schema:
+            return None
+        entry = self._output_validators.get(tool.name)
+        if entry is None or entry[0] is not tool:
+            try:
+                compiled = _compile_output_schema(tool.output_schema, tool.name, self.name)
+            except InvalidToolSchema as exc:
+                compiled = exc
+            entry = (tool, compiled)
+            self._output_validators[tool.name] = entry
+        compiled = entry[1]
+        if isinstance(compiled, InvalidToolSchema):
+            # A new exception each time: raising one object again would grow its traceback.
+            raise InvalidToolSchema(str(compiled), tool=compiled.tool,
+                                    server=compiled.server, reason=compiled.reason)
+        return compiled
+
     def _tool_result(
-        self, name: str, data: Any, tool: Optional[types.Tool], raise_on_error: bool = False
+        self, name: str, data: Any, tool: Optional[types.Tool], schema: Any,
+        raise_on_error: bool = False,
     ) -> types.CallToolResult:
-        """Parse a tools/call result and check it against ``tool``'s outputSchema.
+        """Parse a tools/call result and check it against ``tool``'s outputSchema
+        (``schema``, compiled).
 
         Runs on the caller's thread (``call_tool``) or the handler pool
         (``call_tool_future``), never on the dispatch thread: a server's schema decides
-        how long checking takes.
+        how long checking takes (within the check's budget).
         """
         from . import types
 
@@ -1272,20 +1308,11 @@ class Client:
                     f"tool {name!r} of {self.name} declares an outputSchema but returned no "
                     "structuredContent (nor JSON text)"
                 )
-            self._check_output(tool, structured)
+            if schema is not None:
+                schema.check(structured)
         if raise_on_error and result.is_error:
             raise ToolError(name, result)
         return result
-
-    def _check_output(self, tool: types.Tool, structured: Any) -> None:
-        entry = self._output_validators.get(tool.name)
-        if entry is None or entry[0] is not tool:
-            assert tool.output_schema is not None
-            entry = (tool, _compile_output_schema(tool.output_schema, tool.name, self.name))
-            self._output_validators[tool.name] = entry
-        validator = entry[1]
-        if validator is not None:
-            _check_structured(validator, structured, tool.name, self.name)
 
     def call_tool(
         self,
@@ -1318,9 +1345,12 @@ class Client:
             ProtocolError: the result is malformed, or its ``structuredContent`` is missing
                 or does not match the tool's outputSchema.
             ToolError: the result has ``isError: true`` and ``raise_on_error`` is set.
+            InvalidToolSchema: the tool's outputSchema cannot check results (then the
+                call is not sent), or checking this result would pass the check's bound.
         """
         params = self._call_tool_params(name, arguments, meta)
         tool = self._declared_tool(name, timeout)
+        schema = self._output_schema(tool)
         headers = self._tool_headers(name, params["arguments"])
         try:
             data = self._with_input("tools/call", params, timeout=timeout,
@@ -1331,10 +1361,11 @@ class Client:
             # The tool's x-mcp-header annotations changed: refresh them and retry once.
             self.list_tools()
             tool = self._declared_tool(name, timeout)
+            schema = self._output_schema(tool)
             headers = self._tool_headers(name, params["arguments"])
             data = self._with_input("tools/call", params, timeout=timeout,
                                     on_progress=on_progress, headers=headers)
-        return self._tool_result(name, data, tool, raise_on_error)
+        return self._tool_result(name, data, tool, schema, raise_on_error)
 
     def call_tool_future(
         self,
@@ -1349,13 +1380,16 @@ class Client:
         """Like :meth:`call_tool` but returns with a Future as soon as the call is sent.
 
         ``future.cancel()`` cancels the call on the wire. (Listing the tools first, when
-        :meth:`call_tool` would, happens before it returns.) A result to check against an
-        outputSchema is checked on the session's handler pool. With ``raise_on_error=True`` a
-        result with ``isError: true`` fails the future with :class:`~mcp_sync.ToolError`.
+        :meth:`call_tool` would, happens before it returns, and so does the
+        :class:`~mcp_sync.InvalidToolSchema` of a tool whose outputSchema cannot check
+        results.) A result to check against an outputSchema is checked on the session's
+        handler pool. With ``raise_on_error=True`` a result with ``isError: true`` fails
+        the future with :class:`~mcp_sync.ToolError`.
         """
         params = self._call_tool_params(name, arguments, meta)
         session = self._live_session()
         tool = self._declared_tool(name, timeout)
+        schema = self._output_schema(tool)
         headers = self._tool_headers(name, params["arguments"])
 
         def send(round_params: Dict[str, Any]) -> RequestFuture:
@@ -1363,8 +1397,9 @@ class Client:
                                   on_progress=on_progress, headers=headers)
 
         return _RoundsFuture(self, session, send, params,
-                             lambda data: self._tool_result(name, data, tool, raise_on_error),
-                             offload=tool is not None and bool(tool.output_schema)).start()
+                             lambda data: self._tool_result(name, data, tool, schema,
+                                                            raise_on_error),
+                             offload=schema is not None).start()
 
     def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
         """Every resource the server lists (all pages); none (``[]``) when the server
@@ -1806,50 +1841,25 @@ def _report_validation_unavailable() -> None:
 
 
 def _compile_output_schema(schema: Mapping[str, Any], tool: str, server: str) -> Any:
-    """A validator for a tool's outputSchema, or ``None`` when it cannot check anything
-    (``jsonschema`` is missing, reported once; the schema is invalid, logged).
+    """A bounded check for a tool's outputSchema (``_schema.OutputSchema``), or ``None``
+    when ``jsonschema`` is missing (reported once).
 
-    The validator works over an empty ``referencing.Registry()``, which has no
-    ``retrieve``: a ``$ref`` resolves only inside the schema itself, so a server's schema
-    can never make the client fetch a URL or open a file (``jsonschema.validate()`` would
-    fetch a remote ``$ref``).
+    References resolve only inside the schema itself (a registry with no retrieval), so a
+    server's schema can never make the client fetch a URL or open a file; see
+    ``mcp_sync/_schema.py`` for what else is refused, and the bounds of each check.
+
+    Raises:
+        InvalidToolSchema: the schema cannot be used to check results.
     """
     try:
-        from jsonschema import exceptions as schema_errors
-        from jsonschema import validators
-        from referencing import Registry
+        import jsonschema  # noqa: F401
+        import referencing  # noqa: F401
     except ImportError:
         _report_validation_unavailable()
         return None
-    # The MCP default dialect is 2020-12; passing it also keeps an unknown "$schema"
-    # from warning.
-    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
-    try:
-        cls.check_schema(schema)
-    except schema_errors.SchemaError as exc:
-        log.warning("outputSchema of tool %r of %s is not a valid JSON schema, so its results "
-                    "are not checked: %s", tool, server, excerpt(exc.message, 300))
-        return None
-    return cls(schema, registry=Registry())
+    from ._schema import OutputSchema
 
-
-def _check_structured(validator: Any, instance: Any, tool: str, server: str) -> None:
-    """Raise ProtocolError when ``instance`` does not match the compiled outputSchema."""
-    from jsonschema import exceptions as schema_errors
-    from referencing.exceptions import Unresolvable
-
-    try:
-        error = schema_errors.best_match(validator.iter_errors(instance))
-    except Unresolvable as exc:
-        log.warning("outputSchema of tool %r of %s refers to %s, which the client does not "
-                    "fetch, so this result is not checked", tool, server,
-                    excerpt(getattr(exc, "ref", exc), 200))
-        return
-    if error is not None:
-        raise ProtocolError(
-            f"structuredContent of tool {excerpt(repr(tool), 120)} of {server} does not match "
-            f"its outputSchema at {excerpt(error.json_path, 120)}: {excerpt(error.message, 300)}"
-        ) from None  # the validator's error holds the whole instance and schema, raw
+    return OutputSchema(schema, tool, server)
 
 
 def _input_required(result: Any) -> bool:

@@ -25,8 +25,10 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── ProtocolError                   a malformed or schema-invalid reply, a bad handshake
     │   ├── MessageTooLarge             a message longer than the transport's max_message_size
     │   ├── UnsupportedProtocolVersion  the server speaks no protocol version we do
-    │   └── ListingTooLarge             a list_* call passed max_list_items, max_list_bytes
-    │                                   or max_pages
+    │   ├── ListingTooLarge             a list_* call passed max_list_items, max_list_bytes
+    │   │                               or max_pages
+    │   └── InvalidToolSchema           a tool's outputSchema cannot check its results
+    │                                   (refers outside itself, loops, too large or costly)
     ├── CapabilityError                 the server did not declare the capability a call needs
     ├── CallbackError                   a handler given to the client raised while answering
     │                                   the server (2026-07-28 input requests)
@@ -79,6 +81,7 @@ __all__ = [
     "HTTPError",
     "HeaderMismatch",
     "InvalidToolCall",
+    "InvalidToolSchema",
     "ListingTooLarge",
     "MCPError",
     "MessageTooLarge",
@@ -357,6 +360,27 @@ class ListingTooLarge(ProtocolError):
         self.method = method
         self.bound = bound
         self.limit = limit
+
+
+class InvalidToolSchema(ProtocolError):
+    """A tool's ``outputSchema`` cannot be used to check its results, so the client takes
+    none: it is not a valid JSON schema, a ``$ref`` leads outside it (a URL, a file: the
+    client never fetches or reads one) or to nothing, it refers to itself without end, it
+    is larger or deeper than the client allows, it uses a regular expression the bounded
+    matcher cannot run, or checking one result against it would take more steps than the
+    client allows for a result of that size.
+
+    ``tool`` and ``server`` name the tool and its server; ``reason`` says what is wrong
+    (server text in it is excerpted and escaped). A fault of the schema itself is found
+    before the call is sent, so the call never reaches the server; a result too costly to
+    check is refused after it. ``validate_output=False`` calls the tool unchecked.
+    """
+
+    def __init__(self, message: str, *, tool: str, server: str, reason: str) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.server = server
+        self.reason = reason
 
 
 class CapabilityError(MCPError):

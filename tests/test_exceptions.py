@@ -66,6 +66,7 @@ SAMPLES: Dict[str, Any] = {
     "source": "mcp.json",
     "key": "args[1]",
     "bound": "max_list_items",
+    "reason": "its $ref 'http://127.0.0.1/x.json' leads to nothing in the schema",
     "limit": 10_000,
     "size": 67_108_865,
     "subject": "slow",

@@ -4,14 +4,14 @@ whose ``shaped`` tool returns whatever it is given under a schema that says "a n
 The client lists the tools itself before calling one it has not seen, once per listing
 (again after ``notifications/tools/list_changed``); ``validate_output=False`` turns the
 check off; a missing ``jsonschema`` is reported once; a server's schema never makes the
-client fetch anything.
+client fetch anything (a reference outside it is an ``InvalidToolSchema``; the hostile
+schemas are in test_hostile_schemas.py).
 """
 
 from __future__ import annotations
 
 import http.server
 import json
-import logging
 import subprocess
 import textwrap
 import threading
@@ -21,7 +21,7 @@ from typing import Any, Dict, Iterator, List, Optional
 import pytest
 
 import mcp_sync
-from mcp_sync import ProtocolError
+from mcp_sync import InvalidToolSchema, ProtocolError
 
 from .conftest import PY, ROOT, fake_server_command
 
@@ -137,9 +137,7 @@ def schema_host() -> Iterator[Dict[str, Any]]:
         thread.join(T)
 
 
-def test_a_servers_schema_never_makes_the_client_fetch(
-    schema_host: Dict[str, Any], caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_servers_schema_never_makes_the_client_fetch(schema_host: Dict[str, Any]) -> None:
     remote = {"type": "object", "properties": {"value": {"$ref": schema_host["url"]}}}
     local = {"$defs": {"number": {"type": "number"}}, "type": "object",
              "properties": {"value": {"$ref": "#/$defs/number"}}}
@@ -158,10 +156,9 @@ def test_a_servers_schema_never_makes_the_client_fetch(
 
     with connect(notification_handler=on_notification) as client:
         reshape(client, remote)
-        with caplog.at_level(logging.WARNING, logger="mcp_sync"):
-            result = client.call_tool("shaped", {"value": "x"})
-        assert result.structured == {"value": "x"}  # not checked, and said so:
-        assert any("does not fetch" in record.getMessage() for record in caplog.records)
+        # An error of the tool's schema, said so, and the call is not even sent.
+        with pytest.raises(InvalidToolSchema, match="leads to nothing in the schema"):
+            client.call_tool("shaped", {"value": "x"})
         assert schema_host["requests"] == []
 
         reshape(client, local)  # a reference inside the schema itself still resolves

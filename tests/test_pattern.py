@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from mcp_sync import ProtocolError
 from mcp_sync._pattern import Budget, OverBudget, Unsupported, _Linear, compile_pattern
 
 # When hypothesis reports a failure, its pytest plugin touches a deprecated mypy_extensions
@@ -119,6 +120,18 @@ def test_the_matchers_work_is_linear_and_counted() -> None:
         matcher.search("a" * 5000, Budget(1000))
 
 
+def test_a_pattern_missing_from_the_walk_is_still_bounded() -> None:
+    """Patterns are compiled while the schema is walked; one reached only by a check
+    (none should be) is compiled then, with the same matcher."""
+    from mcp_sync._schema import OutputSchema
+
+    schema = OutputSchema({"type": "string", "pattern": "^(a+)+$"}, "tool", "server")
+    schema.matchers.clear()
+    with pytest.raises(ProtocolError, match="does not match"):
+        schema.check("a" * 10_000 + "!")
+    assert isinstance(schema.matchers["^(a+)+$"], _Linear)
+
+
 def test_the_regex_package_runs_the_rest_with_the_gil_released_and_a_timeout() -> None:
     matcher = compile_pattern(r"^(?=x?)(a|aa)+$")
     assert not isinstance(matcher, _Linear)
@@ -142,3 +155,21 @@ def test_the_regex_package_runs_the_rest_with_the_gil_released_and_a_timeout() -
     assert ticks[0] > 10_000  # the other thread ran meanwhile
     budget = Budget(10**6)
     assert matcher.search("a" * 60, budget) is True
+
+
+def test_a_servers_expression_never_reaches_re_not_even_to_compile() -> None:
+    """``re.compile`` takes seconds for a few thousand of the widest Unicode classes; the
+    schema's check of its patterns is the bounded matcher's (broken syntax refused)."""
+    from mcp_sync import InvalidToolSchema
+    from mcp_sync._schema import OutputSchema
+
+    wide = "[\u0000-\U0010ffff]" * 2000
+    started = time.monotonic()
+    schema = OutputSchema({"type": "string", "pattern": wide}, "tool", "server")
+    schema.check("x" * 2000)
+    assert time.monotonic() - started < 2.0
+    for broken, reason in [("(a", "invalid syntax: the expression ends too early"),
+                           ("*a", "invalid syntax: nothing to repeat at 0"),
+                           ("(?P<1>a)", "invalid syntax: a bad group name")]:
+        with pytest.raises(InvalidToolSchema, match=re.escape(reason)):
+            OutputSchema({"type": "string", "pattern": broken}, "tool", "server")

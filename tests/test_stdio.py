@@ -757,7 +757,7 @@ def test_public_api_is_pinned() -> None:
     assert sorted(mcp_sync.__all__) == sorted([
         "DEFAULT", "AuthError", "CallbackError", "CapabilityError", "Client",
         "ClientNotConnected", "CommandNotFound", "ConnectionClosed", "ForkedClientError",
-        "HTTPError", "ListingTooLarge",
+        "HTTPError", "InvalidToolSchema", "ListingTooLarge",
         "HttpTransport", "MCPError", "MemoryTransport", "MessageTooLarge", "MethodNotFound",
         "ProtocolError",
         "Manager", "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
