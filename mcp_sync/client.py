@@ -1288,22 +1288,26 @@ class Client:
 
     def _tool_result(
         self, name: str, data: Any, tool: Optional[types.Tool], schema: Any,
-        raise_on_error: bool = False,
+        stateless: bool, raise_on_error: bool = False,
     ) -> types.CallToolResult:
         """Parse a tools/call result and check it against ``tool``'s outputSchema
         (``schema``, compiled).
 
         Runs on the caller's thread (``call_tool``) or the handler pool
         (``call_tool_future``), never on the dispatch thread: a server's schema decides
-        how long checking takes (within the check's budget).
+        how long checking takes (within the check's budget). In the stateless era
+        ``structuredContent`` may be any JSON value, and is checked as it is.
         """
         from . import types
 
-        result: types.CallToolResult = _parse(types.CallToolResult, data, "tools/call result")
+        model = types.CallToolResult2026 if stateless else types.CallToolResult
+        result: types.CallToolResult = _parse(model, data, "tools/call result")
         if tool is not None and tool.output_schema and not result.is_error:
             result._output_declared = True  # .data may then parse the text as JSON
-            structured = result.data
-            if structured is None:
+            # 2026-07-28: structuredContent is any JSON value, and a null sent is one.
+            sent = stateless and "structured_content" in result.model_fields_set
+            structured = result.structured_content if sent else result.data
+            if structured is None and not sent:
                 raise ProtocolError(
                     f"tool {name!r} of {self.name} declares an outputSchema but returned no "
                     "structuredContent (nor JSON text)"
@@ -1352,6 +1356,7 @@ class Client:
         tool = self._declared_tool(name, timeout)
         schema = self._output_schema(tool)
         headers = self._tool_headers(name, params["arguments"])
+        stateless = self._era == "stateless"
         try:
             data = self._with_input("tools/call", params, timeout=timeout,
                                     on_progress=on_progress, headers=headers)
@@ -1365,7 +1370,7 @@ class Client:
             headers = self._tool_headers(name, params["arguments"])
             data = self._with_input("tools/call", params, timeout=timeout,
                                     on_progress=on_progress, headers=headers)
-        return self._tool_result(name, data, tool, schema, raise_on_error)
+        return self._tool_result(name, data, tool, schema, stateless, raise_on_error)
 
     def call_tool_future(
         self,
@@ -1391,6 +1396,7 @@ class Client:
         tool = self._declared_tool(name, timeout)
         schema = self._output_schema(tool)
         headers = self._tool_headers(name, params["arguments"])
+        stateless = self._era == "stateless"
 
         def send(round_params: Dict[str, Any]) -> RequestFuture:
             return session.submit("tools/call", round_params, timeout=self._timeout(timeout),
@@ -1398,7 +1404,7 @@ class Client:
 
         return _RoundsFuture(self, session, send, params,
                              lambda data: self._tool_result(name, data, tool, schema,
-                                                            raise_on_error),
+                                                            stateless, raise_on_error),
                              offload=schema is not None).start()
 
     def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:

@@ -1,4 +1,4 @@
-"""A server's outputSchema is checked in a sandbox (issue 19, §1): against
+"""A server's outputSchema is checked in a sandbox (issue 19, §1; §6's first point): against
 ``tests/servers/schema_stdio.py``, a real stdio server whose tools declare hostile schemas.
 
 * A reference outside the schema (a URL, a file, ``/dev/zero``, a meta-schema), to
@@ -10,6 +10,8 @@
   and ``uniqueItems`` over many objects end within a few seconds, and a ping from another
   thread on the same client answers within a second meanwhile (``re`` held the GIL for
   the whole backtracking), on the blocking and the future form alike.
+* In the 2026-07-28 era ``structuredContent`` may be any JSON value: it is kept, and
+  checked against the outputSchema like an object.
 
 The matcher behind ``pattern`` itself is tested in test_pattern.py.
 """
@@ -305,3 +307,27 @@ def test_unique_items_over_many_objects_is_checked_in_linear_time() -> None:
         with pytest.raises(ProtocolError, match="has non-unique elements"):
             client.call_tool("unique", {"value": [{"a": 1, "b": [1]}, {"b": [1.0], "a": 1}]})
         assert client.call_tool("unique", {"value": [1, True, [1], [True]]}).structured
+
+
+# -- 2026-07-28: structuredContent is any JSON value -------------------------------------------
+
+
+def test_stateless_structured_content_of_any_json_value_is_kept_and_checked() -> None:
+    with connect("--stateless") as client:
+        assert client.protocol_version == "2026-07-28"
+        result = client.call_tool("any_value", {"value": [1, 2, 3]})
+        assert result.structured == [1, 2, 3]
+        assert isinstance(result, mcp_sync.types.CallToolResult2026)
+        future = client.call_tool_future("any_value", {"value": [4]})
+        assert future.result(T).structured == [4]
+        with pytest.raises(ProtocolError, match=r"at \$\[1\]: 'x' is not of type 'integer'"):
+            client.call_tool("any_value", {"value": [1, "x"]})
+        with pytest.raises(ProtocolError, match="is not of type 'array'"):
+            client.call_tool("any_value", {"value": {"a": 1}})
+        # null is a value too: checked, not taken for a missing structuredContent.
+        with pytest.raises(ProtocolError, match="None is not of type 'array'"):
+            client.call_tool("any_value", {"value": None})
+    # The session era's CallToolResult has an object there, as its schema says.
+    with connect(protocol_version="2025-11-25") as client, pytest.raises(
+            ProtocolError, match="invalid tools/call result"):
+        client.call_tool("any_value", {"value": [1, 2, 3]})

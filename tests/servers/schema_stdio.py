@@ -1,11 +1,12 @@
-"""An MCP server over stdio whose tools declare hostile outputSchemas (issue 19, §1), built
-on mcp_sync.testing.FakeServer.
+"""An MCP server over stdio whose tools declare hostile outputSchemas (issue 19, §1 and §6),
+built on mcp_sync.testing.FakeServer.
 
-Every tool returns ``structuredContent`` from its arguments: ``{"value": value}``; with
-``key``, ``{key: value}``; with ``next``, ``{"next": {"value": value}}``. A ``text`` or
-``key`` argument is grown into ``text * text_times + text_tail`` first (``key``
-likewise), so that a test can ask for a megabyte without sending one;
-``unique_objects: n`` makes the value ``n`` distinct objects.
+Every tool returns ``structuredContent`` from its arguments: ``{"value": value}``, or, for
+``any_value``, ``value`` itself; with ``key``, ``{key: value}``; with ``next``,
+``{"next": {"value": value}}``. A ``text`` or ``key`` argument is grown into
+``text * text_times + text_tail`` first (``key`` likewise), so that a test can ask for a
+megabyte without sending one; ``unique_objects: n`` makes the value ``n`` distinct
+objects.
 
 =======================  ===================================================================
 tool                     its outputSchema
@@ -30,9 +31,10 @@ tool                     its outputSchema
 ``exponential``          ``allOf`` of two ``$ref``s to the next definition, 40 deep (2**40)
 ``unique``               ``value`` is an array with ``uniqueItems`` (quadratic in jsonschema)
 ``local_ref``            ``value`` is a ``$ref`` to a number in ``$defs`` (resolved: fine)
+``any_value``            2026-07-28: an array of integers (structuredContent is any value)
 =======================  ===================================================================
 
-Options: ``--ref-url URL``, ``--ref-file PATH``.
+Options: ``--ref-url URL``, ``--ref-file PATH``, ``--stateless`` (serve 2026-07-28 too).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from mcp_sync.testing import FakeServer
 parser = argparse.ArgumentParser()
 parser.add_argument("--ref-url", default="http://127.0.0.1:9/schema.json")
 parser.add_argument("--ref-file", default="/etc/hostname")
+parser.add_argument("--stateless", action="store_true")
 options = parser.parse_args()
 
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -102,6 +105,7 @@ SCHEMAS: Dict[str, Dict[str, Any]] = {
     "unique": value_of({"type": "array", "uniqueItems": True}),
     "local_ref": {"type": "object", "$defs": {"number": {"type": "number"}},
                   "properties": {"value": {"$ref": "#/$defs/number"}}},
+    "any_value": {"type": "array", "items": {"type": "integer"}},
 }
 
 
@@ -124,6 +128,8 @@ def make_tool(name: str, schema: Dict[str, Any]) -> None:
         value = expand(arguments)
         if "key" in arguments:  # a property name, for the patternProperties cases
             structured: Any = {grown(arguments, "key"): value}
+        elif name == "any_value":
+            structured = value
         elif "next" in arguments:  # one level down, for backtracking_root
             structured = {"next": {"value": value}}
         else:
@@ -145,5 +151,13 @@ def received(method: str) -> Any:
                          for message in connection.received if message.get("method") == method
                          and (message.get("params") or {}).get("name") != "received")}
 
+
+if options.stateless:
+    @server.method("server/discover")
+    def discover(params: Dict[str, Any]) -> Dict[str, Any]:
+        return {"resultType": "complete", "supportedVersions": ["2026-07-28", *VERSIONS],
+                "capabilities": server.capabilities(),
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": server.name,
+                                                                 "version": server.version}}}
 
 server.serve_stdio()
