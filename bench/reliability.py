@@ -251,7 +251,7 @@ def render(figures: Dict[str, Any]) -> str:
                   "| target | hypothesis executions | atheris runs | result |",
                   "| --- | --- | --- | --- |"]
         runs = atheris.get("runs", {})
-        for target in ("classify", "routing", "jsonl", "sse"):
+        for target in ("classify", "routing", "jsonl", "sse", "schema"):
             ran = runs.get(target)
             shown = "" if ran is None else f"{ran:,}"
             if target == "classify" and "routing" in runs:  # run on every routing input

@@ -1,5 +1,6 @@
 """Property tests (hypothesis) for where untrusted bytes enter the client: the message
-classifier, the session's two delivery paths, the stdio JSONL framer and the SSE path.
+classifier, the session's two delivery paths, the stdio JSONL framer, the SSE path, and
+a tool's outputSchema with the results checked against it.
 
 Arbitrary input, arbitrary chunk boundaries: nothing may raise (in the library it would
 kill a reader or dispatch thread) and the parse may not depend on the chunking. The
@@ -33,6 +34,7 @@ from .fuzz.targets import (
     EXECUTIONS,
     check_classify,
     check_jsonl,
+    check_output_schema,
     check_routing,
     check_sse,
     jsonl_reference,
@@ -124,6 +126,45 @@ def sse_piece() -> Any:
 
 cuts = st.lists(st.integers(0, 10_000), max_size=12)
 
+# Hostile outputSchemas: references out of the schema, to nothing and to itself,
+# backtracking and unsupported patterns, invalid keywords, other dialects, nesting.
+BACKTRACKS = "a" * 40 + "!"
+references = st.sampled_from([
+    "#", "#/$defs/a", "#/$defs/b", "#/$defs/missing", "#/properties/v", "#/enum/0", "#a",
+    "#/allOf/0", "http://127.0.0.1:9/x.json", "file:///etc/passwd", "/dev/zero", "x.json",
+    "https://json-schema.org/draft/2020-12/schema", "urn:x#/y", "http://[::1", "%zz", "",
+])
+expressions = st.sampled_from(["^(a+)+$", "(a|a)*!", "(a*)*b", "(?=a)", r"(a)\1", "a{3000}",
+                               "^[a-z]+$", "", ".*", "(?P<x>a)", r"\bw", "^$", "(?i)A",
+                               "^(a|aa)+$", "[", "a+a+a+a+b", r"^\w+([.-]?\w+)*@\w+$"])
+dialects = st.sampled_from(["http://json-schema.org/draft-07/schema#",
+                            "https://json-schema.org/draft/2020-12/schema",
+                            "http://json-schema.org/draft-03/schema#",
+                            "https://json-schema.org/draft/2019-09/schema", "junk"])
+schema_leaves = st.one_of(st.booleans(), st.fixed_dictionaries({}, optional={
+    "type": st.sampled_from(["object", "string", "integer", "array", ["string", "null"]] * 3
+                            + [12]),
+    "pattern": expressions, "$ref": references, "$dynamicRef": references,
+    "minLength": st.integers(0, 3), "uniqueItems": st.booleans(),
+    "enum": st.lists(json_values, max_size=3), "const": json_values,
+    "$anchor": st.sampled_from(["a", "b", "a", "1bad"]), "$dynamicAnchor": st.just("a"),
+    "$id": st.sampled_from(["http://x/y", "urn:a", "file:///etc/", "x.json", "#frag"]),
+    "$schema": dialects}))
+keys = st.sampled_from(["v", "a", BACKTRACKS, "$schema", "$ref"])
+hostile_schemas = st.recursive(schema_leaves, lambda inner: st.fixed_dictionaries({}, optional={
+    "allOf": st.lists(inner, min_size=1, max_size=3),
+    "anyOf": st.lists(inner, min_size=1, max_size=2),
+    "oneOf": st.lists(inner, min_size=1, max_size=2), "not": inner, "if": inner, "then": inner,
+    "else": inner, "properties": st.dictionaries(keys, inner, max_size=3),
+    "patternProperties": st.dictionaries(expressions, inner, max_size=2),
+    "additionalProperties": inner, "unevaluatedProperties": inner, "items": inner,
+    "prefixItems": st.lists(inner, max_size=2), "$defs": st.dictionaries(
+        st.sampled_from(["a", "b"]), inner, max_size=2),
+    "dependentSchemas": st.dictionaries(keys, inner, max_size=2), "contains": inner,
+    "propertyNames": inner, "$ref": references, "$schema": dialects}), max_leaves=14)
+results = st.one_of(json_values, st.dictionaries(keys, st.one_of(
+    json_values, st.just(BACKTRACKS), st.lists(st.just({"a": 1}), max_size=3)), max_size=4))
+
 
 # -- properties ------------------------------------------------------------------------------
 
@@ -170,6 +211,23 @@ def test_sse_raw_bytes(data: bytes, where: List[int], read_size: int) -> None:
     check_sse(data, where, read_size=read_size)
 
 
+@FUZZ
+@given(hostile_schemas, results)
+def test_a_hostile_output_schema_raises_only_protocol_errors(schema: Any, result: Any) -> None:
+    check_output_schema(schema, result)
+
+
+def test_the_hostile_schemas_reach_every_outcome() -> None:
+    """The strategy is no straw man: hand-picked members of it pass, mismatch and are
+    refused, references out of the schema and backtracking patterns included."""
+    assert check_output_schema({"properties": {"v": {"type": "integer"}}}, {"v": 1}) is None
+    assert check_output_schema({"properties": {"v": {"pattern": "^(a+)+$"}}},
+                               {"v": BACKTRACKS}) == "ProtocolError"
+    for schema in ({"$ref": "file:///etc/passwd"}, {"$ref": "#"}, {"type": 12},
+                   {"allOf": [{"$schema": "http://json-schema.org/draft-07/schema#"}]}):
+        assert check_output_schema(schema, {}) == "InvalidToolSchema", schema
+
+
 # -- the references themselves, on cases worked out by hand -----------------------------------
 
 
@@ -214,7 +272,7 @@ def test_atheris_harness_runs_clean(tmp_path: Path) -> None:
     seconds = int(os.environ.get("MCP_SYNC_ATHERIS_SECONDS", "10"))
     harness = ROOT / "tests" / "fuzz" / "atheris_harness.py"
     runs = {}
-    for target in ("routing", "jsonl", "sse"):
+    for target in ("routing", "jsonl", "sse", "schema"):
         result = subprocess.run(
             [PY, str(harness), target, f"-max_total_time={seconds}", "-rss_limit_mb=2048",
              f"-artifact_prefix={tmp_path}/"],

@@ -4,8 +4,9 @@
 
 ``TARGET`` is ``routing`` (a message built from the input, through ``classify`` and both
 of the session's delivery paths), ``jsonl`` (the stdio reader on the input cut into
-chunks) or ``sse`` (the SSE decoder, ``iter_events`` and the HTTP transport's delivery on
-the input cut into chunks). The flags go to libFuzzer, e.g. ``-max_total_time=60``,
+chunks), ``sse`` (the SSE decoder, ``iter_events`` and the HTTP transport's delivery on
+the input cut into chunks) or ``schema`` (an outputSchema built from hostile pieces, and a
+result checked against it). The flags go to libFuzzer, e.g. ``-max_total_time=60``,
 ``-runs=100000``, ``-artifact_prefix=/tmp/crashes/``. A broken property or any exception
 stops the run with a non-zero status and saves the input (``crash-<sha1>``).
 
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 # Instrumented, so that libFuzzer sees which branches of the library an input reaches.
 with atheris.instrument_imports(include=["mcp_sync", "tests.fuzz"]):
+    import mcp_sync._schema  # noqa: F401 - imported by the schema target when it runs
     from tests.fuzz import targets
 
 # The session logs every message it skips; a million of them help no one here.
@@ -122,7 +124,61 @@ def fuzz_sse(data: bytes) -> None:
     targets.check_sse(fdp.ConsumeBytes(fdp.remaining_bytes()), cuts, read_size)
 
 
-TARGETS = {"routing": fuzz_routing, "jsonl": fuzz_jsonl, "sse": fuzz_sse}
+REFERENCES: List[Any] = ["#", "#/$defs/a", "#/$defs/missing", "#/properties/v", "#/enum/0", "#a",
+                         "http://127.0.0.1:9/x.json", "file:///etc/passwd", "/dev/zero",
+                         "https://json-schema.org/draft/2020-12/schema", "x.json", "", 5]
+EXPRESSIONS: List[Any] = ["^(a+)+$", "(a|a)*!", "(a*)*b", "(?=a)", "(a)\\1", "a{3000}", "^[a-z]+$",
+                          "", "[", "\\bw$", "(?i)A", "^(a|aa)+$"]
+DIALECTS: List[Any] = ["http://json-schema.org/draft-07/schema#", "junk",
+                       "https://json-schema.org/draft/2020-12/schema",
+                       "http://json-schema.org/draft-03/schema#"]
+KEYS: List[Any] = ["v", "a", "a" * 40 + "!", "$schema"]
+LEAVES: Dict[str, List[Any]] = {
+    "type": ["object", "string", "integer", "array", ["string", "null"], 12],
+    "pattern": EXPRESSIONS, "$ref": REFERENCES, "$dynamicRef": REFERENCES,
+    "$schema": DIALECTS, "$anchor": ["a", "1bad"], "$id": ["http://x/y", "urn:a", "#f"],
+    "uniqueItems": [True, False], "minLength": [0, 2, -1],
+}
+SINGLE = ["not", "if", "then", "else", "additionalProperties", "unevaluatedProperties",
+          "items", "contains", "propertyNames"]
+LISTS = ["allOf", "anyOf", "oneOf", "prefixItems"]
+MAPS = ["properties", "patternProperties", "$defs", "dependentSchemas"]
+
+
+def _schema(fdp: Any, depth: int = 0) -> Any:
+    """A schema of keywords from the menus above, nested a few levels deep."""
+    if fdp.ConsumeIntInRange(0, 9) == 0:
+        return fdp.ConsumeBool()
+    schema: Dict[str, Any] = {}
+    for _ in range(fdp.ConsumeIntInRange(0, 4)):
+        kind = fdp.ConsumeIntInRange(0, 3 if depth < 3 else 0)
+        if kind == 0:
+            key = _pick(fdp, list(LEAVES))
+            schema[key] = _pick(fdp, LEAVES[key])
+        elif kind == 1:
+            schema[_pick(fdp, SINGLE)] = _schema(fdp, depth + 1)
+        elif kind == 2:
+            schema[_pick(fdp, LISTS)] = [_schema(fdp, depth + 1)
+                                         for _ in range(fdp.ConsumeIntInRange(1, 3))]
+        else:
+            names = EXPRESSIONS if fdp.ConsumeBool() else [*KEYS, "a", "b"]
+            schema[_pick(fdp, MAPS)] = {_pick(fdp, names): _schema(fdp, depth + 1)
+                                        for _ in range(fdp.ConsumeIntInRange(1, 3))}
+    return schema
+
+
+def fuzz_schema(data: bytes) -> None:
+    fdp = atheris.FuzzedDataProvider(data)
+    schema = _schema(fdp)
+    if fdp.ConsumeBool():
+        instance = {_pick(fdp, KEYS): _pick(fdp, ["a" * 40 + "!", 1, [{"a": 1}] * 2, None])
+                    for _ in range(fdp.ConsumeIntInRange(0, 3))}
+    else:
+        instance = _json_value(fdp)
+    targets.check_output_schema(schema, instance)
+
+
+TARGETS = {"routing": fuzz_routing, "jsonl": fuzz_jsonl, "sse": fuzz_sse, "schema": fuzz_schema}
 
 
 def main() -> None:

@@ -12,6 +12,9 @@ a target is a bug too (in the library it would kill a reader or dispatch thread)
   cut into any chunks: the same messages as a reference split, whatever the chunking.
 * :func:`check_sse` - the SSE decoder, ``iter_events`` and the HTTP transport's event
   delivery on any bytes cut into any chunks: the same events as a reference parser.
+* :func:`check_output_schema` - a server's outputSchema and a result checked against it:
+  only ``ProtocolError`` (``InvalidToolSchema`` for the schema's own faults) escapes,
+  with a short, printable message naming the tool.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from mcp_sync.transports.base import CloseCallback, MessageCallback, Transport
 from mcp_sync.transports.http import HttpTransport
 from mcp_sync.transports.stdio import StdioTransport
 
-__all__ = ["check_classify", "check_jsonl", "check_routing", "check_sse", "split"]
+__all__ = ["check_classify", "check_jsonl", "check_output_schema", "check_routing",
+           "check_sse", "split"]
 
 #: Every execution of a target, by name (the figures in docs/reliability.md).
 EXECUTIONS: Dict[str, int] = {}
@@ -341,3 +345,37 @@ def check_sse(data: bytes, cuts: Sequence[int], read_size: int = 7) -> None:
     transport._on_message = delivered.append
     for event in expected:
         transport._deliver_event(event.data, event.event)
+
+
+# -- a server's output schema ---------------------------------------------------------------
+
+
+def check_output_schema(schema: Any, instance: Any) -> Optional[str]:
+    """Build the check of ``schema`` (any JSON value: a tool's outputSchema is an object,
+    so anything else is wrapped into one) and run it on ``instance``. Whatever the
+    schema -- references anywhere, loops, backtracking patterns, invalid keywords -- the
+    only exceptions are ``ProtocolError`` and its ``InvalidToolSchema``, whose message
+    names the tool and is bounded and printable. Returns the class name of what was
+    raised, or None for a result that matched."""
+    _count("schema")
+    from mcp_sync._schema import OutputSchema
+    from mcp_sync.exceptions import InvalidToolSchema, ProtocolError
+
+    if not isinstance(schema, dict):
+        schema = {"allOf": [schema]}
+    try:
+        OutputSchema(schema, "fuzzed", "server").check(instance)
+    except InvalidToolSchema as exc:
+        assert exc.tool == "fuzzed" and exc.server == "server"
+        _assert_shown_safely(str(exc))
+        return "InvalidToolSchema"
+    except ProtocolError as exc:
+        _assert_shown_safely(str(exc))
+        return "ProtocolError"
+    return None
+
+
+def _assert_shown_safely(message: str) -> None:
+    assert "'fuzzed'" in message and len(message) < 2000, message[:300]
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", message), (
+        message[:300])
