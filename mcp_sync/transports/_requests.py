@@ -45,8 +45,8 @@ from requests.utils import get_auth_from_url
 
 from ..exceptions import excerpt
 
-__all__ = ["CrossOriginRedirect", "close_session", "doing", "endpoint_hint", "failure_reason",
-           "origin", "refuse_cross_origin", "split_credentials"]
+__all__ = ["CrossOriginRedirect", "causes", "close_session", "doing", "endpoint_hint",
+           "failure_reason", "origin", "refuse_cross_origin", "split_credentials"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -142,7 +142,7 @@ def doing(method: Optional[str], *, connected: bool) -> Optional[str]:
     return method
 
 
-def _causes(exc: BaseException) -> Iterator[BaseException]:
+def causes(exc: BaseException) -> Iterator[BaseException]:
     """``exc`` and what it wraps: urllib3's ``reason``, ``args[0]``, ``__cause__``."""
     current: Optional[BaseException] = exc
     for _ in range(10):
@@ -161,10 +161,10 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
 def failure_reason(exc: BaseException) -> str:
     """Why a request failed, in a few words (``connection refused``), from the innermost
     cause of a ``requests`` error; never the names of urllib3's pool classes."""
-    causes = list(_causes(exc))
+    chain = list(causes(exc))
     # The socket's own error first: urllib3 wraps a refused connection in a subclass of
     # its connect-timeout error.
-    for cause in causes:
+    for cause in chain:
         if isinstance(cause, ConnectionRefusedError):
             return "connection refused"
         if isinstance(cause, socket.gaierror):
@@ -175,13 +175,13 @@ def failure_reason(exc: BaseException) -> str:
             return "connection reset by the server"
         if isinstance(cause, http.client.RemoteDisconnected):
             return "the server closed the connection without answering"
-    for cause in causes:
+    for cause in chain:
         if isinstance(cause, (requests.ConnectTimeout, urllib3.exceptions.ConnectTimeoutError)):
             return "timed out connecting"
         if isinstance(cause, (requests.ReadTimeout, urllib3.exceptions.ReadTimeoutError,
                               socket.timeout)):
             return "no response in time"
-    innermost = causes[-1]
+    innermost = chain[-1]
     if isinstance(innermost, OSError) and innermost.strerror:
         return excerpt(innermost.strerror, 150)
     return excerpt(_POOL_PREFIX.sub("", str(innermost)), 200) or type(innermost).__name__

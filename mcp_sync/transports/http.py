@@ -99,6 +99,7 @@ from ._bodies import ACCEPT_ENCODING, read_decoded
 from ._deadlines import Deadline, Watchdog
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, ID_PREFIX, response_id_in
 from ._requests import (
+    causes,
     close_session,
     doing,
     endpoint_hint,
@@ -237,20 +238,7 @@ def _discard(response: requests.Response) -> None:
 
 def _caused_by(exc: BaseException, kinds: Tuple[type, ...]) -> bool:
     """True if ``exc`` (a requests error, or ours from one) comes of one of ``kinds``."""
-    seen = 0
-    current: Optional[BaseException] = exc
-    while current is not None and seen < 8:
-        if isinstance(current, kinds):
-            return True
-        reason = getattr(current, "reason", None)
-        if isinstance(reason, BaseException):
-            current = reason
-        elif current.args and isinstance(current.args[0], BaseException):
-            current = current.args[0]
-        else:
-            current = current.__cause__ or current.__context__
-        seen += 1
-    return False
+    return any(isinstance(cause, kinds) for cause in causes(exc))
 
 
 def _connect_failed(exc: BaseException) -> bool:
