@@ -1,8 +1,12 @@
 """The bounded queue of notification callbacks (dispatch thread -> callback thread).
 
-The dispatch thread must never wait for user code: a callback that calls the client
-waits for a response that only the dispatch thread can deliver. So putting never blocks;
-when the queue is full, what the server sent is sorted by what losing it costs:
+The dispatch thread must never wait long for user code: a callback that calls the client
+waits for a response that only the dispatch thread can deliver. So putting waits for room
+at most ``grace`` seconds: a callback thread that is merely behind (a burst of thousands
+of log records, a busy machine) makes room within that and nothing is lost, the server's
+stream slowing to the callbacks' pace instead. A callback thread that takes no entry for
+``grace`` is stuck; the queue then stops waiting (until it has drained to half) and what
+the server sent is sorted by what losing it costs:
 
 * droppable (log messages, progress, cancellations: their effect on the session, a
   moved deadline or a cancelled handler, happened on the dispatch thread already): the
@@ -20,6 +24,7 @@ from __future__ import annotations
 import collections
 import enum
 import threading
+import time
 from typing import Any, Counter, Deque, Hashable, Optional, Tuple
 
 __all__ = ["Admission", "CallbackQueue"]
@@ -35,19 +40,24 @@ class Admission(enum.Enum):
 
 
 class CallbackQueue:
-    """At most ``limit`` entries, taken in order by one consumer; ``put`` never blocks.
+    """At most ``limit`` entries, taken in order by one consumer; ``put`` waits at most
+    ``grace`` seconds for room, and not at all while the consumer is stuck.
 
     Thread-safe: ``_lock`` guards every field. ``dropped`` counts the entries dropped
     (new ones refused and queued ones pushed out), for the session's counter.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, grace: float = 0.0) -> None:
         if limit < 1:
             raise ValueError("a CallbackQueue holds at least one entry")
         self.limit = limit
+        self.grace = grace
         self.dropped = 0
         self._lock = threading.Lock()
         self._ready = threading.Condition(self._lock)
+        self._room = threading.Condition(self._lock)
+        # Set when the consumer took nothing for ``grace``; cleared once half drained.
+        self._stuck = False
         # (entry, droppable, merge key); control entries have droppable None.
         self._entries: Deque[Tuple[Any, Optional[bool], Optional[Hashable]]] = (
             collections.deque())
@@ -64,6 +74,9 @@ class CallbackQueue:
         ``key`` names a change notification whose repeats may be merged while full.
         """
         with self._lock:
+            if len(self._entries) >= self.limit and not (
+                    key is not None and not droppable and self._keys[key]):
+                self._wait_for_room()
             if len(self._entries) >= self.limit:
                 if droppable:
                     self.dropped += 1
@@ -96,11 +109,27 @@ class CallbackQueue:
             if not self._entries:
                 return False, None
             entry, droppable, key = self._entries.popleft()
+            if self._stuck and len(self._entries) <= self.limit // 2:
+                self._stuck = False
+            self._room.notify()
             if droppable:
                 self._droppable -= 1
             if key is not None:
                 self._forget_key(key)
             return True, entry
+
+    def _wait_for_room(self) -> None:
+        """Wait (lock held) up to ``grace`` for the consumer to take an entry; mark the
+        consumer stuck if it took none."""
+        if self._stuck or self.grace <= 0:
+            return
+        deadline = time.monotonic() + self.grace
+        while len(self._entries) >= self.limit:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._stuck = True
+                return
+            self._room.wait(remaining)
 
     def _drop_oldest_droppable(self) -> None:
         for index, (_, droppable, _) in enumerate(self._entries):

@@ -30,9 +30,12 @@ Every queue between the transport and user code is bounded (docs/architecture.md
 
 * the inbox (reader -> dispatch), ``max_inbox`` messages: a full inbox makes the
   transport's reader wait, so the pipe or the socket pushes back on the server. Only
-  the dispatch thread drains it, and it never waits for user code, so a callback or a
-  handler that calls the client cannot deadlock against a waiting reader.
+  the dispatch thread drains it, and it waits for user code at most ``CALLBACK_GRACE``
+  per stall, so a callback or a handler that calls the client cannot deadlock against
+  a waiting reader.
 * the callbacks (dispatch -> callback thread), ``max_callbacks`` notifications: full,
+  the dispatch thread waits up to ``CALLBACK_GRACE`` for room (callbacks that are only
+  behind lose nothing); once they take none in that time they are stuck, and then
   log messages, progress and cancellations are dropped (one warning, then counted in
   :attr:`Session.dropped_notifications`), a repeated change notification is merged,
   and a notification that may not be lost, with nothing droppable to make room for it,
@@ -114,6 +117,9 @@ CANCEL_GRACE = 0.1
 MAX_INBOX = 256
 #: Notification callbacks waiting for the callback thread.
 MAX_CALLBACKS = 1024
+#: How long the dispatch thread waits for room in a full callback queue before it takes
+#: the callbacks for stuck and starts dropping (``_queues.CallbackQueue``).
+CALLBACK_GRACE = 1.0
 #: Server requests waiting for a handler thread or running in one.
 MAX_SERVER_REQUESTS = 64
 #: Answers waiting for the reply thread.
@@ -226,7 +232,9 @@ class Session:
         self._room = threading.Condition()
         self._readers_waiting = 0
         self._queued_lock = threading.Lock()  # _queued, when several threads deliver
-        self._callbacks = CallbackQueue(max_callbacks)
+        # An in-process server may deliver on the callback thread itself: never wait.
+        self._callbacks = CallbackQueue(
+            max_callbacks, grace=CALLBACK_GRACE if transport.reader_may_wait else 0.0)
         self._pool = ThreadPool(f"mcp-sync-handler-{self.name}", max_threads=handler_threads)
         self._max_server_requests = max_server_requests
         self._replies: queue.Queue[Any] = queue.Queue(maxsize=max_replies)
@@ -697,7 +705,8 @@ class Session:
 
         Returns False when the session stopped or failed meanwhile (nothing will route the
         message: the caller drops it). Never called on the dispatch thread, and the
-        dispatch thread never waits for user code, so the inbox always drains.
+        dispatch thread waits for user code at most ``CALLBACK_GRACE``, so the inbox always
+        drains.
         """
         with self._room:
             self._readers_waiting += 1
@@ -898,9 +907,10 @@ class Session:
 
     def _warn_dropping(self) -> None:
         self._warned_drop = True
-        log.warning("mcp-sync %s: the notification callbacks are %d behind; dropping log, "
-                    "progress and cancellation notifications until they catch up (counted "
-                    "in Client.dropped_notifications)", self.name, self._callbacks.limit)
+        log.warning("mcp-sync %s: the notification callbacks are stuck (%d waiting, none "
+                    "taken for %s s); dropping log, progress and cancellation notifications "
+                    "until they catch up (counted in Client.dropped_notifications)",
+                    self.name, self._callbacks.limit, self._callbacks.grace)
 
     def _fail_overloaded(self, method: str) -> None:
         """The callbacks are ``max_callbacks`` behind with notifications that must not be

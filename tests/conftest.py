@@ -10,6 +10,8 @@ from typing import Iterator, List
 
 import pytest
 
+from mcp_sync.client import forget_protocol_eras
+
 # The process measurements live with the workloads, which bench/ imports without pytest.
 from .faults.workloads import child_pids
 
@@ -44,6 +46,15 @@ def no_leaks() -> Iterator[None]:
             time.sleep(0.05)  # children: nothing to wait on but the clock
     assert not mcp_threads(), f"threads outlived the test: {[t.name for t in mcp_threads()]}"
     assert not set(child_pids()) - children_before, "child processes outlived the test"
+
+
+@pytest.fixture(autouse=True)
+def fresh_era_cache() -> Iterator[None]:
+    """Every test starts with no protocol era remembered: a server on a port that an
+    earlier test's server used is probed like any new one."""
+    forget_protocol_eras()
+    yield
+    forget_protocol_eras()
 
 
 def fake_server_command(*args: str) -> List[str]:

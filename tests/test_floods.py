@@ -13,6 +13,7 @@ threads were busy by about 660 MiB, with not one ping answered.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, Dict, List, Optional
 
 import pytest
@@ -213,3 +214,56 @@ def test_a_full_callback_queue_drops_merges_makes_room_or_refuses() -> None:
     # The waiting "tools" entry is gone: a new one queues rather than merges.
     assert queue.put("tools changed later", droppable=False, key="tools") is Admission.QUEUED
     assert len(queue) == 1
+
+
+def test_a_full_callback_queue_waits_for_a_consumer_that_is_behind_but_not_a_stuck_one() -> None:
+    """With a grace period, a full queue waits for room: a consumer that keeps taking
+    entries loses none, however far behind; one that takes nothing for the grace period
+    is taken for stuck, and then puts drop at once until it has drained to half."""
+    grace = 0.5
+    queue = CallbackQueue(4, grace=grace)
+    taken: List[Any] = []
+    go = threading.Event()
+
+    def consume(count: int) -> None:
+        go.wait(T)
+        for _ in range(count):
+            ready, entry = queue.get(T)
+            assert ready
+            taken.append(entry)
+
+    # Behind but moving: 200 entries through a queue of 4, every put admitted.
+    consumer = threading.Thread(target=consume, args=(200,))
+    consumer.start()
+    go.set()
+    admissions = [queue.put(n, droppable=True) for n in range(200)]
+    consumer.join(T)
+    assert not consumer.is_alive()
+    assert set(admissions) == {Admission.QUEUED} and queue.dropped == 0
+    assert taken == list(range(200))
+
+    # Stuck: the first put that finds the queue full waits out the grace period, the
+    # next ones drop at once.
+    for n in range(4):
+        assert queue.put(n, droppable=True) is Admission.QUEUED
+    started = time.monotonic()
+    assert queue.put("late", droppable=True) is Admission.DROPPED
+    assert grace <= time.monotonic() - started < T
+    started = time.monotonic()
+    assert [queue.put(n, droppable=True) for n in range(100)] == [Admission.DROPPED] * 100
+    assert time.monotonic() - started < grace
+    # A repeat of a waiting change notification is merged without waiting.
+    assert queue.get(0.0) == (True, 0)
+    assert queue.put("tools", droppable=False, key="tools") is Admission.QUEUED
+    assert queue.put("tools again", droppable=False, key="tools") is Admission.MERGED
+    # Drained to half: the consumer is no longer taken for stuck, and a full queue waits.
+    assert [queue.get(0.0)[1] for _ in range(2)] == [1, 2]
+    assert queue.put(4, droppable=True) is Admission.QUEUED
+    assert queue.put(5, droppable=True) is Admission.QUEUED
+    waiter = threading.Thread(target=lambda: taken.append(queue.get(T)))
+    timer = threading.Timer(0.05, waiter.start)  # a consumer that takes one, a bit later
+    timer.start()
+    assert queue.put(6, droppable=True) is Admission.QUEUED
+    timer.join(T)
+    waiter.join(T)
+    assert taken[-1] == (True, 3) and queue.dropped == 101

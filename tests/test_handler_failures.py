@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Dict, Iterator
+from typing import Any, Dict
 
 import pytest
 
 import mcp_sync
 from mcp_sync import CallbackError
-from mcp_sync.client import forget_protocol_eras
 
 from .conftest import fake_server_command
 from .test_handlers import KEYWORD, PARAMS
@@ -29,12 +28,6 @@ GENERIC = {
     "roots/list": "the client's roots handler failed",
 }
 
-
-@pytest.fixture(autouse=True)
-def fresh_era_cache() -> Iterator[None]:
-    forget_protocol_eras()
-    yield
-    forget_protocol_eras()
 
 
 def failing_handler(params: Any = None) -> Any:

@@ -18,7 +18,6 @@ import pytest
 
 import mcp_sync
 from mcp_sync import CapabilityError, ServerError, URLElicitationRequired, types
-from mcp_sync.client import forget_protocol_eras
 
 from .conftest import PY, SERVERS, fake_server_command
 
@@ -49,12 +48,6 @@ URL_ELICITATION = {"mode": "url", "elicitationId": "el-7", "url": "https://examp
                    "message": "Authorize access"}
 METHODS = list(PARAMS)
 
-
-@pytest.fixture(autouse=True)
-def fresh_era_cache() -> Iterator[None]:
-    forget_protocol_eras()
-    yield
-    forget_protocol_eras()
 
 
 def connect(*args: str, **kwargs: Any) -> mcp_sync.Client:

@@ -42,7 +42,6 @@ from mcp_sync import (
     TransportError,
     UnsupportedProtocolVersion,
 )
-from mcp_sync.client import forget_protocol_eras
 
 from .conftest import PY, SERVERS, require_everything
 from .servers.http_server import McpHttpServer, Recorded, echo_fake
@@ -51,12 +50,6 @@ WAIT = 10.0  # the bound for anything a test waits on; nothing should come near 
 MODERN = "2026-07-28"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 
-
-@pytest.fixture(autouse=True)
-def fresh_era_cache() -> Iterator[None]:
-    forget_protocol_eras()
-    yield
-    forget_protocol_eras()
 
 
 def free_port() -> int:

@@ -10,25 +10,18 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, List, Optional
 
 import pytest
 
 import mcp_sync
 from mcp_sync import CapabilityError, MemoryTransport, RequestTimeout
-from mcp_sync.client import forget_protocol_eras
 from mcp_sync.testing import FakeServer, RpcError
 
 from .conftest import PY, SERVERS, fake_server_command
 
 SDK_MODERN = [PY, str(SERVERS / "sdk_modern_server.py")]
 
-
-@pytest.fixture(autouse=True)
-def fresh_era_cache() -> Iterator[None]:
-    forget_protocol_eras()
-    yield
-    forget_protocol_eras()
 
 
 def elicit(params: Any) -> Dict[str, Any]:
