@@ -27,13 +27,25 @@ import binascii
 import html
 import json
 import re
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 if TYPE_CHECKING:
     from . import types
-    from .client import Client
+    from ._negotiation import Agreement
 
 __all__ = [
+    "ClientFacts",
     "client_html",
     "client_markdown",
     "image_bytes",
@@ -498,24 +510,34 @@ def result_markdown(result: types.CallToolResult) -> str:
 # -- clients ---------------------------------------------------------------------------
 
 
-def _client_fields(client: Client) -> List[Tuple[str, str]]:
+class ClientFacts(NamedTuple):
+    """What a client's display shows (the client builds it: this module reads no client)."""
+
+    name: str
+    state: str
+    target: str
+    agreement: Optional[Agreement]
+
+
+def _client_fields(client: ClientFacts) -> List[Tuple[str, str]]:
     fields = [("server", client.name)]
-    if client._init_result is None:  # never connected: nothing more is known
-        fields.append(("state", "connected" if client.connected else client._state.value))
+    agreement = client.agreement
+    if agreement is None:  # never connected: nothing more is known
+        fields.append(("state", client.state))
         return fields
-    info = client.server_info
-    fields.append(("implementation", f"{info.name} {info.version}".strip()))
-    fields.append(("state", "connected" if client.connected else client._state.value))
-    fields.append(("era", str(client.era)))
-    fields.append(("protocol version", str(client.protocol_version)))
-    fields.append(("capabilities", ", ".join(_capability_names(client)) or "none"))
-    fields.append(("transport", client.transport.target))
+    info = agreement.server_info
+    fields.append(("implementation",
+                    f"{info.get('name', '')} {info.get('version', '')}".strip()))
+    fields.append(("state", client.state))
+    fields.append(("era", agreement.era))
+    fields.append(("protocol version", str(agreement.version)))
+    fields.append(("capabilities", ", ".join(_capability_names(agreement)) or "none"))
+    fields.append(("transport", client.target))
     return fields
 
 
-def _capability_names(client: Client) -> Iterable[str]:
-    capabilities = client._require_init().get("capabilities") or {}
-    for name, value in capabilities.items():
+def _capability_names(agreement: Agreement) -> Iterable[str]:
+    for name, value in agreement.capabilities.items():
         if value is None or value is False:
             continue
         flags = [key for key, flag in value.items() if flag is True] if isinstance(
@@ -523,7 +545,7 @@ def _capability_names(client: Client) -> Iterable[str]:
         yield f"{name} ({', '.join(flags)})" if flags else str(name)
 
 
-def client_html(client: Client) -> str:
+def client_html(client: ClientFacts) -> str:
     """An HTML table: server, implementation and version, state, protocol era and version,
     the capabilities it declared, and the transport's target."""
     rows = "".join(
@@ -532,14 +554,15 @@ def client_html(client: Client) -> str:
         for key, value in _client_fields(client)
     )
     instructions = ""
-    if client._init_result is not None and client.instructions:
+    given = client.agreement.instructions if client.agreement is not None else None
+    if given:
         instructions = (f"<tr><th {_STYLE_TABLE}>instructions</th><td {_STYLE_TABLE}>"
-                        f"{_esc(client.instructions, _MAX_DESCRIPTION)}</td></tr>")
+                        f"{_esc(given, _MAX_DESCRIPTION)}</td></tr>")
     return (f'<table class="mcp-sync-client"><caption {_STYLE_TABLE}>mcp_sync.Client'
             f"</caption>{rows}{instructions}</table>")
 
 
-def client_markdown(client: Client) -> str:
+def client_markdown(client: ClientFacts) -> str:
     """Markdown for a client (see :func:`client_html`)."""
     lines = ["**mcp_sync.Client**", "", "| | |", "| --- | --- |"]
     lines += [f"| {_md(key)} | {_md(value, _MAX_DESCRIPTION)} |"

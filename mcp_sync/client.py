@@ -7,6 +7,7 @@ a :class:`~mcp_sync.transports.base.Transport`.
 
 from __future__ import annotations
 
+import collections
 import enum
 import functools
 import json
@@ -19,6 +20,7 @@ from typing import (
     TYPE_CHECKING,
     Any,
     Callable,
+    Counter,
     Dict,
     List,
     Mapping,
@@ -33,21 +35,34 @@ from typing import (
 
 from . import __version__
 from ._core import ProgressCallback, settle
+from ._negotiation import Agreement, Offer, choose_version, forget_protocol_eras, negotiate
+from ._protocol import (
+    DEFAULT,
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    LATEST_PROTOCOL_VERSION,
+    META_SUBSCRIPTION_ID,
+    SESSION_PROTOCOL_VERSIONS,
+    STATELESS_PROTOCOL_VERSIONS,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    Timeout,
+    _Default,
+)
 from .context import RequestContext, serving
 from .exceptions import (
     CallbackError,
     CapabilityError,
     ClientNotConnected,
     ForkedClientError,
-    HTTPError,
     InvalidToolSchema,
     ListingTooLarge,
     MCPError,
     ProtocolError,
-    RequestTimeout,
     ServerError,
+    SessionExpired,
     ToolError,
-    UnsupportedProtocolVersion,
     excerpt,
 )
 from .session import RequestFuture, Session
@@ -55,6 +70,7 @@ from .transports.base import Transport, server_label
 
 if TYPE_CHECKING:
     from . import types
+    from ._display import ClientFacts
     from .subscriptions import Subscription
 
 __all__ = [
@@ -62,33 +78,16 @@ __all__ = [
     "DEFAULT_MAX_LIST_BYTES",
     "DEFAULT_MAX_LIST_ITEMS",
     "LATEST_PROTOCOL_VERSION",
-    "MODERN_PROTOCOL_VERSIONS",
     "SESSION_PROTOCOL_VERSIONS",
+    "STATELESS_PROTOCOL_VERSIONS",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "Client",
+    "forget_protocol_eras",
 ]
 
 log = logging.getLogger(__name__)
 
-#: Stateless-era versions (no handshake; ``server/discover``; a ``_meta`` envelope on
-#: every request), newest first.
-MODERN_PROTOCOL_VERSIONS = ("2026-07-28",)
-#: Session-era versions (``initialize`` handshake), newest first.
-SESSION_PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-#: Every version this client speaks, newest first.
-SUPPORTED_PROTOCOL_VERSIONS = MODERN_PROTOCOL_VERSIONS + SESSION_PROTOCOL_VERSIONS
-LATEST_PROTOCOL_VERSION = MODERN_PROTOCOL_VERSIONS[0]
-LATEST_SESSION_VERSION = SESSION_PROTOCOL_VERSIONS[0]
-
-# 2026-07-28 error codes that only a modern server sends: seeing one means "modern".
-HEADER_MISMATCH = -32020
-MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
-UNSUPPORTED_PROTOCOL_VERSION = -32022
-_MODERN_ERRORS = (HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
-# HTTP statuses with which a server says it does not know a method or this transport.
 REFUSED_STATUSES = (400, 404, 405)
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 
 #: The elicitation modes a handler may support (``elicitation_modes=``).
 ELICITATION_MODES = ("form", "url")
@@ -101,44 +100,10 @@ DEFAULT_MAX_LIST_ITEMS = 10_000
 #: (``max_list_bytes``), measured as compact JSON.
 DEFAULT_MAX_LIST_BYTES = 64 * 1024 * 1024
 
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-
-# The era found for each server (transport.era_key), for the life of the process, so a
-# second client skips the probe. Guarded by _era_lock.
-_era_cache: Dict[Any, str] = {}
-_era_lock = threading.Lock()
-
-
-def _renew_era_lock() -> None:
-    """In a forked child: another thread of the parent may have held the lock at the
-    fork, and that thread does not exist here to release it."""
-    global _era_lock
-    _era_lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_renew_era_lock)
 
 T = TypeVar("T")
 
 
-class _Default(enum.Enum):
-    """Marks "use the client's default" where ``None`` already means "no limit"."""
-
-    DEFAULT = "DEFAULT"
-
-    def __repr__(self) -> str:
-        return "DEFAULT"
-
-
-#: Pass (or leave) ``timeout=DEFAULT`` to use the client's default timeout.
-DEFAULT = _Default.DEFAULT
-Timeout = Union[float, None, _Default]
 
 # MCP logging levels (RFC 5424 names) to Python logging levels.
 _LOG_LEVELS = {
@@ -168,36 +133,6 @@ def default_timeout_from_env(default: Optional[float] = 30.0) -> Optional[float]
     except ValueError:
         raise ValueError(f"MCP_SYNC_TIMEOUT must be a number of seconds, got {raw!r}") from None
     return None if value <= 0 else value
-
-
-def forget_protocol_eras() -> None:
-    """Forget the protocol era remembered for every server (the next connect probes)."""
-    with _era_lock:
-        _era_cache.clear()
-
-
-class _LegacyServer(Exception):
-    """The era probe says the server predates 2026-07-28 (internal control flow)."""
-
-
-def _choose_version(data: Any, name: str, rejected: Optional[ServerError] = None) -> str:
-    """The newest version in an error's or result's ``supported`` list that we speak.
-
-    With none in common, ``rejected`` (the server's -32022, a ``ProtocolVersionRejected``
-    carrying ``supported``) is raised as it is; without it, an
-    ``UnsupportedProtocolVersion``.
-    """
-    supported = data.get("supported") if isinstance(data, dict) else None
-    if isinstance(supported, list):
-        for version in SUPPORTED_PROTOCOL_VERSIONS:
-            if version in supported:
-                return version
-    if rejected is not None:
-        raise rejected
-    raise UnsupportedProtocolVersion(
-        f"{name} supports protocol versions {excerpt(repr(supported), 200)}; this client speaks "
-        f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
-    )
 
 
 class _State(enum.Enum):
@@ -470,7 +405,6 @@ class Client:
         #: one, so a client with a logging_handler asks for "info" and up by itself, as
         #: session-era servers log without being asked.
         self.log_level: Optional[str] = "info" if logging_handler is not None else None
-        self._era: Optional[str] = None
         # Tools seen in the last list_tools(), by name: their input schemas give the
         # x-mcp-header headers and their output schemas validate results. None until this
         # connection lists its tools, and again after tools/list_changed (under
@@ -491,7 +425,11 @@ class Client:
         self._lock = threading.RLock()
         self._state = _State.NEW
         self._session: Optional[Session] = None
-        self._init_result: Optional[Dict[str, Any]] = None
+        self._agreement: Optional[Agreement] = None
+        # What a session-era session holds that a new one must be told again (_renew):
+        # the resources subscribed (a count per URI) and the level set.
+        self._resource_uris: Counter[str] = collections.Counter()
+        self._session_log_level: Optional[str] = None
         self._server_info: Any = None
         self._server_capabilities: Any = None
         # Cached lists, dropped on the matching */list_changed notification.
@@ -518,12 +456,18 @@ class Client:
         """Jupyter: server, version, protocol era and version, capabilities."""
         from ._display import client_html
 
-        return client_html(self)
+        return client_html(self._facts())
 
     def _repr_markdown_(self) -> str:
         from ._display import client_markdown
 
-        return client_markdown(self)
+        return client_markdown(self._facts())
+
+    def _facts(self) -> ClientFacts:
+        from ._display import ClientFacts
+
+        state = "connected" if self.connected else self._state.value
+        return ClientFacts(self.name, state, self.transport.target, self._agreement)
 
     @property
     def connected(self) -> bool:
@@ -570,34 +514,83 @@ class Client:
                 )
             if self._session is not None:
                 self._session.close()
-            self._forget_lists()
-
-            def lost(error: Any) -> None:
-                self._connection_lost(session, error)
-
-            session = Session(
-                self.transport,
-                name=self.name,
-                request_handlers=self._request_handlers(),
-                on_notification=self._on_notification,
-                default_timeout=self.timeout,
-                reset_timeout_on_progress=self.reset_timeout_on_progress,
-                max_total_timeout=self.max_total_timeout,
-                close_timeout=self.close_timeout,
-                on_close=lost,
-            )
-            self._session = session
-            try:
-                session.start()
-                self._negotiate(session)
-            except BaseException:
-                session.close()
-                self._state = _State.CLOSED
-                raise
-            self._adopt_server_name(session)
-            self._state = _State.CONNECTED
-            self._connected_session = session
+            self._open_session()
             return self
+
+    def _open_session(self) -> Session:
+        """A new session on the transport, negotiated (``self._lock`` held)."""
+        self._forget_lists()
+
+        def lost(error: Any) -> None:
+            self._connection_lost(session, error)
+
+        session = Session(
+            self.transport,
+            name=self.name,
+            request_handlers=self._request_handlers(),
+            on_notification=self._on_notification,
+            default_timeout=self.timeout,
+            reset_timeout_on_progress=self.reset_timeout_on_progress,
+            max_total_timeout=self.max_total_timeout,
+            close_timeout=self.close_timeout,
+            on_close=lost,
+        )
+        self._session = session
+        try:
+            session.start()
+            self._agreement = None
+            self._server_info = self._server_capabilities = None
+            self._agreement = negotiate(session, self._offer())
+        except BaseException:
+            session.close()
+            self._state = _State.CLOSED
+            raise
+        self._adopt_server_name(session)
+        self._state = _State.CONNECTED
+        self._connected_session = session
+        return session
+
+    def _renew(self, dead: Session, cause: SessionExpired) -> Session:
+        """The server forgot the MCP session of ``dead`` (``cause``): start a new one on
+        the same transport, as :meth:`connect` would, and replay what the old one held:
+        the resources subscribed with ``resources/subscribe`` and the level set with
+        ``logging/setLevel``. The agreement (server info, capabilities, instructions) is
+        the new handshake's. Returns the live session; another thread that met the same
+        loss meanwhile finds it renewed already.
+
+        Raises:
+            SessionExpired: the client was closed meanwhile (``cause``).
+            MCPError: no new session (the client is then closed, and
+                ``on_connection_lost`` told).
+        """
+        with self._lock:
+            if self._session is not dead:
+                return self._live_session()
+            if self._state is not _State.CONNECTED:
+                raise cause
+            uris = list(self._resource_uris)
+            level = self._session_log_level
+            log.info("mcp-sync %s: %s; starting a new session", self.name, cause.reason)
+            dead.close()
+            try:
+                session = self._open_session()
+            except MCPError as exc:
+                log.warning("mcp-sync %s: no new session after the old one expired: %s",
+                            self.name, exc)
+                self._report_lost(exc)
+                raise
+            for uri in uris:
+                self._replay(session, "resources/subscribe", {"uri": uri})
+            if level is not None:
+                self._replay(session, "logging/setLevel", {"level": level})
+            return session
+
+    def _replay(self, session: Session, method: str, params: Dict[str, Any]) -> None:
+        try:
+            session.request(method, params)
+        except MCPError as exc:
+            log.warning("mcp-sync %s: could not repeat %s %s on the new session: %s",
+                        self.name, method, excerpt(repr(params), 200), exc)
 
     def _adopt_server_name(self, session: Session) -> None:
         """Name a server whose label was derived from its command or URL after the
@@ -605,7 +598,7 @@ class Client:
         ``._-``), so that later messages, loggers and threads say which server it is."""
         if not self._name_derived:
             return
-        info = (self._init_result or {}).get("serverInfo")
+        info = self._agreement.server_info if self._agreement is not None else None
         given = info.get("name") if isinstance(info, dict) else None
         name = server_label(given) if isinstance(given, str) else ""
         if not name or name == self.name:
@@ -620,6 +613,11 @@ class Client:
         # may hold it) and reports only a session that connected and was not closed.
         if self._connected_session is not session or self._state is not _State.CONNECTED:
             return
+        if isinstance(error, SessionExpired):
+            return  # not a dead connection: the next request starts a new session (_renew)
+        self._report_lost(error)
+
+    def _report_lost(self, error: BaseException) -> None:
         callback = self.on_connection_lost
         if callback is None:
             return
@@ -663,195 +661,48 @@ class Client:
             capabilities["elicitation"] = {mode: {} for mode in self.elicitation_modes}
         return capabilities
 
-    def _negotiate(self, session: Session) -> None:
-        """Find the protocol era and version, then set the session up for it."""
-        self._era = None
-        self._init_result = None
-        self._server_info = self._server_capabilities = None
-        session.request_meta = None
-        pinned = self.requested_protocol_version
-        if pinned in MODERN_PROTOCOL_VERSIONS:
-            self._discover(session, pinned, probe=False)
-            return
-        if pinned is not None:
-            self._handshake(session, pinned)
-            return
-        key = self.transport.era_key
-        with _era_lock:
-            cached = _era_cache.get(key)
-        if cached == "session":
-            self._handshake(session, None)
-            return
-        # Built before the probe, so that falling back costs one write, not more.
-        fallback = self._initialize_params(None)
-        try:
-            self._discover(session, LATEST_PROTOCOL_VERSION, probe=True)
-        except _LegacyServer as exc:
-            silent = isinstance(exc.__cause__, RequestTimeout)
-            try:
-                self._handshake(session, None, fallback)
-            except (ServerError, HTTPError) as rejected:
-                # Silence was no proof: a slow starter (a stdio server importing a big
-                # SDK) or a busy server answered the probe after our timeout and serves
-                # 2026-07-28 only, so it refuses initialize.
-                refused = not isinstance(rejected, HTTPError) or (
-                    rejected.status in REFUSED_STATUSES)
-                if not (silent and refused):
-                    raise
-                self._rediscover(session, rejected)
-                return
-            if silent and self.transport.legacy_servers_answer:
-                # Over Streamable HTTP an older server refuses the probe at once; silence
-                # means a busy server (maybe one serving both eras), so this connection
-                # takes the handshake it accepted and the next one probes again.
-                log.debug("%s accepted initialize after a silent probe: era not remembered",
-                          self.name)
-                return
-            with _era_lock:  # only once the server has accepted the handshake
-                _era_cache[key] = "session"
-            log.debug("%s is a session-era server (%s)", self.name, exc)
-
-    def _rediscover(self, session: Session, rejected: MCPError) -> None:
-        """After a timed-out probe, ``initialize`` was refused: ask ``server/discover``
-        again, this time with the full timeout. Raises ``rejected`` if that fails too."""
-        version = LATEST_PROTOCOL_VERSION
-        if isinstance(rejected, ServerError) and rejected.code == UNSUPPORTED_PROTOCOL_VERSION:
-            version = _choose_version(rejected.data, self.name, rejected)
-            if version not in MODERN_PROTOCOL_VERSIONS:
-                raise rejected
-        log.debug("%s refused initialize after a silent probe (%s): discovering again",
-                  self.name, rejected)
-        try:
-            self._discover(session, version, probe=False)
-        except MCPError as again:
-            raise rejected from again
-
-    def _envelope(self, version: str) -> Dict[str, Any]:
-        meta: Dict[str, Any] = {
-            META_PROTOCOL_VERSION: version,
-            META_CLIENT_CAPABILITIES: self._capabilities(stateless=True),
-            META_CLIENT_INFO: self.client_info,
-        }
-        if self.log_level is not None:
-            meta[META_LOG_LEVEL] = self.log_level
-        return meta
-
-    def _discover(self, session: Session, version: str, *, probe: bool) -> None:
-        """``server/discover`` (the 2026-07-28 era).
-
-        With ``probe``, an answer that looks like an older server (another error, HTTP
-        400/404/405 without a modern error, or silence past ``probe_timeout``) raises
-        ``_LegacyServer`` so the caller falls back to ``initialize``.
-        """
-        for attempt in range(3):
-            try:
-                result = session.request(
-                    "server/discover", {"_meta": self._envelope(version)},
-                    timeout=self.probe_timeout if probe else self.timeout,
-                    reset_timeout_on_progress=False, cancellable=not probe,
-                )
-                break
-            except RequestTimeout as exc:
-                if probe:
-                    raise _LegacyServer(f"no answer to server/discover within "
-                                        f"{self.probe_timeout} s") from exc
-                raise
-            except ServerError as exc:
-                if exc.code == UNSUPPORTED_PROTOCOL_VERSION and attempt < 2:
-                    chosen = _choose_version(exc.data, self.name, exc)
-                    if chosen in SESSION_PROTOCOL_VERSIONS:
-                        self._handshake(session, chosen)
-                        return
-                    version = chosen
-                    continue
-                if exc.code in _MODERN_ERRORS or not probe:
-                    raise
-                raise _LegacyServer("server/discover failed") from exc
-            except HTTPError as exc:
-                if probe and exc.status in REFUSED_STATUSES:
-                    raise _LegacyServer(f"server/discover got HTTP {exc.status}") from exc
-                raise
-        else:  # pragma: no cover - the loop always breaks, returns or raises
-            raise ProtocolError(f"{self.name} kept rejecting protocol versions")
-        if not isinstance(result, dict) or not isinstance(result.get("capabilities"), dict):
-            if probe:
-                # Some session-era servers answer any unknown method with an empty result
-                # (the conformance suite's mocks do): that is not a stateless server.
-                raise _LegacyServer("server/discover answered without capabilities")
-            raise ProtocolError(f"server/discover result from {self.name} has no capabilities")
-        supported = result.get("supportedVersions") or [version]
-        if version not in supported:
-            version = _choose_version({"supported": supported}, self.name)
-            if version in SESSION_PROTOCOL_VERSIONS:
-                self._handshake(session, version)
-                return
-        meta = result.get("_meta")
-        server_info = (meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None) or (
-            result.get("serverInfo"))
-        if not isinstance(server_info, dict):
-            server_info = {"name": self.name, "version": ""}
-        self._init_result = {
-            "protocolVersion": version,
-            "capabilities": result["capabilities"],
-            "serverInfo": server_info,
-            "supportedVersions": supported,
-        }
-        if isinstance(result.get("instructions"), str):
-            self._init_result["instructions"] = result["instructions"]
-        self._era = "stateless"
-        session.request_meta = self._envelope(version)
-        self.transport.set_protocol_version(version)
-        with _era_lock:
-            _era_cache[self.transport.era_key] = "stateless"
-        log.debug("connected to %s, protocol %s (stateless)", self.name, version)
-
-    def _initialize_params(self, pinned: Optional[str]) -> Dict[str, Any]:
-        return {
-            "protocolVersion": pinned or LATEST_SESSION_VERSION,
-            "capabilities": self._capabilities(),
-            "clientInfo": self.client_info,
-        }
-
-    def _handshake(self, session: Session, pinned: Optional[str],
-                   params: Optional[Dict[str, Any]] = None) -> None:
-        result = session.request(
-            "initialize", params or self._initialize_params(pinned), cancellable=False
+    def _offer(self) -> Offer:
+        return Offer(
+            name=self.name,
+            client_info=self.client_info,
+            capabilities=self._capabilities(),
+            stateless_capabilities=self._capabilities(stateless=True),
+            log_level=self.log_level,
+            pinned=self.requested_protocol_version,
+            probe_timeout=self.probe_timeout,
+            timeout=self.timeout,
+            era_key=self.transport.era_key,
+            answers_every_request=self.transport.answers_every_request,
         )
-        if not isinstance(result, dict):
-            raise ProtocolError(f"initialize result from {self.name} is not an object")
-        version = result.get("protocolVersion")
-        if version not in SESSION_PROTOCOL_VERSIONS:
-            raise UnsupportedProtocolVersion(
-                f"{self.name} answered protocol version {excerpt(repr(version), 80)}; this "
-                f"client speaks "
-                f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
-            )
-        for key in ("capabilities", "serverInfo"):
-            if not isinstance(result.get(key), dict):
-                raise ProtocolError(f"initialize result from {self.name} has no {key!r}")
-        self._init_result = result
-        self._era = "session"
-        self.transport.set_protocol_version(version)
-        session.notify("notifications/initialized")
-        log.debug("connected to %s, protocol %s", self.name, version)
 
     # -- properties ----------------------------------------------------------------------
 
-    def _require_init(self) -> Dict[str, Any]:
-        if self._init_result is None:
+    def _require_agreement(self) -> Agreement:
+        agreement = self._agreement
+        if agreement is None:
             raise ClientNotConnected(f"client for {self.name} has not connected yet")
-        return self._init_result
+        return agreement
+
+    @property
+    def agreement(self) -> Optional[Agreement]:
+        """What this connection settled on with the server (era, version, server info,
+        capabilities, instructions); ``None`` before the first connect."""
+        return self._agreement
+
+    def _stateless(self) -> bool:
+        agreement = self._agreement
+        return agreement is not None and agreement.stateless
 
     @property
     def era(self) -> Optional[str]:
         """``"session"`` (initialize handshake, 2024-11-05 ... 2025-11-25) or
         ``"stateless"`` (2026-07-28); ``None`` before connecting."""
-        return self._era
+        return self._agreement.era if self._agreement is not None else None
 
     @property
     def protocol_version(self) -> Optional[str]:
         """The protocol version agreed in the handshake (``None`` before it)."""
-        return self._init_result.get("protocolVersion") if self._init_result else None
+        return self._agreement.version if self._agreement is not None else None
 
     @property
     def server_info(self) -> types.Implementation:
@@ -860,7 +711,7 @@ class Client:
             from . import types
 
             self._server_info = _parse(
-                types.Implementation, self._require_init()["serverInfo"], "serverInfo"
+                types.Implementation, dict(self._require_agreement().server_info), "serverInfo"
             )
         return self._server_info  # type: ignore[no-any-return]
 
@@ -871,18 +722,18 @@ class Client:
             from . import types
 
             self._server_capabilities = _parse(
-                types.ServerCapabilities, self._require_init()["capabilities"], "capabilities"
+                types.ServerCapabilities, dict(self._require_agreement().capabilities),
+                "capabilities"
             )
         return self._server_capabilities  # type: ignore[no-any-return]
 
     @property
     def instructions(self) -> Optional[str]:
         """The server's usage instructions from the handshake, if any."""
-        value = self._require_init().get("instructions")
-        return value if isinstance(value, str) else None
+        return self._require_agreement().instructions
 
     def _has_capability(self, *path: str) -> bool:
-        node: Any = self._require_init().get("capabilities", {})
+        node: Any = self._require_agreement().capabilities
         for key in path:
             if not isinstance(node, dict) or key not in node:
                 return False
@@ -953,13 +804,21 @@ class Client:
         version) answer switches to a version the server lists and retries once."""
         session = self._live_session()
         try:
-            return session.request(method, params, timeout=self._timeout(timeout),
-                                   on_progress=on_progress, headers=headers)
+            try:
+                return session.request(method, params, timeout=self._timeout(timeout),
+                                       on_progress=on_progress, headers=headers)
+            except SessionExpired as expired:
+                if expired.request_sent is not False:
+                    raise
+                # The server did not process it: send it once more on a new session.
+                session = self._renew(session, expired)
+                return session.request(method, params, timeout=self._timeout(timeout),
+                                       on_progress=on_progress, headers=headers)
         except ServerError as exc:
-            if self._era != "stateless" or exc.code != UNSUPPORTED_PROTOCOL_VERSION:
+            if not self._stateless() or exc.code != UNSUPPORTED_PROTOCOL_VERSION:
                 raise
-            version = _choose_version(exc.data, self.name, exc)
-            if version not in MODERN_PROTOCOL_VERSIONS:
+            version = choose_version(exc.data, self.name, exc)
+            if version not in STATELESS_PROTOCOL_VERSIONS:
                 raise
             self._switch_version(session, version)
         return session.request(method, params, timeout=self._timeout(timeout),
@@ -967,10 +826,8 @@ class Client:
 
     def _switch_version(self, session: Session, version: str) -> None:
         log.info("%s asked for protocol version %s; switching", self.name, version)
-        if self._init_result is not None:
-            self._init_result["protocolVersion"] = version
-        session.request_meta = self._envelope(version)
-        self.transport.set_protocol_version(version)
+        self._agreement = self._require_agreement().with_version(version)
+        session.agree(self._agreement)
 
     def _with_input(
         self,
@@ -1102,7 +959,7 @@ class Client:
 
         The stateless era has no ``ping``: ``server/discover`` serves instead.
         """
-        if self._era == "stateless":
+        if self._stateless():
             self.request("server/discover", timeout=timeout)
         else:
             self.request("ping", timeout=timeout)
@@ -1170,7 +1027,7 @@ class Client:
         tools = self._paginate("tools/list", "tools", types.Tool, timeout,
                                self._cacheable("tools"))
         refused: Dict[str, str] = {}
-        if self._era == "stateless" and self.transport.mirrors_headers:
+        if self._stateless() and self.transport.carries_headers:
             from ._headers import invalid_header_annotation
 
             for tool in tools:
@@ -1193,7 +1050,7 @@ class Client:
         """May ``kind``'s list be cached? Only while a list_changed notification would
         tell us it is stale: the server promises them (session era) or an active
         subscription carries them (stateless era)."""
-        if self._era == "stateless":
+        if self._stateless():
             return any(sub.covers(f"{kind}ListChanged") for sub in self._subscriptions)
         return self._has_capability(kind, "listChanged")
 
@@ -1227,7 +1084,7 @@ class Client:
 
     def _tool_headers(self, name: str, arguments: Mapping[str, Any]) -> Optional[Dict[str, str]]:
         """The Mcp-Param-* headers of a stateless-era HTTP call (from x-mcp-header)."""
-        if self._era != "stateless" or not self.transport.mirrors_headers:
+        if not self._stateless() or not self.transport.carries_headers:
             return None
         from ._headers import param_headers
 
@@ -1356,12 +1213,12 @@ class Client:
         tool = self._declared_tool(name, timeout)
         schema = self._output_schema(tool)
         headers = self._tool_headers(name, params["arguments"])
-        stateless = self._era == "stateless"
+        stateless = self._stateless()
         try:
             data = self._with_input("tools/call", params, timeout=timeout,
                                     on_progress=on_progress, headers=headers)
         except ServerError as exc:
-            if exc.code != HEADER_MISMATCH or not self.transport.mirrors_headers:
+            if exc.code != HEADER_MISMATCH or not self._mismatch_refreshable():
                 raise
             # The tool's x-mcp-header annotations changed: refresh them and retry once.
             self.list_tools()
@@ -1393,19 +1250,38 @@ class Client:
         """
         params = self._call_tool_params(name, arguments, meta)
         session = self._live_session()
-        tool = self._declared_tool(name, timeout)
-        schema = self._output_schema(tool)
-        headers = self._tool_headers(name, params["arguments"])
-        stateless = self._era == "stateless"
+        stateless = self._stateless()
+        plan: Dict[str, Any] = {}
+
+        def prepare() -> None:
+            """What the call needs of the tool's definition (again after a refresh)."""
+            tool = self._declared_tool(name, timeout)
+            plan.update(tool=tool, schema=self._output_schema(tool),
+                        headers=self._tool_headers(name, params["arguments"]))
+
+        def refresh() -> None:
+            """After a header mismatch: the tool's x-mcp-header annotations changed."""
+            self.list_tools()
+            prepare()
 
         def send(round_params: Dict[str, Any]) -> RequestFuture:
-            return session.submit("tools/call", round_params, timeout=self._timeout(timeout),
-                                  on_progress=on_progress, headers=headers)
+            # The live session: after a renewal (_renew), the new one.
+            return self._live_session().submit(
+                "tools/call", round_params, timeout=self._timeout(timeout),
+                on_progress=on_progress, headers=plan["headers"])
 
+        prepare()
         return _RoundsFuture(self, session, send, params,
-                             lambda data: self._tool_result(name, data, tool, schema,
-                                                            stateless, raise_on_error),
-                             offload=schema is not None).start()
+                             lambda data: self._tool_result(name, data, plan["tool"],
+                                                            plan["schema"], stateless,
+                                                            raise_on_error),
+                             offload=plan["schema"] is not None,
+                             refresh=refresh if self._mismatch_refreshable() else None).start()
+
+    def _mismatch_refreshable(self) -> bool:
+        """A header mismatch can be repaired by listing the tools again: the stateless
+        era, on a transport whose messages carry headers."""
+        return self._stateless() and self.transport.carries_headers
 
     def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
         """Every resource the server lists (all pages); none (``[]``) when the server
@@ -1448,7 +1324,7 @@ class Client:
             CapabilityError: the server did not declare ``resources.subscribe``.
         """
         self._require_capability("resource subscriptions", "resources", "subscribe")
-        if self._era == "stateless":
+        if self._stateless():
             self._resubscribe_resources(add=str(uri), timeout=timeout)
         else:
             self._subscribe_session_era(str(uri), timeout)
@@ -1456,15 +1332,21 @@ class Client:
     def unsubscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
         """Stop updates for a resource subscribed with :meth:`subscribe_resource`."""
         self._require_capability("resource subscriptions", "resources", "subscribe")
-        if self._era == "stateless":
+        if self._stateless():
             self._resubscribe_resources(remove=str(uri), timeout=timeout)
         else:
             self._unsubscribe_session_era(str(uri), timeout)
 
     def _subscribe_session_era(self, uri: str, timeout: Timeout = DEFAULT) -> None:
         self.request("resources/subscribe", {"uri": uri}, timeout=timeout)
+        with self._lock:
+            self._resource_uris[uri] += 1
 
     def _unsubscribe_session_era(self, uri: str, timeout: Timeout = DEFAULT) -> None:
+        with self._lock:
+            self._resource_uris[uri] -= 1
+            if self._resource_uris[uri] <= 0:
+                del self._resource_uris[uri]
         self.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
 
     def _resubscribe_resources(self, *, add: Optional[str] = None, remove: Optional[str] = None,
@@ -1593,12 +1475,14 @@ class Client:
         if level not in _LOG_LEVELS:
             raise ValueError(f"unknown logging level {level!r}; use one of {list(_LOG_LEVELS)}")
         self._require_capability("logging", "logging")
-        if self._era == "stateless":
+        if self._stateless():
             self.log_level = level
             session = self._live_session()
-            session.request_meta = self._envelope(str(self.protocol_version))
+            self._agreement = self._require_agreement().with_log_level(level)
+            session.agree(self._agreement)
             return
         self.request("logging/setLevel", {"level": level}, timeout=timeout)
+        self._session_log_level = level
 
     def send_roots_list_changed(self) -> None:
         """Tell the server the roots changed (it will ask for them again).
@@ -1606,7 +1490,7 @@ class Client:
         Does nothing in the stateless era, where the server asks for roots with each
         request that needs them.
         """
-        if self._era == "stateless":
+        if self._stateless():
             return
         self.notify("notifications/roots/list_changed")
 
@@ -1634,7 +1518,7 @@ class Client:
         refusal = self._sampling_refusal(params)
         if refusal is not None:
             raise ServerError(INVALID_PARAMS, refusal)
-        model = (types.CreateMessageRequestParams2026 if self._era == "stateless"
+        model = (types.CreateMessageRequestParams2026 if self._stateless()
                  else types.CreateMessageRequestParams)
         parsed = self._parse_request(model, params, "sampling request",
                                      "sampling/createMessage")
@@ -1648,7 +1532,7 @@ class Client:
         refusal = self._elicitation_refusal(params)
         if refusal is not None:
             raise ServerError(INVALID_PARAMS, refusal)
-        model = (types.ElicitRequestParams2026 if self._era == "stateless"
+        model = (types.ElicitRequestParams2026 if self._stateless()
                  else types.ElicitRequestParams)
         parsed = self._parse_request(model, params, "elicitation request",
                                      "elicitation/create")
@@ -1666,7 +1550,7 @@ class Client:
         try:
             return _parse(model, params, what)
         except ProtocolError as exc:
-            if self._era == "stateless":
+            if self._stateless():
                 raise
             log.warning("the handler for %s from %s refuses it: %s", method, self.name, exc)
             raise ServerError(INTERNAL_ERROR, str(exc)) from None
@@ -1892,6 +1776,7 @@ class _RoundsFuture(RequestFuture):
         convert: Callable[[Any], Any],
         *,
         offload: bool = False,
+        refresh: Optional[Callable[[], None]] = None,
     ) -> None:
         super().__init__()
         self._client = client
@@ -1901,7 +1786,12 @@ class _RoundsFuture(RequestFuture):
         self._convert = convert
         self._offload = offload
         self._rounds = 0
+        self._renewed = False
+        # The one-time retries call_tool makes too: -32022 (per round) and -32020.
+        self._refresh = refresh
+        self._switched_round = -1
         self._current: Optional[RequestFuture] = None
+        self._current_params = params
         # Shared by the RequestContext of every handler this call runs.
         self._inputs_cancelled = threading.Event()
 
@@ -1916,7 +1806,7 @@ class _RoundsFuture(RequestFuture):
             if not self.done():
                 self.set_exception(exc)
             return
-        self._current = current
+        self._current, self._current_params = current, params
         self.request_id, self.method = current.request_id, current.method
         if self.cancelled():
             current.cancel()
@@ -1927,6 +1817,17 @@ class _RoundsFuture(RequestFuture):
         if self.done() or current.cancelled():
             return
         error = current.exception()
+        if (isinstance(error, SessionExpired) and error.request_sent is False
+                and not self._renewed):
+            # The server did not process it: once more, on a new session. On a thread of
+            # its own: the renewal is a handshake, this may be the dying session's
+            # dispatch thread, and that session's pool is stopping.
+            self._renewed = True
+            threading.Thread(target=self._resend, args=(error,), daemon=True,
+                             name=f"mcp-sync-renew-{self._client.name}").start()
+            return
+        if isinstance(error, ServerError) and self._retry(error):
+            return
         if error is not None:
             self.set_exception(error)
             return
@@ -1945,6 +1846,57 @@ class _RoundsFuture(RequestFuture):
                 f"{self._client.max_input_rounds} rounds"))
             return
         self._rounds_session._pool.submit(self._continue, result)
+
+    def _retry(self, error: ServerError) -> bool:
+        """Send this round once more where :meth:`Client.call_tool` would: after a -32022
+        (at the version the server lists; once per round) or a -32020 (with the tools
+        listed again; once per call). On the handler pool: both may block. True if the
+        round goes again."""
+        client = self._client
+        if (error.code == UNSUPPORTED_PROTOCOL_VERSION and client._stateless()
+                and self._switched_round != self._rounds):
+            self._switched_round = self._rounds
+            return self._rounds_session._pool.submit(self._switch_and_resend, error)
+        if error.code == HEADER_MISMATCH and self._refresh is not None:
+            refresh, self._refresh = self._refresh, None
+            return self._rounds_session._pool.submit(self._refresh_and_resend, refresh)
+        return False
+
+    def _switch_and_resend(self, error: ServerError) -> None:
+        if self.done():
+            return
+        try:
+            version = choose_version(error.data, self._client.name, error)
+            if version not in STATELESS_PROTOCOL_VERSIONS:
+                raise error
+            self._client._switch_version(self._rounds_session, version)
+        except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
+            if not self.done():
+                self.set_exception(exc)
+            return
+        self._launch(self._current_params)
+
+    def _refresh_and_resend(self, refresh: Callable[[], None]) -> None:
+        if self.done():
+            return
+        try:
+            refresh()
+        except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
+            if not self.done():
+                self.set_exception(exc)
+            return
+        self._launch(self._current_params)
+
+    def _resend(self, expired: SessionExpired) -> None:
+        if self.done():
+            return
+        try:
+            self._rounds_session = self._client._renew(self._rounds_session, expired)
+        except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
+            if not self.done():
+                self.set_exception(exc)
+            return
+        self._launch(self._current_params)
 
     def _finish(self, result: Any) -> None:
         if self.done():

@@ -8,15 +8,14 @@ import logging
 import re
 from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
-from .client import REFUSED_STATUSES, Client, _Default
+from ._negotiation import REFUSED_STATUSES
+from ._protocol import DEFAULT
+from .client import Client
 from .exceptions import HTTPError, MCPError, excerpt
 from .transports.base import Transport
 from .transports.stdio import StdioTransport, split_command
 
 __all__ = ["Target", "connect", "http_url", "make_transport"]
-
-# "Use the default": None already means "no limit" for a timeout.
-DEFAULT = _Default.DEFAULT
 
 log = logging.getLogger(__name__)
 

@@ -9,6 +9,7 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── TransportError                  the link to the server failed
     │   ├── ConnectionClosed            the transport closed; carries exit code and stderr tail
     │   │   ├── ForkedClientError       a client inherited over fork() was used in the child
+    │   │   ├── SessionExpired          the server forgot the MCP session (HTTP 404)
     │   │   └── ServerUnavailable       a Manager's server is down (mcp_sync.manager)
     │   ├── CommandNotFound             the stdio command does not exist
     │   └── HTTPError                   a non-2xx HTTP status; carries status, body, auth hints
@@ -92,6 +93,7 @@ __all__ = [
     "RequestCancelled",
     "RequestTimeout",
     "ServerError",
+    "SessionExpired",
     "ToolError",
     "TransportError",
     "URLElicitationRequired",
@@ -187,6 +189,17 @@ class ForkedClientError(ConnectionClosed):
 
     The child shares the parent's pipes and sockets; using them would corrupt both
     processes' conversations. Create a new client in the child instead.
+    """
+
+
+class SessionExpired(ConnectionClosed):
+    """The server forgot the MCP session it kept (a restart, an expiry): over HTTP, a 404
+    on the session's ``Mcp-Session-Id``.
+
+    The client starts a new session by itself (a handshake, then the resource
+    subscriptions and the log level the old one held) and sends a request that met the
+    404 once more: the server did not process it (its ``request_sent`` is False). Other
+    requests in flight on the old session fail with this error.
     """
 
 

@@ -69,7 +69,8 @@ from typing import (
 )
 
 from ._core import ProgressCallback
-from .client import Client, Timeout, _Default  # _Default.DEFAULT is mcp_sync.DEFAULT
+from ._protocol import Timeout, _Default  # _Default.DEFAULT is mcp_sync.DEFAULT
+from .client import Client
 from .connect import make_transport
 from .exceptions import (
     ClientNotConnected,

@@ -56,7 +56,7 @@ import threading
 import time
 import weakref
 from concurrent.futures import Future
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional
 
 from ._core import (
     ANSWERS,
@@ -71,6 +71,7 @@ from ._core import (
     settle,
 )
 from ._pool import ThreadPool
+from ._protocol import DEFAULT, Timeout
 from ._queues import Admission, CallbackQueue
 from .context import RequestContext, serving, valid_id
 from .exceptions import (
@@ -85,6 +86,9 @@ from .exceptions import (
     excerpt,
 )
 from .transports.base import Transport
+
+if TYPE_CHECKING:
+    from ._negotiation import Agreement
 
 __all__ = ["RequestFuture", "Session"]
 
@@ -267,9 +271,11 @@ class Session:
         self._queued = 0
         self._routed = 0
         _live_sessions.add(self)
-        #: Merged into every request's ``params._meta`` (the 2026-07-28 per-request
-        #: envelope: protocol version, client info and capabilities); None in the session era.
-        self.request_meta: Optional[Dict[str, Any]] = None
+        #: What the client and the server settled on (:meth:`agree`); None until then.
+        self.agreement: Optional[Agreement] = None
+        # The agreement's envelope, merged into every request's ``params._meta`` (the
+        # stateless era's protocol version, client info and capabilities); None otherwise.
+        self._request_meta: Optional[Mapping[str, Any]] = None
         # When the dispatch thread will next look at deadlines (monotonic seconds). Read
         # without a lock: a stale value at worst costs one extra wake-up.
         self._wake_at = 0.0
@@ -303,13 +309,19 @@ class Session:
         )
         self._dispatcher.start()
         self._callback_thread.start()
-        self.transport.on_request_failed = self._request_failed
         try:
             deliver = self._deliver if self.transport.single_reader else self._enqueue
-            self.transport.start(deliver, self._transport_closed)
+            self.transport.start(deliver, self._transport_closed, self._request_failed)
         except BaseException:
             self._stop_threads()
             raise
+
+    def agree(self, agreement: Agreement) -> None:
+        """Adopt ``agreement`` (the negotiator's, or a change of it): later requests carry
+        its envelope, and the transport frames messages by it from now on."""
+        self.agreement = agreement
+        self._request_meta = agreement.envelope
+        self.transport.agree(agreement)
 
     @property
     def closed(self) -> bool:
@@ -427,10 +439,10 @@ class Session:
         method: str,
         params: Optional[Dict[str, Any]] = None,
         *,
-        timeout: Any = ...,
+        timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         reset_timeout_on_progress: Optional[bool] = None,
-        max_total_timeout: Any = ...,
+        max_total_timeout: Timeout = DEFAULT,
         cancellable: bool = True,
         headers: Optional[Mapping[str, str]] = None,
     ) -> RequestFuture:
@@ -484,9 +496,9 @@ class Session:
         except ConnectionClosed as exc:
             exc.request_sent = False
             raise
-        if timeout is ...:
+        if timeout is DEFAULT:
             timeout = self.default_timeout
-        if max_total_timeout is ...:
+        if max_total_timeout is DEFAULT:
             max_total_timeout = self.max_total_timeout
         if reset_timeout_on_progress is None:
             reset_timeout_on_progress = self.reset_timeout_on_progress
@@ -500,8 +512,8 @@ class Session:
             self._inbox.put(_WAKE)
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": entry.id, "method": method}
         meta: Optional[Dict[str, Any]] = None
-        if self.request_meta is not None:
-            meta = dict(self.request_meta)
+        if self._request_meta is not None:
+            meta = dict(self._request_meta)
         if on_progress is not None or (
             reset_timeout_on_progress and method in _LONG_RUNNING and timeout is not None
         ):
@@ -539,10 +551,10 @@ class Session:
         method: str,
         params: Optional[Dict[str, Any]] = None,
         *,
-        timeout: Any = ...,
+        timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         reset_timeout_on_progress: Optional[bool] = None,
-        max_total_timeout: Any = ...,
+        max_total_timeout: Timeout = DEFAULT,
         cancellable: bool = True,
         headers: Optional[Mapping[str, str]] = None,
     ) -> Any:
@@ -564,8 +576,8 @@ class Session:
             direct=True,
         )
         # The dispatch thread enforces the deadline; this wait is a safety bound on top.
-        bound = future_wait_bound(timeout if timeout is not ... else self.default_timeout,
-                                  max_total_timeout if max_total_timeout is not ...
+        bound = future_wait_bound(timeout if timeout is not DEFAULT else self.default_timeout,
+                                  max_total_timeout if max_total_timeout is not DEFAULT
                                   else self.max_total_timeout)
         try:
             if waiter.wait(bound):

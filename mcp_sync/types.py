@@ -64,40 +64,32 @@ from pydantic import (
 # ---------------------------------------------------------------------------
 # Protocol constants
 # ---------------------------------------------------------------------------
+# One home for the protocol's names (mcp_sync/_protocol.py); re-exported here, where
+# users of the models look for them.
+from ._protocol import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    JSONRPC_VERSION,
+    LATEST_PROTOCOL_VERSION,
+    LEGACY_RESOURCE_NOT_FOUND,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROGRESS_TOKEN,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    RESOURCE_NOT_FOUND_CODES,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    URL_ELICITATION_REQUIRED,
+)
 
-LATEST_PROTOCOL_VERSION = "2025-11-25"
-JSONRPC_VERSION = "2.0"
-
-# Standard JSON-RPC error codes.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-# MCP-specific error code: the request needs a URL-mode elicitation first (2025-11-25 only).
-URL_ELICITATION_REQUIRED = -32042
-
-# 2026-07-28: the stateless revision.
 PROTOCOL_VERSION_2026_07_28 = "2026-07-28"
-# Error codes of the range -32020..-32099 that 2026-07-28 reserves for the MCP specification.
-HEADER_MISMATCH = -32020
-MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
-UNSUPPORTED_PROTOCOL_VERSION = -32022
-# Resource not found: 2025-11-25 and earlier send -32002; 2026-07-28 servers send
-# INVALID_PARAMS (-32602) instead, and clients SHOULD still accept -32002 from older servers.
-LEGACY_RESOURCE_NOT_FOUND = -32002
-RESOURCE_NOT_FOUND_CODES = (INVALID_PARAMS, LEGACY_RESOURCE_NOT_FOUND)
-
-# Reserved ``_meta`` keys (2026-07-28).  Requests carry the protocol version, client info,
-# client capabilities and log level; results the server info; notifications on a
-# ``subscriptions/listen`` stream (and that stream's final result) the subscription id.
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
-META_PROGRESS_TOKEN = "progressToken"
 
 
 # ---------------------------------------------------------------------------

@@ -27,10 +27,12 @@ from mcp_sync import (
     RequestTimeout,
     TransportError,
 )
+from mcp_sync._negotiation import Agreement
+from mcp_sync._protocol import STATELESS_ERA
 from mcp_sync.testing import FakeServer, ToolContext
 from mcp_sync.transports._sse import EventTooLarge, ServerSentEvent, SSEDecoder, iter_events
 
-from .servers.http_server import McpHttpServer
+from .servers.http_server import McpHttpServer, echo_fake
 
 WAIT = 10.0  # the bound for anything a test waits on; nothing should come near it
 ACCEPT = "application/json, text/event-stream"
@@ -423,21 +425,105 @@ def test_connect_gives_max_message_size_to_the_http_transport(server: McpHttpSer
 
 
 def test_a_lost_session_is_renewed_and_the_request_retried_once(server: McpHttpServer) -> None:
+    """HTTP 404 on the session id: the transport reports SessionExpired, the client
+    starts a new session itself (initialize, then notifications/initialized on the new
+    id) and sends the request that met the 404 once more."""
     with mcp_sync.connect(server.url) as client:
         first = client.transport.session_id  # type: ignore[attr-defined]
-        client.list_tools()  # id 3 (a first call would list them itself)
+        client.list_tools()
         assert client.call_tool("echo", {"text": "one"}).text == "one"
         server.expire_sessions()  # the server restarted: the session id is now unknown
         assert client.call_tool("echo", {"text": "two"}).text == "two"
         second = client.transport.session_id  # type: ignore[attr-defined]
         assert second and second != first
-    assert posted_ids(server, "initialize") == [2, "mcp-sync-reinit-1"]
+        assert client.connected
+    initializes = server.matching(is_rpc("initialize"))
+    assert [r.header("Mcp-Session-Id") for r in initializes] == [None, None]
     calls = server.matching(is_rpc("tools/call"))
-    assert [(c.json["id"], c.header("Mcp-Session-Id")) for c in calls] == [
-        (4, first), (5, first), (5, second)]
+    assert [(c.json["params"]["arguments"]["text"], c.header("Mcp-Session-Id"))
+            for c in calls] == [("one", first), ("two", first), ("two", second)]
     renewed = server.matching(is_rpc("notifications/initialized"))[-1]
     assert renewed.header("Mcp-Session-Id") == second
 
+
+@pytest.mark.parametrize("form", ["blocking", "future"])
+def test_a_renewed_session_has_the_new_handshake_and_what_the_old_one_held(form: str) -> None:
+    """After a 404 the client's agreement is the new handshake's (server_info,
+    instructions), the resource subscriptions and the log level of the old session are
+    repeated on the new one before the failed request is sent again, and both call forms
+    behave the same."""
+    fake = echo_fake("renewing")
+    fake.version, fake.instructions = "1.0", "first life"
+    fake.resource("note://a", "a")
+    fake.resource("note://b", "b")
+    with McpHttpServer(fake) as server, mcp_sync.connect(server.url) as client:
+        client.subscribe_resource("note://a")
+        client.subscribe_resource("note://b")
+        client.unsubscribe_resource("note://b")
+        client.set_logging_level("warning")
+        assert (client.server_info.version, client.instructions) == ("1.0", "first life")
+        first = client.transport.session_id  # type: ignore[attr-defined]
+        fake.version, fake.instructions = "2.0", "second life"
+        server.expire_sessions()
+        if form == "blocking":
+            result = client.call_tool("echo", {"text": "again"})
+        else:
+            result = client.call_tool_future("echo", {"text": "again"}).result(WAIT)
+        assert result.text == "again"
+        second = client.transport.session_id  # type: ignore[attr-defined]
+        assert second not in (None, first)
+        assert (client.server_info.version, client.instructions) == ("2.0", "second life")
+        assert client.agreement is not None and client.agreement.server_info["version"] == "2.0"
+    on_second = [r for r in server.requests
+                 if r.method == "POST" and r.header("Mcp-Session-Id") == second]
+    assert [(r.rpc_method, (r.json.get("params") or {}).get("uri") or
+             (r.json.get("params") or {}).get("level")) for r in on_second[:3]] == [
+        ("notifications/initialized", None), ("resources/subscribe", "note://a"),
+        ("logging/setLevel", "warning")]
+    # The first request after the expiry (the tool listing call_tool makes first on a
+    # connection that has not listed yet) met the 404 and went again on the new session.
+    assert [r.header("Mcp-Session-Id") for r in server.matching(is_rpc("tools/list"))] == [
+        first, second]
+    assert [c.header("Mcp-Session-Id") for c in server.matching(is_rpc("tools/call"))] == [
+        second]
+
+
+def test_a_404_on_the_get_stream_has_the_next_request_start_a_new_session(
+        server: McpHttpServer) -> None:
+    """The GET stream, re-opened after the server forgot the session, meets a 404: no
+    request is there to fail, so the transport reports the loss as its close reason, and
+    the next request starts a new session before it is sent (not sent into a 404)."""
+    with mcp_sync.connect(server.url) as client:
+        first = client.transport.session_id  # type: ignore[attr-defined]
+        server.wait_for(lambda r: r.method == "GET")
+        server.expire_sessions()  # ends the GET stream too: the transport re-opens it
+        server.wait_for(lambda r: r.method == "GET" and r.header("Mcp-Session-Id") == first,
+                        count=2)
+        session = client._session  # the dying session (no public handle; test only)
+        assert session is not None and session.wait_closed(WAIT)
+        assert not client.connected
+        assert client.call_tool("echo", {"text": "new"}).text == "new"
+        assert client.connected
+        second = client.transport.session_id  # type: ignore[attr-defined]
+        assert second not in (None, first)
+    calls = server.matching(is_rpc("tools/call"))
+    assert [c.header("Mcp-Session-Id") for c in calls] == [second]
+
+
+def test_a_request_in_flight_when_the_session_expires_fails_with_session_expired(
+        server: McpHttpServer, gates: Dict[str, threading.Event]) -> None:
+    """Only the request that met the 404 is sent again (the server never saw it); one
+    that was running on the old session may have run, so it fails, with SessionExpired,
+    and the client goes on with a new session."""
+    with mcp_sync.connect(server.url) as client:
+        running = client.call_tool_future("gated")
+        assert gates["blocked"].wait(WAIT)
+        server.expire_sessions()
+        assert client.call_tool("echo", {"text": "after"}).text == "after"
+        with pytest.raises(mcp_sync.SessionExpired, match="forgot MCP session"):
+            running.result(WAIT)
+        assert client.connected
+        gates["release"].set()
 
 def test_a_second_404_after_renewing_fails_the_request(server: McpHttpServer) -> None:
     def hook(handler: Any, message: Any) -> bool:
@@ -447,12 +533,16 @@ def test_a_second_404_after_renewing_fails_the_request(server: McpHttpServer) ->
         return True
 
     with mcp_sync.connect(server.url) as client:
+        client.list_tools()
         server.post_hook = hook
-        with pytest.raises(HTTPError) as caught:
+        with pytest.raises(mcp_sync.SessionExpired, match="HTTP 404 on tools/call"):
             client.call_tool("echo", {"text": "x"})
-        assert caught.value.status == 404 and "no such session" in str(caught.value)
-    assert len(server.matching(is_rpc("tools/call"))) == 2  # the request, one retry
-    assert posted_ids(server, "initialize") == [2, "mcp-sync-reinit-1"]
+        assert len(server.matching(is_rpc("tools/call"))) == 2  # the request, one retry
+        assert len(server.matching(is_rpc("initialize"))) == 2  # the first, one renewal
+        # Still usable: the next request starts another session.
+        server.post_hook = None
+        assert client.call_tool("echo", {"text": "y"}).text == "y"
+        assert len(server.matching(is_rpc("initialize"))) == 3
 
 
 def test_close_deletes_the_session(server: McpHttpServer) -> None:
@@ -482,7 +572,7 @@ def test_a_closed_client_reconnects_with_a_new_session(server: McpHttpServer) ->
 def test_the_transport_reports_its_close_once() -> None:
     transport = HttpTransport(f"http://127.0.0.1:{free_port()}/mcp")
     closes: List[ConnectionClosed] = []
-    transport.start(lambda message: None, closes.append)
+    transport.start(lambda message: None, closes.append, lambda request_id, error: None)
     transport.close()
     transport.close()
     assert len(closes) == 1 and isinstance(closes[0], ConnectionClosed)
@@ -617,16 +707,26 @@ def test_a_rejected_notification_is_logged(
                and "not now" in r.getMessage() for r in caplog.records)
 
 
-def test_without_the_session_hook_send_raises_for_a_request(server: McpHttpServer) -> None:
-    """A transport used on its own (no on_request_failed) POSTs on the caller's thread."""
+def test_a_refused_request_fails_through_on_request_failed(server: McpHttpServer) -> None:
+    """send() never POSTs a request on the caller's thread: the POST runs on a stream
+    thread, and its failure reaches the session through the callback given to start()."""
     transport = HttpTransport(server.url)
-    transport.start(lambda message: None, lambda error: None)
+    failed: List[Tuple[Any, BaseException]] = []
+    reported = threading.Event()
+
+    def on_request_failed(request_id: Any, error: BaseException) -> None:
+        failed.append((request_id, error))
+        reported.set()
+
+    transport.start(lambda message: None, lambda error: None, on_request_failed)
     try:
-        with pytest.raises(HTTPError) as caught:  # no session id yet: the server says 400
-            transport.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-        assert caught.value.status == 400 and "No valid session ID" in caught.value.body
+        transport.send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})  # returns at once
+        assert reported.wait(WAIT)
     finally:
         transport.close()
+    [(request_id, error)] = failed
+    assert request_id == 1 and isinstance(error, HTTPError)
+    assert error.status == 400 and "No valid session ID" in error.body  # no session id yet
 
 
 def test_connection_refused_names_the_url() -> None:
@@ -715,14 +815,14 @@ def test_stateless_requests_mirror_their_fields_into_headers(server: McpHttpServ
             both.set()
 
     transport = HttpTransport(server.url)
-    transport.on_request_failed = lambda request_id, error: failed.append(error)
-    transport.start(on_message, lambda error: None)
+    transport.start(on_message, lambda error: None,
+                    lambda request_id, error: failed.append(error))
     try:
-        transport.set_protocol_version("2026-07-28")
-        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+        # The agreement decides the framing; the transport reads no message's _meta.
+        transport.agree(Agreement(STATELESS_ERA, "2026-07-28"))
         for request_id, name in ((1, "h\u00e9llo"), (2, "bad")):
             transport.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                            "params": {"name": name, "_meta": meta}},
+                            "params": {"name": name}},
                            headers={"Mcp-Param-Region": "eu"})
         assert both.wait(WAIT)
         assert transport.cancel(3) is True  # the stateless era cancels by closing

@@ -239,7 +239,7 @@ def test_real_results_parse_and_roundtrip(peer: str) -> None:
     ])
     with PEERS[peer]() as client:
         if client.protocol_version == LATEST:  # a real initialize result, not a discover one
-            roundtrips(types.InitializeResult, client._init_result)  # type: ignore[arg-type]
+            roundtrips(types.InitializeResult, dict(client.agreement.result))  # type: ignore[union-attr]
         for method, model in [
             ("tools/list", types.ListToolsResult),
             ("resources/list", types.ListResourcesResult),

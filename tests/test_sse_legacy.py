@@ -179,7 +179,7 @@ def test_close_is_reported_exactly_once_and_send_then_fails(server: LegacySseSer
         closed.set()
 
     transport = SseTransport(server.url, close_timeout=2.0)
-    transport.start(lambda message: None, on_close)
+    transport.start(lambda message: None, on_close, lambda request_id, error: None)
     server.wait_streams(1)
     server.end_streams()
     assert closed.wait(5)
@@ -194,7 +194,7 @@ def test_close_is_reported_exactly_once_and_send_then_fails(server: LegacySseSer
 def test_close_is_bounded_idempotent_and_ends_the_stream(server: LegacySseServer) -> None:
     closes: List[ConnectionClosed] = []
     transport = SseTransport(server.url, close_timeout=1.0)
-    transport.start(lambda message: None, closes.append)
+    transport.start(lambda message: None, closes.append, lambda request_id, error: None)
     server.wait_streams(1)
     started = time.monotonic()
     transport.close()

@@ -272,7 +272,7 @@ def test_events_arriving_in_one_chunk_are_delivered_in_order_over_http(
             all_in.set()
 
     transport = HttpTransport(server.url, close_timeout=2.0, listen=False)
-    transport.start(on_message, lambda error: None)
+    transport.start(on_message, lambda error: None, lambda request_id, error: None)
     try:
         transport.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                         "params": {"name": "echo", "arguments": {"text": "x"}}})

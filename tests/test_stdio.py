@@ -734,7 +734,8 @@ def test_close_escalates_to_sigterm_for_a_server_that_ignores_stdin_eof() -> Non
     script = "import signal, sys, time\nsys.stdin.read()\nwhile True: time.sleep(1)\n"
     transport = StdioTransport(PY, ["-c", script], close_timeout=0.3)
     closed = threading.Event()
-    transport.start(lambda message: None, lambda error: closed.set())
+    transport.start(lambda message: None, lambda error: closed.set(),
+                    lambda request_id, error: None)
     started = time.monotonic()
     transport.close()
     assert closed.is_set()
@@ -748,7 +749,7 @@ def test_close_escalates_to_sigkill_when_sigterm_is_ignored() -> None:
         "sys.stdin.read()\nprint('{}', flush=True)\nwhile True: time.sleep(1)\n"
     )
     transport = StdioTransport(PY, ["-c", script], close_timeout=0.3)
-    transport.start(lambda message: None, lambda error: None)
+    transport.start(lambda message: None, lambda error: None, lambda request_id, error: None)
     transport.close()
     assert transport.returncode == -signal.SIGKILL
 
@@ -761,7 +762,8 @@ def test_public_api_is_pinned() -> None:
         "HttpTransport", "MCPError", "MemoryTransport", "MessageTooLarge", "MethodNotFound",
         "ProtocolError",
         "Manager", "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
-        "RequestCancelled", "RequestContext", "RequestTimeout", "ServerError", "SseTransport",
+        "RequestCancelled", "RequestContext", "RequestTimeout", "ServerError", "SessionExpired",
+        "SseTransport",
         "StdioTransport", "ToolError", "Toolbox", "InvalidToolCall", "Transport",
         "TransportError", "URLElicitationRequired",
         "UnsupportedProtocolVersion", "__version__", "connect", "request_context", "types",
@@ -811,7 +813,8 @@ def test_a_transport_closed_before_it_started_still_stops_its_child_later() -> N
     transport = StdioTransport(PY, fake_server_command()[1:], close_timeout=0.5)
     transport.close()
     closed = threading.Event()
-    transport.start(lambda message: None, lambda error: closed.set())
+    transport.start(lambda message: None, lambda error: closed.set(),
+                    lambda request_id, error: None)
     assert transport.returncode is None
     transport.close()
     assert closed.is_set()

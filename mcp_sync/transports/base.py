@@ -2,8 +2,9 @@
 
 A transport knows how to move JSON-RPC messages to and from one server (newline-delimited
 JSON over pipes, HTTP POST and SSE, an in-process queue) and nothing about MCP methods
-beyond what its wire binding needs. It never reconnects by itself: it fails fast and
-reports that it closed, once.
+beyond what its wire binding needs; what the protocol settled on reaches it as one
+value (:meth:`Transport.agree`). It never reconnects and never starts an MCP session by
+itself: it fails fast and reports that it closed, once, saying why.
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ from __future__ import annotations
 import abc
 import logging
 import re
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional
 
 from ..exceptions import ConnectionClosed
 
+if TYPE_CHECKING:
+    from .._negotiation import Agreement
+
 __all__ = ["CloseCallback", "MessageCallback", "RequestFailedCallback", "Transport",
-           "server_label"]
+           "origin_key", "server_label"]
 
 log = logging.getLogger(__name__)
 
@@ -34,23 +38,37 @@ RequestFailedCallback = Callable[[Any, BaseException], None]
 class Transport(abc.ABC):
     """Moves JSON-RPC messages between the session and one server.
 
-    Contract:
+    The contract, all of it (the session is the only caller; nothing is assigned to a
+    transport from outside):
 
-    * ``start(on_message, on_close)`` opens the link and starts the reader thread(s).
-      ``on_message`` is called from a transport thread for each inbound message, in wire
-      order; it only queues the message, but it waits while the session's inbox is full
-      (see ``reader_may_wait``): the transport then stops reading, and the server is
-      pushed back. ``on_close`` is called exactly once, after the last ``on_message``,
-      when the link is gone for any reason (including ``close()``).
-    * ``send(message)`` writes one message; it can be called from many threads at once.
-      It raises :class:`~mcp_sync.TransportError` (``ConnectionClosed`` once closed).
+    * ``start(on_message, on_close, on_request_failed)`` opens the link and starts the
+      reader thread(s). ``on_message`` is called from a transport thread for each
+      inbound message, in wire order; it only queues the message, but it waits while the
+      session's inbox is full (see ``reader_may_wait``): the transport then stops
+      reading, and the server is pushed back. ``on_close`` is called exactly once, after
+      the last ``on_message``, when the link is gone for any reason (``close()``
+      included), with the error pending requests fail with: a
+      :class:`~mcp_sync.SessionExpired` when the server forgot the MCP session it kept
+      (HTTP 404 on its ``Mcp-Session-Id``), so that the client can start a new one.
+      ``on_request_failed(request_id, error)`` fails one request later, for a transport
+      that sends in the background (HTTP: the POST runs on a stream thread): an HTTP
+      error, an unreachable server, a stream that ended for good before the response.
+      Transports that write synchronously raise from ``send()`` instead.
+    * ``agree(agreement)``: what the client and the server settled on (era, version,
+      envelope), handed down when negotiation starts and whenever it changes. A
+      transport frames messages by it (HTTP: ``MCP-Protocol-Version``, the headers a
+      stateless request mirrors, the GET stream of a kept session) and never reads a
+      message's ``_meta`` to guess.
+    * ``send(message, headers=None)`` writes one message; it can be called from many
+      threads at once. It raises :class:`~mcp_sync.TransportError`
+      (``ConnectionClosed`` once closed).
+    * ``cancel(request_id)``, ``rename(name)``: see their docstrings.
     * ``close()`` is idempotent, bounded, and joins every thread the transport started.
-    * ``on_request_failed``, set by the session before ``start()``, is how a transport
-      that sends a request in the background (HTTP: the POST runs on a stream thread)
-      fails that one request later: an HTTP error, an unreachable server, or a stream
-      that ended for good before the response. The session pops the request and fails
-      its future with ``error``; an unknown or already settled id is ignored. Transports
-      that write synchronously raise from ``send()`` instead and never call it.
+
+    And the few facts a client may ask: ``name``, ``target``, ``era_key``,
+    ``carries_headers``, ``answers_every_request``, ``single_reader``,
+    ``reader_may_wait``, ``close_timeout``; stdio adds the child's ``returncode`` and
+    ``stderr_tail``, HTTP its ``session_id``.
     """
 
     #: A short label for thread names and log messages (``mcp-sync-reader-<name>``).
@@ -59,13 +77,14 @@ class Transport(abc.ABC):
     #: renames the transport after the server's own name (``serverInfo.name``) once the
     #: handshake tells it (:meth:`rename`).
     named_by_default: bool = False
-    #: True for transports that mirror request fields into HTTP headers (2026-07-28), so
-    #: that the client must drop tools with invalid ``x-mcp-header`` annotations.
-    mirrors_headers: bool = False
-    #: True when a session-era server answers every request, even one sent before
-    #: ``initialize`` (an HTTP POST always gets a status), so an unanswered era probe means
-    #: a slow server, not an old one, and the fallback is not remembered.
-    legacy_servers_answer: bool = False
+    #: True when each message can carry headers of its own (HTTP): the client then
+    #: sends a tool's ``x-mcp-header`` arguments as ``Mcp-Param-*`` headers, and drops
+    #: tools whose annotations cannot be sent.
+    carries_headers: bool = False
+    #: True when every request sent gets an answer at the wire level, even one the
+    #: server does not understand (an HTTP POST always gets a status): an unanswered
+    #: request then means a busy server, not one that ignores it.
+    answers_every_request: bool = False
     #: True when one thread calls ``on_message``, in wire order (stdio's reader). The
     #: session may then resolve a blocked caller's response on that thread directly.
     single_reader: bool = False
@@ -74,31 +93,33 @@ class Transport(abc.ABC):
     #: or the socket pushes back on the server. False when any thread may deliver (an
     #: in-process server answering on the caller's thread, which must never wait).
     reader_may_wait: bool = True
-    #: See the class docstring; ``None`` until a session sets it.
-    on_request_failed: Optional[RequestFailedCallback] = None
     #: The bound, in seconds, on each step of ``close()`` (each wait for a process, a
     #: thread or a connection to end). Transports take it as a constructor argument; a
     #: :class:`~mcp_sync.Client` given ``close_timeout`` sets it on its transport.
     close_timeout: float = 2.0
+    #: The last agreement handed down (:meth:`agree`); None before negotiation.
+    agreement: Optional[Agreement] = None
 
     @abc.abstractmethod
-    def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:
+    def start(self, on_message: MessageCallback, on_close: CloseCallback,
+              on_request_failed: RequestFailedCallback) -> None:
         """Open the link and start reading."""
 
     @abc.abstractmethod
     def send(self, message: Dict[str, Any], headers: Optional[Mapping[str, str]] = None) -> None:
         """Send one JSON-RPC message. Thread-safe.
 
-        ``headers`` are extra per-message headers for transports that have them (HTTP:
-        the 2026-07-28 ``Mcp-Param-*`` headers); others ignore them.
+        ``headers`` are extra per-message headers for transports that carry them (HTTP:
+        the stateless era's ``Mcp-Param-*`` headers); others ignore them.
         """
 
     @abc.abstractmethod
     def close(self) -> None:
         """Close the link and release every resource. Idempotent, bounded."""
 
-    def set_protocol_version(self, version: str) -> None:  # noqa: B027 - optional hook
-        """Told the negotiated protocol version after the handshake (HTTP sends it as a header)."""
+    def agree(self, agreement: Agreement) -> None:
+        """Frame messages by ``agreement`` from now on (see the class docstring)."""
+        self.agreement = agreement
 
     def rename(self, name: str) -> None:
         """Use ``name`` (a :func:`server_label`) from now on: in later messages and log
@@ -124,21 +145,21 @@ class Transport(abc.ABC):
 
     @property
     def era_key(self) -> Any:
-        """Identifies the server for the per-process cache of its protocol era.
-
-        The era is a property of the server: its command line for stdio, its origin
-        (scheme, host, port) for HTTP, whichever HTTP transport reaches it.
-        """
-        target = self.target
-        if target.startswith(("http://", "https://")):
-            from urllib.parse import urlsplit
-
-            parts = urlsplit(target)
-            return ("http", parts.scheme, parts.hostname, parts.port)
-        return (type(self).__name__, target)
+        """Identifies the server for the per-process memory of its protocol era: the era
+        is a property of the server (its command line here; HTTP transports use its
+        origin, whichever HTTP transport reaches it: :func:`origin_key`)."""
+        return (type(self).__name__, self.target)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.target}>"
+
+
+def origin_key(url: str) -> Any:
+    """The era key of a server reached over HTTP: its scheme, host and port."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return ("http", parts.scheme, parts.hostname, parts.port)
 
 
 def server_label(text: str) -> str:

@@ -9,11 +9,13 @@ Session era (2025-03-26 ... 2025-11-25): the reply to ``initialize`` assigns a s
 (``Mcp-Session-Id``) that every later request carries, with the negotiated
 ``MCP-Protocol-Version``; an optional GET stream carries what the server sends on its own;
 a broken event stream is resumed with ``Last-Event-ID``; a 404 means the server lost the
-session (a new one is started and the request retried once); ``close()`` ends the
-session with a DELETE. Stateless era (2026-07-28): every request also mirrors its
-``method`` and name into ``Mcp-Method`` and ``Mcp-Name`` (and the client's
-``Mcp-Param-*`` headers come with the message); there is no session, no GET stream, no
-resumption, and closing a request's stream is its cancellation.
+session: the transport reports it as its close reason (:class:`~mcp_sync.SessionExpired`)
+and the client starts a new one; ``close()`` ends the session with a DELETE. Stateless
+era (2026-07-28): every request also mirrors its ``method`` and name into ``Mcp-Method``
+and ``Mcp-Name`` (and the client's ``Mcp-Param-*`` headers come with the message); there
+is no session, no GET stream, no resumption, and closing a request's stream is its
+cancellation. The transport learns the era from the agreement the session hands down
+(:meth:`HttpTransport.agree`), never from a message's ``_meta``.
 
 How one request flows::
 
@@ -31,8 +33,7 @@ How one request flows::
 the session's deadline holds even against a server that sits on its response headers
 (a JSON reply to a long tool call), and ``submit()`` really returns at once. An error
 from that POST (a non-2xx status, an unreachable server, an unparsable body) reaches the
-caller through the hook :attr:`~mcp_sync.transports.base.Transport.on_request_failed`,
-which the session sets. (Without the hook, ``send()`` does the POST itself and raises.)
+caller through the ``on_request_failed`` callback the session gives :meth:`HttpTransport.start`.
 Notifications and responses to the server are POSTed on the sending thread: the server
 accepts them at once.
 
@@ -82,8 +83,7 @@ from requests.models import PreparedRequest
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_netrc_auth
 
-from .._core import ANSWERS, Kind, classify, malformation
-from .._headers import encode_header_value
+from .._core import ANSWERS, classify
 from .._pool import ThreadPool
 from ..exceptions import (
     ConnectionClosed,
@@ -91,9 +91,9 @@ from ..exceptions import (
     MCPError,
     MessageTooLarge,
     ProtocolError,
+    SessionExpired,
     TransportError,
     excerpt,
-    server_error,
 )
 from ._bodies import ACCEPT_ENCODING, read_decoded
 from ._deadlines import Deadline, Watchdog
@@ -108,7 +108,14 @@ from ._requests import (
     split_credentials,
 )
 from ._sse import EventTooLarge, SSEDecoder, read1_of
-from .base import CloseCallback, MessageCallback, Transport, log_malformed
+from .base import (
+    CloseCallback,
+    MessageCallback,
+    RequestFailedCallback,
+    Transport,
+    log_malformed,
+    origin_key,
+)
 
 __all__ = ["HttpTransport"]
 
@@ -116,12 +123,6 @@ log = logging.getLogger(__name__)
 
 _JSON = "application/json"
 _EVENT_STREAM = "text/event-stream"
-#: Versions of the session era; the later (stateless) ones have no session, no GET stream
-#: and no resumption, and cancel a request by closing its response stream.
-_SESSION_ERA = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
-_META_VERSION = "io.modelcontextprotocol/protocolVersion"
-# Requests whose name (or URI) the stateless era mirrors into ``Mcp-Name``.
-_NAMED_BY = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _READ_SIZE = 1 << 16
 # How much of an error body is kept for the exception message.
 _ERROR_BODY_LIMIT = 64 * 1024
@@ -268,6 +269,8 @@ def _note_socket(sock: Any) -> None:
 
 # For the type checker, the mixin below is the connection class it is mixed into.
 if TYPE_CHECKING:
+    from .._negotiation import Agreement
+
     _ConnectionBase = urllib3.connection.HTTPConnection
 else:
     _ConnectionBase = object
@@ -394,24 +397,37 @@ class _Exchange:
     and the session ignores what it then reports).
     """
 
-    __slots__ = ("aborted", "answered", "body", "headers", "lock", "method", "request_id",
-                 "response", "sock", "stateless")
+    __slots__ = ("aborted", "answered", "body", "framing", "headers", "lock", "method",
+                 "request_id", "response", "sock")
 
     def __init__(
         self, request_id: Any, method: str, body: Optional[bytes],
-        headers: Optional[Dict[str, str]] = None, stateless: bool = False,
+        headers: Optional[Dict[str, str]] = None, framing: Optional[Agreement] = None,
     ) -> None:
         self.request_id = request_id
         self.method = method
         self.body = body
         #: Headers of this message only (the 2026-07-28 mirrored fields, Mcp-Param-*).
         self.headers = headers
-        self.stateless = stateless
+        #: The agreement this message was framed by (None before negotiation).
+        self.framing = framing
         self.answered = False
         self.aborted = threading.Event()
         self.lock = threading.Lock()
         self.sock: Optional[socket.socket] = None
         self.response: Optional[requests.Response] = None
+
+    @property
+    def cancels_by_closing(self) -> bool:
+        return self.framing is not None and self.framing.cancels_by_closing
+
+    @property
+    def errors_in_status(self) -> bool:
+        return self.framing is not None and self.framing.errors_in_status
+
+    @property
+    def resumable(self) -> bool:
+        return self.framing is None or self.framing.resumable
 
     def attach_socket(self, sock: socket.socket) -> None:
         """Called on the sending thread just before it blocks on the response headers."""
@@ -485,11 +501,11 @@ class HttpTransport(Transport):
     Can be shared between threads: every method may be called from any thread.
     """
 
-    #: Request fields are mirrored into headers in the stateless era (``Mcp-Name``, ...).
-    mirrors_headers = True
-    #: Session-era servers refuse ``server/discover`` at once (HTTP 400/404/405 or a
-    #: JSON-RPC error): silence from a server here means it is busy, not old.
-    legacy_servers_answer = True
+    #: Each message may carry headers of its own (``Mcp-Param-*``).
+    carries_headers = True
+    #: Every POST gets a status: a session-era server refuses ``server/discover`` at once
+    #: (HTTP 400/404/405 or a JSON-RPC error), so silence means busy, not old.
+    answers_every_request = True
 
     def __init__(
         self,
@@ -528,13 +544,8 @@ class HttpTransport(Transport):
         self.retry_delay = retry_delay
         self.max_retry_delay = max_retry_delay
         self.max_message_size = max_message_size
-        #: Called as ``hook(request_id, error)`` when a request can no longer be answered;
-        #: the session sets it (see :class:`~mcp_sync.transports.base.Transport`).
-        self.on_request_failed: Optional[Callable[[Any, BaseException], None]] = None
         # Guards the lifecycle flags, the exchange table and the GET stream's thread.
         self._state_lock = threading.Lock()
-        # Held while a lost session is replaced, so that only one thread replaces it.
-        self._renew_lock = threading.Lock()
         self._reset()
 
     def _reset(self) -> None:
@@ -543,16 +554,17 @@ class HttpTransport(Transport):
         self._reported = False
         self._on_message: Optional[MessageCallback] = None
         self._on_close: Optional[CloseCallback] = None
+        self._on_request_failed: Optional[RequestFailedCallback] = None
         self._http: Optional[requests.Session] = None
         self._owns_http = False
         self._workers = ThreadPool(f"mcp-sync-stream-{self.name}", idle_timeout=_WORKER_IDLE)
         self._watchdog = Watchdog(f"mcp-sync-deadline-{self.name}")
         self._exchanges: Dict[Any, _Exchange] = {}
         self._session_id: Optional[str] = None
-        self._protocol_version: Optional[str] = None
-        self._stateless = False
-        self._init_params: Any = None
-        self._renewals = 0
+        self.agreement = None
+        # The server forgot the MCP session: reported as the close reason; nothing more
+        # is delivered or sent (a new session is the client's to start).
+        self._expired = False
         self._listener: Optional[threading.Thread] = None
         self._listener_exchange: Optional[_Exchange] = None
         self._listener_disabled = False
@@ -585,7 +597,8 @@ class HttpTransport(Transport):
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:
+    def start(self, on_message: MessageCallback, on_close: CloseCallback,
+              on_request_failed: RequestFailedCallback) -> None:
         """Work out the HTTP settings once; nothing is sent until the first message.
 
         Raises:
@@ -598,6 +611,7 @@ class HttpTransport(Transport):
                 self._reset()  # closed before: start afresh (a reconnect)
             self._started = True
             self._on_message, self._on_close = on_message, on_close
+            self._on_request_failed = on_request_failed
         http = self.session
         if http is None:
             http = requests.Session()
@@ -641,18 +655,27 @@ class HttpTransport(Transport):
         self._base_headers = base
         self._rebuild_headers()
 
-    def set_protocol_version(self, version: str) -> None:
-        """Send ``MCP-Protocol-Version: <version>`` from now on; open the GET stream.
+    @property
+    def era_key(self) -> Any:
+        return origin_key(self.url)
 
-        Called by the client between ``initialize`` and ``notifications/initialized``, so
-        the GET stream is open before the server is told the client is ready. Waits at
-        most ``min(1, timeout / 4)`` seconds for it. In the stateless era there is none.
+    def agree(self, agreement: Agreement) -> None:
+        """Frame messages by ``agreement`` from now on: its ``MCP-Protocol-Version`` on
+        every message, the headers a stateless request mirrors; and for a settled
+        agreement that keeps a session, open the GET stream.
+
+        The client hands the settled session-era agreement down between ``initialize``
+        and ``notifications/initialized``, so the GET stream is open before the server is
+        told the client is ready. Waits at most ``min(1, timeout / 4)`` seconds for it.
         """
-        self._protocol_version = version
-        self._stateless = version not in _SESSION_ERA
+        self.agreement = agreement
         self._rebuild_headers()
-        if self.listen and not self._stateless:
+        if self.listen and agreement.settled and agreement.keeps_session:
             self._start_listener(wait=True)
+
+    def _connected(self) -> bool:
+        agreement = self.agreement
+        return agreement is not None and agreement.settled
 
     def close(self) -> None:
         """End the session (DELETE), stop every stream and thread, each step bounded.
@@ -714,14 +737,15 @@ class HttpTransport(Transport):
                     log.info("mcp-sync %s: the DELETE of session %s got no whole reply "
                              "within %s s; dropped", self.name, session_id, bound)
 
-    def _report_close(self) -> None:
+    def _report_close(self, error: Optional[ConnectionClosed] = None) -> None:
         with self._state_lock:
             if self._reported:
                 return
             self._reported = True
             on_close = self._on_close
         if on_close is not None:
-            on_close(ConnectionClosed(f"connection to {self.name} closed by the client"))
+            on_close(error or ConnectionClosed(f"connection to {self.name} closed by the "
+                                               "client"))
 
     # -- sending -------------------------------------------------------------------------
 
@@ -738,9 +762,12 @@ class HttpTransport(Transport):
             TransportError: the server could not be reached (a notification or response).
             HTTPError: the server refused a request (only without ``on_request_failed``).
         """
-        if not self._started or self._closing:
+        if not self._started or self._closing or self._expired:
             closed = ConnectionClosed(f"connection to {self.name} is closed" if self._started
                                       else f"{self!r} is not started")
+            if self._expired and not self._closing:
+                closed = SessionExpired(f"{self.name} forgot its MCP session; a new session "
+                                        "must be started")
             closed.request_sent = False
             raise closed
         body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
@@ -750,10 +777,13 @@ class HttpTransport(Transport):
             return
         request_id = message["id"]
         method = str(method)
-        if method == "initialize":
-            self._init_params = message.get("params")  # to start afresh if the session is lost
-        wire_headers, stateless = self._wire_headers(message, method, headers)
-        exchange = _Exchange(request_id, method, body, wire_headers, stateless)
+        framing = self.agreement
+        wire_headers: Optional[Dict[str, str]] = dict(headers) if headers else None
+        if framing is not None:
+            mirrored = framing.request_headers(method, message.get("params"))
+            if mirrored:
+                wire_headers = {**(wire_headers or {}), **mirrored}
+        exchange = _Exchange(request_id, method, body, wire_headers, framing)
         with self._state_lock:
             if self._closing:
                 closed = ConnectionClosed(f"connection to {self.name} closed by the client")
@@ -761,14 +791,7 @@ class HttpTransport(Transport):
                 raise closed
             self._exchanges[request_id] = exchange
         try:
-            if self.on_request_failed is not None:
-                self._spawn(self._run_exchange, exchange)
-                return
-            response = self._open(exchange)
-            if response is not None:
-                self._spawn(self._finish_exchange, exchange, response)
-            else:
-                self._forget(exchange)
+            self._spawn(self._run_exchange, exchange)
         except BaseException:
             self._forget(exchange)
             raise
@@ -776,50 +799,24 @@ class HttpTransport(Transport):
     def cancel(self, request_id: Any) -> bool:
         """Stop reading the request's reply: its stream is closed, its thread moves on.
 
-        Returns False in the session era (the session then sends
-        ``notifications/cancelled``); True in the stateless era, where closing the
-        stream is the cancellation.
+        Returns True when closing the stream is the cancellation (the agreement says so:
+        the stateless era); False otherwise (the session then sends
+        ``notifications/cancelled``).
         """
         exchange = self._exchanges.get(request_id)
         if exchange is not None:
             exchange.abort()
-            return exchange.stateless
-        return self._stateless
-
-    def _wire_headers(
-        self, message: Dict[str, Any], method: str, extra: Optional[Mapping[str, str]],
-    ) -> Tuple[Optional[Dict[str, str]], bool]:
-        """This request's own headers; True if it goes out in the stateless era.
-
-        A request that carries the 2026-07-28 envelope (``_meta`` with a protocol version,
-        the era probe included) mirrors that version into ``MCP-Protocol-Version``, its
-        method into ``Mcp-Method`` and its name or URI into ``Mcp-Name``.
-        """
-        params = message.get("params")
-        version: Any = None
-        if isinstance(params, dict):
-            meta = params.get("_meta")
-            if isinstance(meta, dict):
-                version = meta.get(_META_VERSION)
-        if not isinstance(version, str):
-            version = self._protocol_version if self._stateless else None
-        if version is None or version in _SESSION_ERA:
-            return (dict(extra) if extra else None), False
-        headers = dict(extra or {})
-        headers["MCP-Protocol-Version"] = version
-        headers["Mcp-Method"] = method
-        field = _NAMED_BY.get(method)
-        name = params.get(field) if field is not None and isinstance(params, dict) else None
-        if isinstance(name, str):
-            headers["Mcp-Name"] = encode_header_value(name)
-        return headers, True
+            return exchange.cancels_by_closing
+        agreement = self.agreement
+        return agreement is not None and agreement.cancels_by_closing
 
     def _rebuild_headers(self) -> None:
         headers = self._base_headers.copy()
         if self._session_id is not None:
             headers["Mcp-Session-Id"] = self._session_id
-        if self._protocol_version is not None:
-            headers["MCP-Protocol-Version"] = self._protocol_version
+        version = self.agreement.protocol_header if self.agreement is not None else None
+        if version is not None:
+            headers["MCP-Protocol-Version"] = version
         # Replaced whole, never mutated: a thread that copied the old one is unaffected.
         self._headers = headers
 
@@ -873,7 +870,7 @@ class HttpTransport(Transport):
 
     def _unreachable(self, exc: requests.RequestException, method: str,
                      what: str) -> TransportError:
-        label = doing(what, connected=self._protocol_version is not None)
+        label = doing(what, connected=self._connected())
         where = f"{label}: " if label else ""
         if isinstance(exc, requests.ReadTimeout):
             error = TransportError(f"{where}no response from {self.url} in time")
@@ -892,7 +889,7 @@ class HttpTransport(Transport):
                 body = _read_body(response, _ERROR_BODY_LIMIT)
             except _READ_ERRORS as exc:
                 body = f"(body unreadable: {exc!r})".encode()
-        label = doing(what, connected=self._protocol_version is not None)
+        label = doing(what, connected=self._connected())
         status = response.status_code
         error = HTTPError(
             status, url=self.url, body=body.decode("utf-8", "replace"),
@@ -933,7 +930,7 @@ class HttpTransport(Transport):
                                            exchange=exchange, what=what)
             except TransportError as exc:
                 if deadline is not None and deadline.expired:
-                    label = doing(what, connected=self._protocol_version is not None)
+                    label = doing(what, connected=self._connected())
                     error = TransportError(f"{label}: no reply from {self.url} within the "
                                            f"timeout of {deadline.timeout} s")
                     raise error from exc
@@ -1006,15 +1003,6 @@ class HttpTransport(Transport):
         finally:
             self._forget(exchange)
 
-    def _finish_exchange(self, exchange: _Exchange, response: requests.Response) -> None:
-        try:
-            self._consume(exchange, response)
-        except Exception:  # nobody to report to without the hook
-            log.exception("reading the reply to %s id=%r failed", exchange.method,
-                          exchange.request_id)
-        finally:
-            self._forget(exchange)
-
     def _spawn(self, fn: Callable[..., None], *args: Any) -> None:
         """Run ``fn(*args)`` on a stream thread.
 
@@ -1036,7 +1024,7 @@ class HttpTransport(Transport):
         if exchange.aborted.is_set() or exchange.answered:
             log.debug("%s id=%r ended: %r", exchange.method, exchange.request_id, error)
             return
-        hook = self.on_request_failed
+        hook = self._on_request_failed
         if hook is None:
             log.warning("mcp-sync %s: %s id=%r failed: %s", self.name, exchange.method,
                         exchange.request_id, error)
@@ -1048,41 +1036,39 @@ class HttpTransport(Transport):
 
         Returns None when the reply was an error already delivered as a JSON-RPC error
         (the stateless era answers a bad request with 4xx and a JSON-RPC error body). A
-        404 on a request that carried a session id means the server lost the session: a
-        new one is started (see :meth:`_renew_session`) and the request sent once more.
+        404 on a request that carried a session id means the server lost the session
+        (:meth:`_session_lost`).
 
         Raises:
             HTTPError: a status other than 2xx.
+            SessionExpired: the server forgot the session (the request was not processed).
             TransportError: the server could not be reached.
         """
-        for attempt in (1, 2):
-            session_id = self._session_id
-            headers = self._headers.copy()
-            if exchange.headers:
-                headers.update(exchange.headers)
-            response = self._send_http(
-                "POST", exchange.body, headers,
-                timeout=(self.connect_timeout, self.read_timeout), exchange=exchange,
-                what=exchange.method,
-            )
-            status = response.status_code
-            if 200 <= status < 300:
-                if exchange.method == "initialize":
-                    try:
-                        self._note_session_id(response)
-                    except ProtocolError:
-                        response.close()  # else its socket stays open until collected
-                        raise
-                return response
-            if (status == 404 and session_id is not None and attempt == 1
-                    and exchange.method != "initialize" and not exchange.stateless):
-                _discard(response)
-                self._renew_session(session_id, exchange)
-                continue
-            if exchange.stateless and status not in (401, 403):
-                return self._deliver_error_body(exchange, response)
-            raise self._http_error(response, exchange.method)
-        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+        session_id = self._session_id
+        headers = self._headers.copy()
+        if exchange.headers:
+            headers.update(exchange.headers)
+        response = self._send_http(
+            "POST", exchange.body, headers,
+            timeout=(self.connect_timeout, self.read_timeout), exchange=exchange,
+            what=exchange.method,
+        )
+        status = response.status_code
+        if 200 <= status < 300:
+            if exchange.method == "initialize":
+                try:
+                    self._note_session_id(response)
+                except ProtocolError:
+                    response.close()  # else its socket stays open until collected
+                    raise
+            return response
+        if (status == 404 and session_id is not None and exchange.method != "initialize"
+                and exchange.framing is not None and exchange.framing.keeps_session):
+            _discard(response)
+            raise self._session_lost(session_id, exchange.method, exchange)
+        if exchange.errors_in_status and status not in (401, 403):
+            return self._deliver_error_body(exchange, response)
+        raise self._http_error(response, exchange.method)
 
     def _deliver_error_body(self, exchange: _Exchange,
                             response: requests.Response) -> Optional[requests.Response]:
@@ -1217,7 +1203,7 @@ class HttpTransport(Transport):
 
         log.warning("mcp-sync %s: %s", self.name, text)
         if named is not None and named != own:
-            hook = self.on_request_failed
+            hook = self._on_request_failed
             if hook is not None:
                 hook(named, error(named))
         return error(own if own is not None else named)
@@ -1327,9 +1313,9 @@ class HttpTransport(Transport):
                 current = None
             if exchange.answered or exchange.aborted.is_set() or self._closing:
                 return
-            if exchange.stateless or not decoder.last_event_id:
+            if not exchange.resumable or not decoder.last_event_id:
                 reason = ("its stream cannot be resumed in this protocol version"
-                          if exchange.stateless else "it sent no event ID to resume from")
+                          if not exchange.resumable else "it sent no event ID to resume from")
                 self._fail(exchange, TransportError(
                     f"No response received for request {exchange.request_id!r} "
                     f"({exchange.method}): {self.url} ended the event stream first, and "
@@ -1400,105 +1386,40 @@ class HttpTransport(Transport):
 
     # -- a lost session ------------------------------------------------------------------
 
-    def _renew_session(self, stale_id: str, exchange: _Exchange) -> None:
-        """Start a new session after the server forgot ``stale_id`` (HTTP 404).
-
-        The transport re-sends the client's ``initialize`` (its params) with an id of its
-        own (``"mcp-sync-reinit-<n>"``, never one of the session's), consumes the reply
-        itself, sends ``notifications/initialized``, re-opens the GET stream, and lets
-        the caller retry its request once. The client is not told: its server info and
-        capabilities stay those of the first handshake. Only one thread renews; others
-        that hit the same 404 wait for it, then retry.
-
-        Raises:
-            HTTPError, TransportError, ProtocolError, ServerError: no new session.
+    def _session_lost(self, stale_id: str, what: str,
+                      exchange: Optional[_Exchange] = None) -> SessionExpired:
+        """The server answered 404 to ``stale_id``: it forgot the MCP session (a restart,
+        an expiry). Starting a new one is the client's business (a handshake, then what
+        the old session held), so the transport only reports it: the close reason is a
+        :class:`SessionExpired`, every exchange in flight is stopped, and nothing more is
+        delivered or sent. Returns the error for the request that met the 404, marked
+        as not processed (``request_sent = False``), so the client may send it again;
+        it reaches the session before the close report does.
         """
-        with self._renew_lock:
-            if self._session_id != stale_id:
-                return  # renewed by another thread meanwhile
-            if self._init_params is None or self._closing:
-                raise HTTPError(404, url=self.url, method=exchange.method,
-                                body=f"session {stale_id} is unknown to the server")
-            self._renewals += 1
-            reinit_id = f"mcp-sync-reinit-{self._renewals}"
-            log.info("mcp-sync %s: session %s expired (HTTP 404 on %s); starting a new one",
-                     self.name, stale_id, exchange.method)
-            body = json.dumps({"jsonrpc": "2.0", "id": reinit_id, "method": "initialize",
-                               "params": self._init_params}).encode("utf-8")
-            headers = self._base_headers.copy()
-            response = self._send_http("POST", body, headers,
-                                       timeout=(self.connect_timeout, self.timeout),
-                                       what="initialize (new session)")
-            if not 200 <= response.status_code < 300:
-                raise self._http_error(response, "initialize (new session)")
-            new_id = response.headers.get("Mcp-Session-Id")
-            reply = self._await_reply(response, reinit_id)
-            kind = classify(reply)
-            if kind is Kind.ERROR:
-                error = reply["error"]
-                raise server_error(error["code"], str(error.get("message", "")),
-                                   error.get("data"), method="initialize (new session)")
-            if kind is not Kind.RESPONSE:
-                raise ProtocolError(f"malformed response to a new initialize from {self.url}: "
-                                    f"{malformation(reply)}")
-            result = reply.get("result")
-            version = result.get("protocolVersion") if isinstance(result, dict) else None
-            if version != self._protocol_version:
-                log.warning("mcp-sync %s: the new session speaks protocol %s, not %r",
-                            self.name, excerpt(repr(version), 80), self._protocol_version)
-            if new_id is not None:
-                self._note_session_id(response)
-            else:
-                self._session_id = None
-                self._rebuild_headers()
-            notice = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
-            self._post_message({"method": "notifications/initialized"}, notice)
-        if self.listen and not self._stateless:
-            self._start_listener(wait=False)
-
-    def _await_reply(self, response: requests.Response, reply_id: str) -> Dict[str, Any]:
-        """Read the reply to the transport's own request; other messages go to the session.
-
-        Raises:
-            ProtocolError: the reply holds no response to ``reply_id``.
-        """
-        found: List[Dict[str, Any]] = []
-
-        def take(message: Any) -> None:
-            if classify(message) in ANSWERS and message.get("id") == reply_id:
-                found.append(message)
-            else:
-                self._deliver(message)
-
-        try:
-            if _media_type(response) == _EVENT_STREAM:
-                decoder = self._new_decoder()
-                read = read1_of(response)
-                while not found:
-                    chunk = read(_READ_SIZE)
-                    if not chunk:
-                        break
-                    try:
-                        events = decoder.feed(chunk)
-                    except EventTooLarge as exc:
-                        raise self._too_large("an event in reply to a new initialize",
-                                              exc.size, exc.head, None) from exc
-                    for event in events:
-                        if event.event == "message":
-                            take(json.loads(event.data))
-            else:
-                message = json.loads(self._read_json_body(
-                    response, "the reply to a new initialize", None))
-                for item in message if isinstance(message, list) else [message]:
-                    take(item)
-        except _READ_ERRORS as exc:  # json's errors are ValueErrors too
-            raise ProtocolError(f"reading the reply to a new initialize from {self.url} "
-                                f"failed: {excerpt(repr(exc), 300)}") from exc
-        finally:
-            response.close()
-        if not found:
-            raise ProtocolError(f"{self.url} sent no response to a new initialize")
-        return found[0]
+        message = (f"{self.name} forgot MCP session {stale_id} (HTTP 404 on {what}); "
+                   "a new session must be started")
+        failed = SessionExpired(message)
+        failed.request_sent = False
+        hook = self._on_request_failed
+        if exchange is not None and hook is not None and not exchange.aborted.is_set():
+            hook(exchange.request_id, failed)
+        with self._state_lock:
+            first = not self._expired and self._session_id == stale_id
+            if first:
+                self._expired = True
+                self._session_id = None  # nothing to DELETE: the server has no such session
+            exchanges = list(self._exchanges.values())
+            listener_exchange = self._listener_exchange
+        if first:
+            self._rebuild_headers()
+            log.info("mcp-sync %s: session %s expired (HTTP 404 on %s)", self.name, stale_id,
+                     what)
+            self._report_close(SessionExpired(message))
+            for other in exchanges:
+                other.abort()
+            if listener_exchange is not None:
+                listener_exchange.abort()
+        return failed
 
     # -- the GET stream ------------------------------------------------------------------
 
@@ -1532,8 +1453,9 @@ class HttpTransport(Transport):
 
         The first opening must succeed at once: a 404, 405, any other non-2xx, a reply that
         is not an event stream, or no headers within the start wait disable it quietly
-        (the server simply offers none). Later, a 404 means the session is gone (a new
-        session re-opens it) and a 405 that it is off; other failures are retried with
+        (the server simply offers none). Later, a 404 on the session id means the server
+        forgot the session (:meth:`_session_lost`: the client starts a new one, and the
+        new session opens a new stream) and a 405 that it is off; other failures are retried with
         backoff, ``_LISTENER_MAX_FAILURES`` times in a row at most; a refused connection
         ends it (the server is gone; a new session after a restart opens a new one).
         """
@@ -1545,6 +1467,7 @@ class HttpTransport(Transport):
                 wait = self._listener_start_wait()
                 timeout: Timeout = (wait, wait) if first else (self.connect_timeout,
                                                                self.timeout)
+                session_id = self._session_id
                 headers = self._headers.copy()
                 headers["Accept"] = _EVENT_STREAM
                 del headers["Content-Type"]
@@ -1574,6 +1497,9 @@ class HttpTransport(Transport):
                             log.debug("%s offers no GET stream (HTTP %s, %s)", self.url,
                                       status, excerpt(repr(media), 80))
                             self._listener_disabled = True
+                            return
+                        if status == 404 and session_id is not None:
+                            self._session_lost(session_id, "the GET stream")
                             return
                         if 400 <= status < 500 and status not in _TRANSIENT:
                             log.debug("the GET stream of %s is gone (HTTP %s)", self.url,

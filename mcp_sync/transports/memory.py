@@ -11,7 +11,12 @@ import threading
 from typing import Any, Callable, Dict, Mapping, Optional
 
 from ..exceptions import ConnectionClosed
-from .base import CloseCallback, MessageCallback, Transport
+from .base import (
+    CloseCallback,
+    MessageCallback,
+    RequestFailedCallback,
+    Transport,
+)
 
 __all__ = ["MemoryTransport"]
 
@@ -37,10 +42,13 @@ class MemoryTransport(Transport):
         self._lock = threading.Lock()
         self._on_message: Optional[MessageCallback] = None
         self._on_close: Optional[CloseCallback] = None
+        self._on_request_failed: Optional[RequestFailedCallback] = None
 
-    def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:
+    def start(self, on_message: MessageCallback, on_close: CloseCallback,
+              on_request_failed: RequestFailedCallback) -> None:
         with self._lock:
             self._on_message, self._on_close = on_message, on_close
+            self._on_request_failed = on_request_failed
         self.connection = self.server.open_connection(self._from_server)
         if hasattr(self.connection, "closed") and hasattr(self.connection.closed, "wait"):
             # A connection the server closes (a simulated crash) closes the transport too.

@@ -49,7 +49,14 @@ from ._requests import (
     split_credentials,
 )
 from ._sse import EventTooLarge, iter_events
-from .base import CloseCallback, MessageCallback, Transport, log_malformed
+from .base import (
+    CloseCallback,
+    MessageCallback,
+    RequestFailedCallback,
+    Transport,
+    log_malformed,
+    origin_key,
+)
 
 __all__ = ["SseTransport"]
 
@@ -241,6 +248,7 @@ class SseTransport(Transport):
         self._started = False
         self._on_message: Optional[MessageCallback] = None
         self._on_close: Optional[CloseCallback] = None
+        self._on_request_failed: Optional[RequestFailedCallback] = None
         self._reader: Optional[threading.Thread] = None
         # Set by the reader once the endpoint is known or the stream failed before it.
         self._ready = threading.Event()
@@ -254,6 +262,10 @@ class SseTransport(Transport):
     def target(self) -> str:
         return self.url
 
+    @property
+    def era_key(self) -> Any:
+        return origin_key(self.url)
+
     def rename(self, name: str) -> None:
         """Use ``name`` from now on, in messages and for the reader and deadline threads."""
         self.name = name
@@ -264,7 +276,8 @@ class SseTransport(Transport):
 
     # -- starting ------------------------------------------------------------------------
 
-    def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:
+    def start(self, on_message: MessageCallback, on_close: CloseCallback,
+              on_request_failed: RequestFailedCallback) -> None:
         """Open the SSE stream and wait (at most ``connect_timeout``) for its endpoint.
 
         Raises:
@@ -281,6 +294,7 @@ class SseTransport(Transport):
         if self._http is None:
             self._http = requests.Session()
         self._on_message, self._on_close = on_message, on_close
+        self._on_request_failed = on_request_failed
         # A daemon so that a forgotten transport never blocks interpreter exit; close()
         # still ends and joins it.
         self._reader = threading.Thread(
@@ -407,7 +421,7 @@ class SseTransport(Transport):
             f"{exc.size}); the stream was dropped", limit=limit, size=exc.size,
             request_id=request_id)
         log.warning("mcp-sync %s: %s", self.name, error)
-        hook = self.on_request_failed
+        hook = self._on_request_failed
         if request_id is not None and hook is not None:
             hook(request_id, error)
         return error

@@ -63,7 +63,14 @@ from ..exceptions import (
     excerpt,
 )
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, response_id_in
-from .base import CloseCallback, MessageCallback, Transport, log_malformed, server_label
+from .base import (
+    CloseCallback,
+    MessageCallback,
+    RequestFailedCallback,
+    Transport,
+    log_malformed,
+    server_label,
+)
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "StdioTransport", "default_environment"]
 
@@ -304,6 +311,7 @@ class StdioTransport(Transport):
         self._reported = False
         self._forked = False
         self._on_close: Optional[CloseCallback] = None
+        self._on_request_failed: Optional[RequestFailedCallback] = None
         self._reader: Optional[threading.Thread] = None
         self._stderr_reader: Optional[threading.Thread] = None
         self._watcher: Optional[threading.Thread] = None
@@ -357,7 +365,8 @@ class StdioTransport(Transport):
             raise CommandNotFound(self.command, "not found on PATH or not executable")
         return resolved
 
-    def start(self, on_message: MessageCallback, on_close: CloseCallback) -> None:
+    def start(self, on_message: MessageCallback, on_close: CloseCallback,
+              on_request_failed: RequestFailedCallback) -> None:
         """Spawn the child and start the reader, stderr and watcher threads.
 
         Raises:
@@ -393,6 +402,7 @@ class StdioTransport(Transport):
             raise CommandNotFound(self.command, str(exc)) from exc
         self._pid_at_start = os.getpid()
         self._on_close = on_close
+        self._on_request_failed = on_request_failed
         if sys.platform != "win32" and process.stdin is not None:
             # send() must never block on a child that does not read (module docstring).
             os.set_blocking(process.stdin.fileno(), False)
@@ -463,7 +473,7 @@ class StdioTransport(Transport):
         """Fail the request this line answers (if its start says which), skip the rest."""
         size = len(line)
         request_id = response_id_in(line)
-        hook = self.on_request_failed
+        hook = self._on_request_failed
         if request_id is not None and hook is not None:
             hook(request_id, MessageTooLarge(
                 f"MCP server {self.name} sent a response to request "
@@ -710,7 +720,7 @@ class StdioTransport(Transport):
                     return
         log.debug("writing to %s failed: %r; %d requests not sent", self.name, error,
                   len(lost))
-        hook = self.on_request_failed
+        hook = self._on_request_failed
         process = self._process
         if hook is not None and process is not None:
             for request_id in lost:
