@@ -1,4 +1,5 @@
-"""A Streamable HTTP (session era) MCP server for tests, on the standard library.
+"""A Streamable HTTP MCP server for tests (session era; 2026-07-28 with ``stateless``),
+on the standard library.
 
 ``POST /mcp`` takes one JSON-RPC message. ``initialize`` opens an MCP session (a new
 ``Mcp-Session-Id``, one :class:`mcp_sync.testing.FakeServer` connection); every later
@@ -28,6 +29,11 @@ Knobs, set before the client sends what they apply to:
   whole reply with the handler's ``send_status``/``start_events``/``write_event``/...).
 * ``delete_hook(handler)``: takes over a DELETE when it returns True (after the session
   it names was ended).
+* ``stateless``: also serve the 2026-07-28 era (the FakeServer must answer
+  ``server/discover``): a POST with no ``Mcp-Session-Id`` (but ``initialize``) goes to one
+  FakeServer connection that all such requests share, and its reply names no session. A
+  client that closes a request's event stream before the response has cancelled it (the
+  era's only cancellation): ``on_stream_closed(request_id)`` is then called.
 
 Records: ``requests`` (every request, :class:`Recorded`), ``wait_for(predicate)``.
 Controls: ``expire_sessions()`` (the server forgets them: later requests get 404),
@@ -45,6 +51,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import select
 import socket
 import ssl
 import sys
@@ -340,8 +347,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json({"jsonrpc": "2.0", "id": None,
                             "error": {"code": -32700, "message": "Parse error"}}, 400)
             return
+        stateless = False
         if message.get("method") == "initialize":
             session = self.mcp.new_session()
+        elif self.mcp.stateless and self.headers.get("Mcp-Session-Id") is None:
+            session, stateless = self.mcp.stateless_session(), True
         else:
             found, status = self._session()
             if found is None:
@@ -357,7 +367,7 @@ class _Handler(BaseHTTPRequestHandler):
                 session.cancel((message.get("params") or {}).get("requestId"))
             self.send_status(202)
             return
-        headers = {"Mcp-Session-Id": session.session_id}
+        headers = {} if stateless else {"Mcp-Session-Id": session.session_id}
         stream = session.new_stream("s", message["id"])
         self.mcp.local.stream = stream
         try:
@@ -368,7 +378,7 @@ class _Handler(BaseHTTPRequestHandler):
             if self.mcp.reply == "json":
                 self._reply_json(stream, headers)
             else:
-                self._reply_events(stream, headers)
+                self._reply_events(stream, headers, watch_close=stateless)
         except OSError:
             pass  # the client went away (a cancellation, or close())
         finally:
@@ -384,7 +394,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self.send_status(500, b"no response", content_type="text/plain")
 
-    def _reply_events(self, stream: _Stream, headers: Dict[str, str]) -> None:
+    def _reply_events(self, stream: _Stream, headers: Dict[str, str], *,
+                      watch_close: bool = False) -> None:
         self.start_events(headers)
         self.write_priming_event(f"{stream.stream_id}-0")
         if self.mcp.take_break():
@@ -392,7 +403,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self._write_half_of_the_first_event(stream)
             self.end_events()  # gone before the response: the client must resume
             return
-        self._write_stream(stream, 0, until_done=True)
+        self._write_stream(stream, 0, until_done=True, watch_close=watch_close)
+
+    def _client_gone(self) -> bool:
+        """True once the client has closed this connection (it sends nothing while it
+        waits for a response, so a readable socket means EOF or a reset)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def _write_half_of_the_first_event(self, stream: _Stream) -> None:
         deadline = time.monotonic() + _JSON_WAIT
@@ -406,8 +426,10 @@ class _Handler(BaseHTTPRequestHandler):
             whole = self.event_bytes(message, event_id=event_id)
             self.write_raw(whole[:len(whole) // 2])
 
-    def _write_stream(self, stream: _Stream, have: int, *, until_done: bool) -> None:
-        """Write the stream's events after the first ``have`` as they come."""
+    def _write_stream(self, stream: _Stream, have: int, *, until_done: bool,
+                      watch_close: bool = False) -> None:
+        """Write the stream's events after the first ``have`` as they come; with
+        ``watch_close``, a client closing the stream first cancels its request."""
         idle = 0.0
         try:
             while not self.mcp.stopping.is_set():
@@ -417,6 +439,9 @@ class _Handler(BaseHTTPRequestHandler):
                 have += len(events)
                 if closed or (until_done and stream.done and have == len(stream.events)):
                     break
+                if watch_close and not events and self._client_gone():
+                    self.mcp.stream_closed(stream.request_id)
+                    return
                 idle = 0.0 if events else idle + _POLL
                 if self.mcp.keepalive is not None and idle >= self.mcp.keepalive:
                     self.write_raw(b": keep-alive\n\n")
@@ -513,6 +538,9 @@ class McpHttpServer:
         self.keepalive: Optional[float] = None
         self.post_hook: Optional[Callable[[_Handler, Any], bool]] = None
         self.delete_hook: Optional[Callable[[_Handler], bool]] = None
+        self.stateless = False
+        self.on_stream_closed: Optional[Callable[[Any], None]] = None
+        self._stateless_session: Optional[_Session] = None
         self.sessions: Dict[str, _Session] = {}
         self.requests: List[Recorded] = []
         self._stream_ends: Dict[Any, threading.Event] = {}
@@ -549,6 +577,9 @@ class McpHttpServer:
         with self._changed:
             sessions = list(self.sessions.values())
             self.sessions.clear()
+            if self._stateless_session is not None:
+                sessions.append(self._stateless_session)
+                self._stateless_session = None
         for session in sessions:
             session.close()
         self._httpd.server_close()
@@ -573,6 +604,19 @@ class McpHttpServer:
         with self._changed:
             self.sessions[session.session_id] = session
         return session
+
+    def stateless_session(self) -> _Session:
+        """The connection every 2026-07-28 request (one with no session id) goes to."""
+        with self._changed:
+            if self._stateless_session is None:
+                self._stateless_session = _Session(self, "")
+            return self._stateless_session
+
+    def stream_closed(self, request_id: Any) -> None:
+        """The client closed the stream of request ``request_id`` before its response."""
+        hook = self.on_stream_closed
+        if hook is not None:
+            hook(request_id)
 
     def end_session(self, session_id: str) -> None:
         with self._changed:
