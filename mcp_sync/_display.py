@@ -36,13 +36,13 @@ from typing import (
     Mapping,
     NamedTuple,
     Optional,
+    Protocol,
     Sequence,
     Tuple,
 )
 
 if TYPE_CHECKING:
-    from . import types
-    from ._negotiation import Agreement
+    from ._agreement import Agreement
 
 __all__ = [
     "ClientFacts",
@@ -210,7 +210,7 @@ def _parameters_markdown(schema: Any) -> str:
     return ", ".join(parts)
 
 
-def _tool_row_html(tool: types.Tool) -> str:
+def _tool_row_html(tool: ToolLike) -> str:
     rows, more = _parameters(tool.input_schema)
     params = []
     for name, kind, required, description in rows:
@@ -229,7 +229,7 @@ def _tool_row_html(tool: types.Tool) -> str:
     )
 
 
-def tools_html(tools: Sequence[types.Tool]) -> str:
+def tools_html(tools: Sequence[ToolLike]) -> str:
     """An HTML table of tools: name (and title), description, parameters.
 
     Required parameters are marked with ``*``; a parameter's description is its tooltip.
@@ -247,7 +247,7 @@ def tools_html(tools: Sequence[types.Tool]) -> str:
     )
 
 
-def tools_markdown(tools: Sequence[types.Tool]) -> str:
+def tools_markdown(tools: Sequence[ToolLike]) -> str:
     """A Markdown table of tools: name, description, parameters (``*`` = required)."""
     lines = [
         f"{len(tools)} tool{'s' if len(tools) != 1 else ''}",
@@ -288,7 +288,7 @@ def _media(block: Any, budget: _MediaBudget) -> Tuple[Optional[Tuple[str, str]],
     return (mime, data), ""
 
 
-def image_bytes(result: types.CallToolResult, mime_type: str) -> Optional[bytes]:
+def image_bytes(result: ResultLike, mime_type: str) -> Optional[bytes]:
     """The decoded bytes of the result's first image of ``mime_type``, if any (for
     ``_repr_png_`` / ``_repr_jpeg_``)."""
     for image in result.images:
@@ -441,7 +441,7 @@ def _embedded_html(resource: Any) -> str:
     return f"<p>resource <code>{_esc(uri)}</code>{kind}</p>"
 
 
-def result_html(result: types.CallToolResult) -> str:
+def result_html(result: ResultLike) -> str:
     """HTML for a tool result: an error banner, each content block in order (text as
     preformatted text, images and audio inline), then the structured content. At most
     ``_MAX_BLOCKS`` blocks are shown."""
@@ -490,7 +490,7 @@ def _block_markdown(block: Any, media_budget: _MediaBudget) -> str:
     return _fenced(_printable(_json(dump)), "json")
 
 
-def result_markdown(result: types.CallToolResult) -> str:
+def result_markdown(result: ResultLike) -> str:
     """Markdown for a tool result (see :func:`result_html`)."""
     parts = []
     if result.is_error:
@@ -508,6 +508,33 @@ def result_markdown(result: types.CallToolResult) -> str:
 
 
 # -- clients ---------------------------------------------------------------------------
+
+
+class ToolLike(Protocol):
+    """What the display reads of a :class:`~mcp_sync.types.Tool` (this module imports no
+    models: they delegate to it)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def title(self) -> Optional[str]: ...
+    @property
+    def description(self) -> Optional[str]: ...
+    @property
+    def input_schema(self) -> Any: ...
+
+
+class ResultLike(Protocol):
+    """What the display reads of a :class:`~mcp_sync.types.CallToolResult`."""
+
+    @property
+    def content(self) -> Sequence[Any]: ...
+    @property
+    def structured_content(self) -> Any: ...
+    @property
+    def is_error(self) -> bool: ...
+    @property
+    def images(self) -> Sequence[Any]: ...
 
 
 class ClientFacts(NamedTuple):

@@ -801,13 +801,6 @@ def _cmd_ping(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _era(client: Client) -> str:
-    era = getattr(client, "era", None)
-    if isinstance(era, str):
-        return era
-    return "stateless" if (client.protocol_version or "") >= "2026" else "session"
-
-
 def _cmd_info(args: argparse.Namespace) -> int:
     with _connect(args) as client:
         server = client.server_info.to_wire()
@@ -815,7 +808,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
         info = {
             "server": server,
             "protocolVersion": client.protocol_version,
-            "era": _era(client),
+            "era": client.era,
             "capabilities": capabilities,
             "instructions": client.instructions,
         }

@@ -71,7 +71,7 @@ from .transports.base import Transport, server_label
 if TYPE_CHECKING:
     from . import types
     from ._display import ClientFacts
-    from .subscriptions import Subscription
+    from .subscriptions import Subscription, SubscriptionHost
 
 __all__ = [
     "DEFAULT",
@@ -638,8 +638,7 @@ class Client:
             self._resource_subscription = None
             self._forget_lists()
         for subscription in subscriptions:
-            subscription._subscribed_uris.clear()  # no unsubscribe round trips on close
-            subscription.close()
+            subscription.close(unsubscribe=False)  # no round trips: the client is closing
         if session is not None:
             session.close()
 
@@ -1401,13 +1400,29 @@ class Client:
         if not notifications:
             raise ValueError("subscribe() needs at least one kind of notification")
         self._live_session()
-        subscription = Subscription(self, notifications, ack_timeout=self._timeout(timeout))
+        subscription = Subscription(self._subscription_host(), notifications,
+                                    ack_timeout=self._timeout(timeout))
         self._subscriptions.append(subscription)
         try:
             return subscription.start()
         except BaseException:
             subscription.close()
             raise
+
+    def _subscription_host(self) -> SubscriptionHost:
+        from .subscriptions import SubscriptionHost
+
+        def forget(subscription: Subscription) -> None:
+            with self._lock:
+                if subscription in self._subscriptions:
+                    self._subscriptions.remove(subscription)
+
+        return SubscriptionHost(
+            name=lambda: self.name, stateless=self._stateless, live_session=self._live_session,
+            subscribe_uri=self._subscribe_session_era,
+            unsubscribe_uri=self._unsubscribe_session_era,
+            has_capability=self._has_capability, forget=forget,
+            close_timeout=self.close_timeout)
 
     def list_prompts(self, *, timeout: Timeout = DEFAULT) -> List[types.Prompt]:
         """Every prompt the server offers (all pages); none (``[]``) when the server does

@@ -88,7 +88,7 @@ from .exceptions import (
 from .transports.base import Transport
 
 if TYPE_CHECKING:
-    from ._negotiation import Agreement
+    from ._agreement import Agreement
 
 __all__ = ["RequestFuture", "Session"]
 

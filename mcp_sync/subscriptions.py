@@ -11,23 +11,45 @@ resource updates follow ``resources/subscribe``; the same object covers both.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
 from .exceptions import ConnectionClosed, MCPError, RequestTimeout
 
 if TYPE_CHECKING:
-    from .client import Client
-    from .session import RequestFuture
+    from .session import RequestFuture, Session
 
-__all__ = ["Subscription"]
+__all__ = ["Subscription", "SubscriptionHost"]
 
 log = logging.getLogger(__name__)
 
 #: Seconds between attempts to re-open a dropped stream: 0.5, 1, 2, 4, then every 4.
 BACKOFF = (0.5, 1.0, 2.0, 4.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class SubscriptionHost:
+    """What a subscription needs of its client, and all it may use (the client builds
+    it; this module imports no client)."""
+
+    #: The server's name, for thread names and log lines (it may change on rename).
+    name: Callable[[], str]
+    #: True in the stateless era (``subscriptions/listen``).
+    stateless: Callable[[], bool]
+    #: The live session (raises ``ClientNotConnected`` when there is none).
+    live_session: Callable[[], Session]
+    #: ``resources/subscribe`` and ``resources/unsubscribe`` (session era), as the
+    #: client sends and remembers them (a renewed session repeats what is subscribed).
+    subscribe_uri: Callable[[str], None]
+    unsubscribe_uri: Callable[[str], None]
+    #: Whether the server declared the capability at a path (``"tools", "listChanged"``).
+    has_capability: Callable[..., bool]
+    #: Called once the subscription is closed: the client forgets it.
+    forget: Callable[[Subscription], None]
+    close_timeout: float
 
 
 class Subscription:
@@ -38,9 +60,9 @@ class Subscription:
     server agreed to (stateless era), e.g. ``{"toolsListChanged": True}``.
     """
 
-    def __init__(self, client: Client, notifications: Dict[str, Any], *,
+    def __init__(self, host: SubscriptionHost, notifications: Dict[str, Any], *,
                  ack_timeout: Optional[float], backoff: Sequence[float] = BACKOFF) -> None:
-        self.client = client
+        self._host = host
         self.notifications = notifications
         self.acknowledged: Optional[Dict[str, Any]] = None
         self.ack_timeout = ack_timeout
@@ -74,7 +96,7 @@ class Subscription:
             RequestTimeout: no acknowledgement within ``ack_timeout``.
             ServerError, ConnectionClosed: the server refused or the link died.
         """
-        if self.client.era != "stateless":
+        if not self._host.stateless():
             self._start_session_era()
             return self
         self._open()
@@ -84,13 +106,14 @@ class Subscription:
                 raise self._failure
             raise RequestTimeout("subscriptions/listen", self._request_id, self.ack_timeout)
         self._thread = threading.Thread(
-            target=self._keep_open, name=f"mcp-sync-subscription-{self.client.name}", daemon=True
+            target=self._keep_open, name=f"mcp-sync-subscription-{self._host.name()}",
+            daemon=True
         )
         self._thread.start()
         return self
 
     def _open(self) -> None:
-        session = self.client._live_session()
+        session = self._host.live_session()
         self._acked.clear()
         self._ended.clear()
         future = session.submit(
@@ -117,7 +140,7 @@ class Subscription:
         missing = [key for key, wanted in self.notifications.items()
                    if wanted and not self.acknowledged.get(key)]
         if missing:
-            log.info("%s will not send %s on subscription %s", self.client.name,
+            log.info("%s will not send %s on subscription %s", self._host.name(),
                      ", ".join(missing), self._request_id)
         self._acked.set()
 
@@ -132,11 +155,11 @@ class Subscription:
             failure = self._failure
             if isinstance(failure, ConnectionClosed):
                 log.debug("subscription %s of %s ends with the connection", self._request_id,
-                          self.client.name)
+                          self._host.name())
                 return
             delay = self.backoff[min(attempt, len(self.backoff) - 1)]
             log.info("subscription stream of %s ended (%r); re-opening in %.1f s",
-                     self.client.name, failure, delay)
+                     self._host.name(), failure, delay)
             if self._stop.wait(delay):
                 return
             attempt += 1
@@ -157,13 +180,13 @@ class Subscription:
     def _start_session_era(self) -> None:
         uris = list(self.notifications.get("resourceSubscriptions") or ())
         for uri in uris:
-            self.client._subscribe_session_era(uri)
+            self._host.subscribe_uri(uri)
             self._subscribed_uris.append(uri)
         # The server sends list changes unasked; acknowledge what it declared.
         agreed: Dict[str, Any] = {}
         for kind in ("tools", "prompts", "resources"):
             key = f"{kind}ListChanged"
-            if self.notifications.get(key) and self.client._has_capability(kind, "listChanged"):
+            if self.notifications.get(key) and self._host.has_capability(kind, "listChanged"):
                 agreed[key] = True
         if uris:
             agreed["resourceSubscriptions"] = uris
@@ -171,9 +194,10 @@ class Subscription:
 
     # -- closing ---------------------------------------------------------------------------
 
-    def close(self) -> None:
+    def close(self, *, unsubscribe: bool = True) -> None:
         """End the subscription: cancel the stream (HTTP closes it; stdio sends
-        ``notifications/cancelled``), or unsubscribe the resources (session era).
+        ``notifications/cancelled``), or unsubscribe the resources (session era; not
+        with ``unsubscribe=False``, when the client is closing anyway).
         Idempotent; joins the thread with a bound."""
         if self._stop.is_set():
             return
@@ -185,15 +209,14 @@ class Subscription:
         self._ended.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
-            thread.join(self.client.close_timeout)
-        for uri in self._subscribed_uris:
+            thread.join(self._host.close_timeout)
+        for uri in self._subscribed_uris if unsubscribe else ():
             try:
-                self.client._unsubscribe_session_era(uri)
+                self._host.unsubscribe_uri(uri)
             except MCPError as exc:
-                log.debug("unsubscribing %s from %s failed: %r", uri, self.client.name, exc)
+                log.debug("unsubscribing %s from %s failed: %r", uri, self._host.name(), exc)
         self._subscribed_uris.clear()
-        if self in self.client._subscriptions:
-            self.client._subscriptions.remove(self)
+        self._host.forget(self)
 
     def __enter__(self) -> Subscription:
         return self

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional
 from ..exceptions import ConnectionClosed
 
 if TYPE_CHECKING:
-    from .._negotiation import Agreement
+    from .._agreement import Agreement
 
 __all__ = ["CloseCallback", "MessageCallback", "RequestFailedCallback", "Transport",
            "origin_key", "server_label"]

@@ -269,7 +269,7 @@ def _note_socket(sock: Any) -> None:
 
 # For the type checker, the mixin below is the connection class it is mixed into.
 if TYPE_CHECKING:
-    from .._negotiation import Agreement
+    from .._agreement import Agreement
 
     _ConnectionBase = urllib3.connection.HTTPConnection
 else:
