@@ -69,6 +69,13 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 # The one helper that makes server text safe for a message (bounded, escaped); imported
 # from here by the rest of the library.
+from ._protocol import (
+    HEADER_MISMATCH,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    URL_ELICITATION_REQUIRED,
+)
 from ._text import excerpt as excerpt
 
 __all__ = [
@@ -549,11 +556,11 @@ def _rebuild_server_error(cls: Any, code: int, message: str, data: Any,
 
 
 _ERRORS_BY_CODE = {
-    -32601: MethodNotFound,
-    -32020: HeaderMismatch,
-    -32021: MissingClientCapability,
-    -32022: ProtocolVersionRejected,
-    -32042: URLElicitationRequired,
+    METHOD_NOT_FOUND: MethodNotFound,
+    HEADER_MISMATCH: HeaderMismatch,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: MissingClientCapability,
+    UNSUPPORTED_PROTOCOL_VERSION: ProtocolVersionRejected,
+    URL_ELICITATION_REQUIRED: URLElicitationRequired,
 }
 
 

@@ -71,7 +71,7 @@ from ._core import (
     settle,
 )
 from ._pool import ThreadPool
-from ._protocol import DEFAULT, Timeout
+from ._protocol import DEFAULT, INTERNAL_ERROR, METHOD_NOT_FOUND, Timeout
 from ._queues import Admission, CallbackQueue
 from .context import RequestContext, serving, valid_id
 from .exceptions import (
@@ -802,7 +802,8 @@ class Session:
                 self._reply({"jsonrpc": "2.0", "id": request_id, "result": {}})
             else:
                 self._reply({"jsonrpc": "2.0", "id": request_id, "error": {
-                    "code": -32601, "message": f"Method not found: {excerpt(method, 100)}"}})
+                    "code": METHOD_NOT_FOUND,
+                    "message": f"Method not found: {excerpt(method, 100)}"}})
             return
         with self._serving_lock:
             busy = len(self._serving) >= self._max_server_requests
@@ -814,8 +815,9 @@ class Session:
                             "handler already; refusing more as busy (counted in "
                             "Session.refused_requests)", self.name, self._max_server_requests)
             self._reply({"jsonrpc": "2.0", "id": request_id, "error": {
-                "code": -32603, "message": "the client is busy: too many requests from this "
-                "server are waiting for its handlers"}})
+                "code": INTERNAL_ERROR,
+                "message": "the client is busy: too many requests from this server are "
+                           "waiting for its handlers"}})
             return
         context = self._serving_context(message)
         with self._serving_lock:
@@ -1015,7 +1017,7 @@ class Session:
             if not context.cancelled.is_set():
                 log.exception("handler for %s from %s raised; the server is told only that "
                               "it failed", excerpt(method, 100), self.name)
-            response["error"] = {"code": -32603, "message": _HANDLER_FAILED.get(
+            response["error"] = {"code": INTERNAL_ERROR, "message": _HANDLER_FAILED.get(
                 method, "the client's handler failed")}
         if context.cancelled.is_set():
             # The server gave up on it (or the link is gone): an answer would be noise.
