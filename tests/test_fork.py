@@ -144,12 +144,12 @@ def test_a_process_manager_builds_a_new_manager_in_a_forked_child() -> None:
 def test_a_fork_while_another_thread_holds_the_era_lock() -> None:
     """The era cache's lock, held by another thread at the fork, would be held forever in
     the child (that thread is not there to release it): every negotiation would hang."""
-    from mcp_sync import client as client_module
+    from mcp_sync import _negotiation as negotiation
 
     held, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with client_module._era_lock:
+        with negotiation._era_lock:
             held.set()
             release.wait(30)
 
