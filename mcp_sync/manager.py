@@ -75,7 +75,7 @@ from typing import (
 )
 
 from ._core import ProgressCallback
-from ._protocol import Timeout, _Default  # _Default.DEFAULT is mcp_sync.DEFAULT
+from ._protocol import DEFAULT, Timeout
 from .client import Client
 from .connect import make_transport
 from .exceptions import (
@@ -1054,14 +1054,14 @@ class Manager:
     @overload
     def call_tool(
         self, name: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
-        timeout: Timeout = _Default.DEFAULT, on_progress: Optional[ProgressCallback] = None,
+        timeout: Timeout = DEFAULT, on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None, raise_on_error: bool = False,
     ) -> types.CallToolResult: ...
 
     @overload
     def call_tool(
         self, server: str, tool: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
-        timeout: Timeout = _Default.DEFAULT, on_progress: Optional[ProgressCallback] = None,
+        timeout: Timeout = DEFAULT, on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None, raise_on_error: bool = False,
     ) -> types.CallToolResult: ...
 
@@ -1072,7 +1072,7 @@ class Manager:
         arguments: Optional[Mapping[str, Any]] = None,
         /,
         *,
-        timeout: Timeout = _Default.DEFAULT,
+        timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
         raise_on_error: bool = False,
@@ -1135,7 +1135,7 @@ class Manager:
                 for s, t in self._gather("list_resource_templates")]
 
     def read_resource(self, uri_or_server: str, uri: Optional[str] = None, *,
-                      timeout: Timeout = _Default.DEFAULT) -> types.ReadResourceResult:
+                      timeout: Timeout = DEFAULT) -> types.ReadResourceResult:
         """Read a resource: ``read_resource(uri)`` asks the server that lists ``uri``;
         ``read_resource(server, uri)`` asks ``server``. Retried once after a lost
         connection (reading is safe).
@@ -1169,12 +1169,12 @@ class Manager:
 
     @overload
     def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, /, *,
-                   timeout: Timeout = _Default.DEFAULT) -> types.GetPromptResult: ...
+                   timeout: Timeout = DEFAULT) -> types.GetPromptResult: ...
 
     @overload
     def get_prompt(self, server: str, prompt: str,
                    arguments: Optional[Mapping[str, str]] = None, /, *,
-                   timeout: Timeout = _Default.DEFAULT) -> types.GetPromptResult: ...
+                   timeout: Timeout = DEFAULT) -> types.GetPromptResult: ...
 
     def get_prompt(
         self,
@@ -1183,7 +1183,7 @@ class Manager:
         arguments: Optional[Mapping[str, str]] = None,
         /,
         *,
-        timeout: Timeout = _Default.DEFAULT,
+        timeout: Timeout = DEFAULT,
     ) -> types.GetPromptResult:
         """Get a prompt: ``get_prompt("server__prompt", args)`` or
         ``get_prompt("server", "prompt", args)``. Retried once after a lost connection."""
