@@ -40,8 +40,13 @@ bound):
 * ``mcp-sync-close-<server>``: short-lived, so that :meth:`Manager.close` stops every
   server at once instead of one after another.
 
-``_changed`` (a Condition) guards every server's mutable state and the refresh schedule;
-it is never held while talking to a server.
+Who owns what: each configured server is one ``_Server``, which owns everything about
+it: its state, its :class:`~mcp_sync.Client`, its reconnect thread and the backoff between
+attempts, its circuit breaker, its last known tools, and the lock (a Condition) that
+guards them, never held while talking to the server or calling user code. The
+``_Refresher`` owns the refresh schedule and its thread. The :class:`Manager` keeps only
+those objects and the routing: which server a qualified name or a resource's URI goes to,
+and the listings gathered from every server.
 """
 
 from __future__ import annotations
@@ -64,12 +69,13 @@ from typing import (
     Optional,
     Sequence,
     Tuple,
+    TypeVar,
     Union,
     overload,
 )
 
 from ._core import ProgressCallback
-from ._protocol import Timeout, _Default  # _Default.DEFAULT is mcp_sync.DEFAULT
+from ._protocol import DEFAULT, Timeout
 from .client import Client
 from .connect import make_transport
 from .exceptions import (
@@ -88,6 +94,8 @@ if TYPE_CHECKING:
 __all__ = ["Manager", "ServerState", "ServerStatus", "ServerUnavailable"]
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 # The refresher and idle waits wake at least this often; nothing is polled, this only
 # bounds every wait in the module.
@@ -165,22 +173,559 @@ class ServerStatus:
         }
 
 
-class _Server:
-    """One configured server's mutable state; guarded by the manager's ``_changed``."""
+@dataclass(frozen=True)
+class _Settings:
+    """What every server of one manager shares: the manager's options and hooks."""
 
-    def __init__(self, name: str, transport: str, enabled: bool) -> None:
+    config: Config
+    environ: Optional[Mapping[str, str]]
+    client_kwargs: Mapping[str, Any]
+    reconnect: bool
+    backoff: Tuple[float, ...]
+    breaker_failures: int
+    breaker_window: float
+    close_timeout: float  # the manager's: its clients get a quarter of it, 2 s at most
+    on_status: Optional[Callable[[ServerStatus], None]]
+    on_tools_changed: Optional[Callable[[str, List[types.Tool]], None]]
+    notification_handler: Optional[Callable[[str, Optional[Dict[str, Any]]], Any]]
+    on_connection_lost: Optional[Callable[[Any], Any]]
+    on_list_changed: Callable[[str], None]  # the manager's refresher, given the server name
+
+
+class _Server:
+    """One configured server and everything about it: its state, its client, its
+    reconnect thread with the backoff between attempts, its circuit breaker and its last
+    known tools.
+
+    Can be shared between threads. ``_changed`` (a Condition) guards every field below
+    and is notified whenever one changes; it is never held while talking to the server
+    or calling user code (``on_status``, ``on_tools_changed``).
+
+    Threads: ``mcp-sync-reconnect-<server>`` connects, with the backoff between
+    attempts; at most one attempts at a time (``_worker``), though one that has just
+    given up may still be reporting its last status when the next starts.
+    :meth:`begin_close` starts ``mcp-sync-close-<server>`` to close the client, and
+    :meth:`join` joins every thread started with a bound.
+    """
+
+    def __init__(self, name: str, transport: str, enabled: bool, settings: _Settings) -> None:
         self.name = name
         self.transport = transport
-        self.state = ServerState.CONNECTING if enabled else ServerState.DISABLED
-        self.client: Optional[Client] = None
-        self.error: Optional[BaseException] = None
-        self.tools: Optional[List[types.Tool]] = None
-        self.failures: Deque[float] = collections.deque()
-        self.failure_count = 0  # ever, so a waiter can tell "an attempt failed since"
-        self.worker: Optional[threading.Thread] = None
-        self.wake = threading.Event()  # cuts a backoff wait short (close, reconnect())
-        self.first_attempt = threading.Event()
-        self.connected_since: Optional[float] = None
+        self._settings = settings
+        self._changed = threading.Condition()
+        self._state = ServerState.CONNECTING if enabled else ServerState.DISABLED
+        self._client: Optional[Client] = None
+        self._error: Optional[BaseException] = None
+        self._tools: Optional[List[types.Tool]] = None
+        self._connected_since: Optional[float] = None
+        # the breaker: failures inside its window (monotonic), and ever, so that a waiter
+        # can tell "an attempt failed since"
+        self._failures: Deque[float] = collections.deque()
+        self._failure_count = 0
+        self._worker: Optional[threading.Thread] = None  # the one attempting to connect
+        self._threads: List[threading.Thread] = []  # started and maybe alive: for join()
+        self._closed = False
+        self._wake = threading.Event()  # cuts a backoff wait short (close, reconnect())
+        self._first_attempt = threading.Event()
+
+    @property
+    def state(self) -> ServerState:
+        with self._changed:
+            return self._state
+
+    # -- connecting ----------------------------------------------------------------------
+
+    def start(self) -> bool:
+        """Start the first connection attempt in the background; False when there is none
+        to make (disabled, closed, or already started)."""
+        with self._changed:
+            if self._closed or self._worker is not None or (
+                    self._state is not ServerState.CONNECTING):
+                return False
+            self._start_worker(first_delay=0.0)
+            return True
+
+    def wait_first_attempt(self, timeout: Optional[float]) -> bool:
+        """Wait until the first attempt has finished (or the server closed); False if
+        ``timeout`` passed first."""
+        return self._first_attempt.wait(timeout)
+
+    def reconnect(self, timeout: Optional[float]) -> ServerStatus:
+        """Reset the breaker and, if the server is down, attempt to connect now; wait for
+        that attempt (at most ``timeout``) and return the status.
+
+        Raises:
+            ClientNotConnected: the manager was closed.
+        """
+        with self._changed:
+            self._require_open()
+            if self._state in (ServerState.CONNECTED, ServerState.DISABLED):
+                return self._status()
+            self._failures.clear()
+            failures_before = self._failure_count
+            self._state = ServerState.RECONNECTING
+            if self._worker is None:
+                self._start_worker(first_delay=0.0)
+            else:
+                self._wake.set()
+            self._changed.wait_for(
+                lambda: self._state is not ServerState.RECONNECTING
+                or self._failure_count > failures_before or self._closed,
+                timeout,
+            )
+            return self._status()
+
+    def _start_worker(self, first_delay: float) -> None:
+        """Start the reconnect thread. Caller holds ``_changed``."""
+        assert self._worker is None
+        self._wake.clear()
+        thread = threading.Thread(
+            target=self._run_worker, args=(first_delay,),
+            name=f"mcp-sync-reconnect-{self.name}", daemon=True,
+        )
+        self._worker = thread
+        self._threads = [t for t in self._threads if t.is_alive()]
+        self._threads.append(thread)
+        thread.start()
+
+    def _delays(self, first_delay: float) -> Iterator[float]:
+        backoff = self._settings.backoff
+        yield first_delay
+        index = 0 if first_delay == 0 else 1
+        while True:
+            yield backoff[min(index, len(backoff) - 1)]
+            index += 1
+
+    def _run_worker(self, first_delay: float) -> None:
+        """Attempt to connect until connected, the breaker opens, or the server closes."""
+        for delay in self._delays(first_delay):
+            if delay > 0:
+                self._wake.wait(delay)
+            self._wake.clear()
+            with self._changed:
+                if self._closed:
+                    self._worker = None
+                    return
+            try:
+                client, tools = self._attempt()
+            except Exception as exc:  # noqa: BLE001 - any failure is one failed attempt
+                from .config import ConfigError
+
+                log.info("connecting %s failed: %s", self.name, exc)
+                with self._changed:
+                    if self._closed:
+                        self._worker = None
+                        return
+                    stop = self._record_failure(exc)
+                    if isinstance(exc, (ConfigError, ListingTooLarge)) and not stop:
+                        # waiting will not fix the configuration, nor a listing past the
+                        # client's bounds (a retry would fetch it again); reconnect()
+                        # after fixing
+                        self._state, stop = ServerState.FAILED, True
+                    if stop:
+                        self._worker = None
+                    self._first_attempt.set()
+                    self._changed.notify_all()
+                self._notify_status()
+                if stop:
+                    return
+                continue
+            with self._changed:
+                closed = self._closed
+                self._worker = None
+                if not closed:
+                    self._client = client
+                    self._tools = tools
+                    self._error = None
+                    self._state = ServerState.CONNECTED
+                    self._connected_since = time.time()
+                    self._first_attempt.set()
+                    self._changed.notify_all()
+            if closed:
+                _close_quietly(client)
+                return
+            log.info("connected %s (%s, protocol %s)", self.name, self.transport,
+                     client.protocol_version)
+            self._notify_status()
+            self._tools_changed(tools)
+            if not client.connected:  # died before its loss could be reported to us
+                self.connection_lost(client, ConnectionClosed(
+                    f"connection to {self.name} closed right after connecting"))
+            return
+
+    def _attempt(self) -> Tuple[Client, List[types.Tool]]:
+        """One connection attempt, with the configuration resolved now."""
+        resolved = self._settings.config.resolve(self.name, self._settings.environ)
+        client = self._new_client(resolved, None)
+        try:
+            client.connect()
+        except HTTPError as exc:
+            if resolved.type != "http" or resolved.type_given or exc.status not in (
+                    400, 404, 405):
+                raise
+            log.info("%s answered HTTP %s; trying the legacy HTTP+SSE transport",
+                     self.name, exc.status)
+            client = self._new_client(resolved, "sse")
+            client.connect()
+        try:
+            return client, _fetch_tools(client)
+        except BaseException:
+            _close_quietly(client)
+            raise
+
+    def _new_client(self, resolved: ServerConfig, kind: Optional[str]) -> Client:
+        settings = self._settings
+        entry = resolved.to_entry()
+        if kind is not None:
+            entry["type"] = kind
+        transport = make_transport(entry, name=self.name)
+        kwargs = dict(settings.client_kwargs)
+        if resolved.timeout is not None:
+            kwargs["timeout"] = resolved.timeout
+        kwargs["close_timeout"] = min(_CLIENT_CLOSE_TIMEOUT, settings.close_timeout / 4)
+
+        def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
+            if method == "notifications/tools/list_changed":
+                settings.on_list_changed(self.name)
+            if settings.notification_handler is not None:
+                settings.notification_handler(method, params)
+
+        def on_lost(error: Any) -> None:
+            self.connection_lost(client, error)
+            if settings.on_connection_lost is not None:
+                settings.on_connection_lost(error)
+
+        client = Client(transport, name=self.name, notification_handler=on_notification,
+                        on_connection_lost=on_lost, **kwargs)
+        return client
+
+    # -- the breaker and lost connections ------------------------------------------------
+
+    def _prune_failures(self, now: float) -> None:
+        while self._failures and self._failures[0] < now - self._settings.breaker_window:
+            self._failures.popleft()
+
+    def _record_failure(self, error: BaseException) -> bool:
+        """Count a failure; True when the server must stop reconnecting. Caller holds
+        ``_changed`` and sets the state."""
+        settings = self._settings
+        now = time.monotonic()
+        self._failures.append(now)
+        self._failure_count += 1
+        self._prune_failures(now)
+        if not settings.reconnect:
+            self._state = ServerState.FAILED
+            self._error = error
+            return True
+        if len(self._failures) > settings.breaker_failures:
+            self._state = ServerState.FAILED
+            message = (f"{self.name} failed {len(self._failures)} times in "
+                       f"{settings.breaker_window:g} s; not reconnecting (last error: {error})")
+            breaker = ServerUnavailable(message, server=self.name, state=ServerState.FAILED)
+            breaker.__cause__ = error
+            self._error = breaker
+            log.error("%s", message)
+            return True
+        self._state = ServerState.RECONNECTING
+        self._error = error
+        return False
+
+    def connection_lost(self, client: Client, error: BaseException) -> None:
+        """``client`` lost its connection: count it, close it, reconnect in the background.
+
+        Called from the dead client's callback thread (``on_connection_lost``) or from a
+        caller that saw the connection error first; only the first report counts.
+        """
+        with self._changed:
+            if self._closed or self._client is not client or (
+                    self._state is not ServerState.CONNECTED):
+                return
+            log.warning("lost the connection to %s: %s", self.name, error)
+            stop = self._record_failure(error)
+            if not stop and self._worker is None:
+                self._start_worker(first_delay=self._settings.backoff[0])
+            self._changed.notify_all()
+        _close_quietly(client)
+        self._notify_status()
+
+    def _await_reconnect(self, old: Client, bound: float) -> Optional[Client]:
+        """Wait for the next connect attempt; the new client, or None if that attempt
+        failed, the server gave up or closed, or ``bound`` passed."""
+        with self._changed:
+            failures_before = self._failure_count
+
+            def settled() -> bool:
+                return self._closed or self._failure_count > failures_before or (
+                    self._state is ServerState.FAILED) or (
+                    self._state is ServerState.CONNECTED and self._client is not old)
+
+            self._changed.wait_for(settled, bound)
+            if self._state is ServerState.CONNECTED and self._client is not old:
+                return self._client
+            return None
+
+    # -- calls ---------------------------------------------------------------------------
+
+    def client(self) -> Client:
+        """The connected client, or an error at once.
+
+        Raises:
+            ServerUnavailable: the server is not connected now.
+            ClientNotConnected: the manager was closed.
+        """
+        with self._changed:
+            self._require_open()
+            client = self._client
+            if self._state is ServerState.CONNECTED and client is not None:
+                return client
+            state, error = self._state, self._error
+        reason = error.reason if isinstance(error, ConnectionClosed) else error
+        detail = f" (last error: {_first_line(reason)})" if reason is not None else ""
+        what = {
+            ServerState.RECONNECTING: "is down and reconnecting",
+            ServerState.CONNECTING: "is still connecting",
+            ServerState.FAILED: "failed and is not being reconnected",
+            ServerState.DISABLED: "is disabled in the configuration",
+            ServerState.CLOSED: "is closed",
+        }.get(state, f"is {state.value}")
+        closed = error if isinstance(error, ConnectionClosed) else None
+        unavailable = ServerUnavailable(
+            f"server {self.name!r} {what}{detail}", server=self.name, state=state,
+            exit_code=closed.exit_code if closed else None,
+            stderr_tail=closed.stderr_tail if closed else (),
+        )
+        unavailable.__cause__ = error
+        raise unavailable
+
+    def call(self, call: Callable[[Client], _T], safe: Callable[[BaseException], bool],
+             bound: float) -> _T:
+        """``call(client)`` on the connected client; if the connection breaks meanwhile,
+        wait (at most ``bound``) for one reconnect and call once more when ``safe(error)``
+        (or when nothing was sent).
+
+        Raises:
+            ServerUnavailable: the server is not connected now. ClientNotConnected: the
+            manager was closed. Whatever ``call`` raises.
+        """
+        client = self.client()
+        try:
+            return call(client)
+        except ClientNotConnected:
+            with self._changed:
+                replaced = not self._closed and (
+                    self._client is not client or self._state is not ServerState.CONNECTED)
+            if not replaced:
+                raise
+            # This server closed the client (its link had died) between the lookup and
+            # the call: nothing was sent, so any call may wait for the reconnect.
+            replacement = self._await_reconnect(client, bound)
+            return call(replacement or self.client())
+        except TransportError as exc:
+            if not isinstance(exc, ConnectionClosed) and client.connected:
+                raise  # an error on a live link (an HTTP status): not a lost connection
+            self.connection_lost(client, exc)
+            if not safe(exc):
+                raise
+            replacement = self._await_reconnect(client, bound)
+            if replacement is None:
+                raise
+            log.info("retrying on the new connection to %s after: %s", self.name, exc)
+            return call(replacement)
+
+    def retry_rule(self, tool: str) -> Callable[[Optional[BaseException]], bool]:
+        """Whether a failed call of ``tool`` may be sent again, given its error: the
+        tool's last known annotations say it is read-only or idempotent, or the error
+        says the request never reached the server."""
+        with self._changed:
+            known = {t.name: t for t in self._tools or ()}
+        annotations = getattr(known.get(tool), "annotations", None)
+        hinted = annotations is not None and bool(
+            annotations.read_only_hint or annotations.idempotent_hint)
+
+        def safe(error: Optional[BaseException]) -> bool:
+            return hinted or getattr(error, "request_sent", None) is False
+
+        return safe
+
+    def _require_open(self) -> None:
+        """Caller holds ``_changed``."""
+        if self._closed:
+            raise ClientNotConnected("this Manager is closed")
+
+    # -- tools ---------------------------------------------------------------------------
+
+    def listed_tools(self, refresh: bool) -> List[types.Tool]:
+        """The tools to list (unqualified): the last known ones while connected or
+        reconnecting, fetched now with ``refresh`` if connected; none otherwise."""
+        if self.state not in (ServerState.CONNECTED, ServerState.RECONNECTING):
+            return []
+        current = self.refresh_tools() if refresh else None
+        if current is None:
+            with self._changed:
+                current = list(self._tools or ())
+        return current
+
+    def refresh_tools(self) -> Optional[List[types.Tool]]:
+        """Fetch the tools again, if connected; None when not connected or the fetch
+        failed (logged)."""
+        with self._changed:
+            client = self._client if self._state is ServerState.CONNECTED else None
+        if client is None:
+            return None
+        try:
+            tools = _fetch_tools(client)
+        except MCPError as exc:
+            log.warning("could not refresh the tools of %s: %s", self.name, exc)
+            return None
+        with self._changed:
+            if self._client is not client:
+                return None
+            self._tools = tools
+        self._tools_changed(tools)
+        return tools
+
+    def _tools_changed(self, tools: List[types.Tool]) -> None:
+        on_tools_changed = self._settings.on_tools_changed
+        if on_tools_changed is None:
+            return
+        try:
+            on_tools_changed(self.name, list(tools))
+        except Exception:
+            log.exception("on_tools_changed raised for %s", self.name)
+
+    # -- status --------------------------------------------------------------------------
+
+    def status(self) -> ServerStatus:
+        """A snapshot of this server."""
+        with self._changed:
+            return self._status()
+
+    def _status(self) -> ServerStatus:
+        """Caller holds ``_changed``."""
+        self._prune_failures(time.monotonic())
+        client = self._client
+        connected = self._state is ServerState.CONNECTED and client is not None
+        info = _server_info(client) if connected and client is not None else {}
+        return ServerStatus(
+            name=self.name,
+            state=self._state,
+            transport=self.transport,
+            error=self._error,
+            tools=len(self._tools or ()) if self._state in (
+                ServerState.CONNECTED, ServerState.RECONNECTING) else 0,
+            recent_failures=len(self._failures),
+            connected_since=self._connected_since if connected else None,
+            server_name=info.get("name"),
+            server_version=info.get("version"),
+            protocol_version=client.protocol_version if connected and client else None,
+        )
+
+    def _notify_status(self) -> None:
+        """Call on_status (outside the lock)."""
+        on_status = self._settings.on_status
+        if on_status is None:
+            return
+        status = self.status()
+        try:
+            on_status(status)
+        except Exception:
+            log.exception("on_status raised for %s", self.name)
+
+    # -- closing -------------------------------------------------------------------------
+
+    def begin_close(self) -> None:
+        """Stop reconnecting and start closing the client on ``mcp-sync-close-<server>``,
+        without waiting (:meth:`join` waits). Idempotent."""
+        with self._changed:
+            if self._closed:
+                return
+            self._closed = True
+            self._wake.set()
+            if self._state is not ServerState.DISABLED:
+                self._state = ServerState.CLOSED
+            self._first_attempt.set()
+            self._changed.notify_all()
+            if self._client is not None:
+                closer = threading.Thread(
+                    target=_close_quietly, args=(self._client,),
+                    name=f"mcp-sync-close-{self._client.name}", daemon=True)
+                self._threads.append(closer)
+                closer.start()
+
+    def join(self, deadline: float) -> None:
+        """Join this server's threads until ``deadline`` (monotonic); log those still
+        running then."""
+        with self._changed:
+            threads = list(self._threads)
+        _join(threads, deadline, self._settings.close_timeout)
+
+
+class _Refresher:
+    """Fetches a server's tools again after ``notifications/tools/list_changed``, once
+    per burst, on ``mcp-sync-refresh-manager``.
+
+    ``_changed`` (a Condition) guards the schedule and ``_stopping``; it is never held
+    while refreshing.
+    """
+
+    def __init__(self, debounce: float, refresh: Callable[[str], Any]) -> None:
+        self._debounce = debounce
+        self._refresh = refresh
+        self._changed = threading.Condition()
+        # server name -> (first notification, refresh due), monotonic seconds
+        self._due: Dict[str, Tuple[float, float]] = {}
+        self._stopping = False
+        self._thread: Optional[threading.Thread] = None
+
+    def schedule(self, name: str) -> None:
+        """Refresh ``name`` once no notification has come for the debounce time, and
+        never later than 5 times that after the first one."""
+        with self._changed:
+            now = time.monotonic()
+            first, _ = self._due.get(name, (now, now))
+            due = min(now + self._debounce, first + 5 * self._debounce)
+            self._due[name] = (first, due)
+            self._changed.notify_all()
+
+    def start(self) -> None:
+        with self._changed:
+            if self._stopping or self._thread is not None:
+                return
+            self._thread = threading.Thread(
+                target=self._run, name="mcp-sync-refresh-manager", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Make the thread end (:meth:`join` waits)."""
+        with self._changed:
+            self._stopping = True
+            self._changed.notify_all()
+
+    def join(self, deadline: float, close_timeout: float) -> None:
+        with self._changed:
+            threads = [] if self._thread is None else [self._thread]
+        _join(threads, deadline, close_timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while True:
+                    if self._stopping:
+                        return
+                    now = time.monotonic()
+                    ready = [name for name, (_, due) in self._due.items() if due <= now]
+                    if ready:
+                        break
+                    next_due = min((due for _, due in self._due.values()), default=None)
+                    wait = _IDLE_WAIT if next_due is None else min(_IDLE_WAIT, next_due - now)
+                    self._changed.wait(wait)
+                for name in ready:
+                    del self._due[name]
+            for name in ready:
+                try:
+                    self._refresh(name)
+                except Exception:  # the refresher must outlive any one server's trouble
+                    log.exception("refreshing the tools of %s failed", name)
 
 
 class Manager:
@@ -260,10 +805,19 @@ class Manager:
         self.on_status = on_status
         self.on_tools_changed = on_tools_changed
         self.environ = environ
-        self._user_notification_handler = client_kwargs.pop("notification_handler", None)
-        self._user_connection_lost = client_kwargs.pop("on_connection_lost", None)
+        notification_handler = client_kwargs.pop("notification_handler", None)
+        on_connection_lost = client_kwargs.pop("on_connection_lost", None)
         client_kwargs.pop("name", None)  # each client is named after its server
         self.client_kwargs = client_kwargs
+        self._refresher = _Refresher(refresh_debounce, self._refresh)
+        settings = _Settings(
+            config=self.config, environ=environ, client_kwargs=client_kwargs,
+            reconnect=reconnect, backoff=self.backoff, breaker_failures=breaker_failures,
+            breaker_window=breaker_window, close_timeout=close_timeout, on_status=on_status,
+            on_tools_changed=on_tools_changed, notification_handler=notification_handler,
+            on_connection_lost=on_connection_lost, on_list_changed=self._refresher.schedule,
+        )
+        # in configuration order; fixed at construction
         self._servers: Dict[str, _Server] = {}
         for name in self.config.names:
             if separator in name:
@@ -272,15 +826,10 @@ class Manager:
                     "or choose another separator"
                 )
             shape = self.config.resolve(name, environ, lenient=True)
-            self._servers[name] = _Server(name, shape.type, shape.enabled)
-        # Guards the _Server objects, _refresh_due, _started, _closing and _threads.
-        self._changed = threading.Condition()
+            self._servers[name] = _Server(name, shape.type, shape.enabled, settings)
+        self._lock = threading.Lock()  # guards _started and _closing
         self._started = False
         self._closing = False
-        self._threads: List[threading.Thread] = []
-        self._refresher: Optional[threading.Thread] = None
-        # server name -> (first notification, refresh due), monotonic seconds
-        self._refresh_due: Dict[str, Tuple[float, float]] = {}
         # uri -> server, from the last list_resources()
         self._resource_owner: Dict[str, str] = {}
 
@@ -314,25 +863,19 @@ class Manager:
         Raises:
             ClientNotConnected: the manager was closed.
         """
-        with self._changed:
+        with self._lock:
             if self._closing:
                 raise ClientNotConnected("this Manager is closed; create a new one")
             if self._started:
                 return self
             self._started = True
-            servers = [s for s in self._servers.values() if s.state is ServerState.CONNECTING]
-            for server in servers:
-                self._start_worker(server, first_delay=0.0)
-            self._refresher = threading.Thread(
-                target=self._refresh_loop, name="mcp-sync-refresh-manager", daemon=True
-            )
-            self._threads.append(self._refresher)
+            starting = [server for server in self._servers.values() if server.start()]
             self._refresher.start()
         deadline = None if self.connect_timeout is None else (
             time.monotonic() + self.connect_timeout)
-        for server in servers:
+        for server in starting:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not server.first_attempt.wait(remaining):
+            if not server.wait_first_attempt(remaining):
                 log.warning("%s is still connecting after %s s", server.name,
                             self.connect_timeout)
         return self
@@ -343,35 +886,18 @@ class Manager:
         Returns within ``close_timeout`` (a connect attempt stuck in its handshake is left
         to finish, bounded by the client's timeout, and is closed then).
         """
-        with self._changed:
+        with self._lock:
             if self._closing:
                 return
             self._closing = True
-            clients = []
-            for server in self._servers.values():
-                server.wake.set()
-                if server.client is not None:
-                    clients.append(server.client)
-                if server.state is not ServerState.DISABLED:
-                    server.state = ServerState.CLOSED
-                server.first_attempt.set()
-            self._changed.notify_all()
-            threads = list(self._threads)
         deadline = time.monotonic() + self.close_timeout
-        closers = [
-            threading.Thread(target=_close_quietly, args=(client,),
-                             name=f"mcp-sync-close-{client.name}", daemon=True)
-            for client in clients
-        ]
-        for closer in closers:
-            closer.start()
-        for thread in closers + threads:
-            if thread is threading.current_thread() or thread.ident is None:
-                continue
-            thread.join(max(0.0, deadline - time.monotonic()))
-            if thread.is_alive():
-                log.warning("%s did not stop within the manager's close_timeout (%.1f s)",
-                            thread.name, self.close_timeout)
+        # every server begins closing before any is waited for: they stop at once
+        self._refresher.stop()
+        for server in self._servers.values():
+            server.begin_close()
+        for server in self._servers.values():
+            server.join(deadline)
+        self._refresher.join(deadline, self.close_timeout)
 
     # -- servers and their state ---------------------------------------------------------
 
@@ -409,38 +935,7 @@ class Manager:
 
     def status(self) -> Dict[str, ServerStatus]:
         """A snapshot of every configured server, in configuration order."""
-        with self._changed:
-            return {name: self._status(server) for name, server in self._servers.items()}
-
-    def _status(self, server: _Server) -> ServerStatus:
-        self._prune_failures(server, time.monotonic())
-        client = server.client
-        connected = server.state is ServerState.CONNECTED and client is not None
-        info = _server_info(client) if connected and client is not None else {}
-        return ServerStatus(
-            name=server.name,
-            state=server.state,
-            transport=server.transport,
-            error=server.error,
-            tools=len(server.tools or ()) if server.state in (
-                ServerState.CONNECTED, ServerState.RECONNECTING) else 0,
-            recent_failures=len(server.failures),
-            connected_since=server.connected_since if connected else None,
-            server_name=info.get("name"),
-            server_version=info.get("version"),
-            protocol_version=client.protocol_version if connected and client else None,
-        )
-
-    def _notify_status(self, server: _Server) -> None:
-        """Call on_status (outside the lock)."""
-        if self.on_status is None:
-            return
-        with self._changed:
-            status = self._status(server)
-        try:
-            self.on_status(status)
-        except Exception:
-            log.exception("on_status raised for %s", server.name)
+        return {name: server.status() for name, server in self._servers.items()}
 
     def reconnect(self, name: str) -> ServerStatus:
         """Reset the breaker of server ``name`` and, if it is down, reconnect it now.
@@ -453,280 +948,21 @@ class Manager:
             ClientNotConnected: the manager is not connected, or closed.
         """
         server = self._server(name)
-        with self._changed:
-            self._require_started()
-            if server.state in (ServerState.CONNECTED, ServerState.DISABLED):
-                return self._status(server)
-            server.failures.clear()
-            failures_before = server.failure_count
-            server.state = ServerState.RECONNECTING
-            if server.worker is None:
-                self._start_worker(server, first_delay=0.0)
-            else:
-                server.wake.set()
-            self._changed.wait_for(
-                lambda: server.state is not ServerState.RECONNECTING
-                or server.failure_count > failures_before or self._closing,
-                self.connect_timeout,
-            )
-            return self._status(server)
+        self._require_started()
+        return server.reconnect(self.connect_timeout)
 
     def _require_started(self) -> None:
-        if self._closing:
+        with self._lock:
+            closing, started = self._closing, self._started
+        if closing:
             raise ClientNotConnected("this Manager is closed")
-        if not self._started:
+        if not started:
             raise ClientNotConnected("this Manager is not connected: call connect() or use "
                                      "it in a with block")
 
-    # -- connecting ----------------------------------------------------------------------
-
-    def _start_worker(self, server: _Server, first_delay: float) -> None:
-        """Start the server's reconnect thread. Caller holds ``_changed``."""
-        assert server.worker is None
-        server.wake.clear()
-        thread = threading.Thread(
-            target=self._run_worker, args=(server, first_delay),
-            name=f"mcp-sync-reconnect-{server.name}", daemon=True,
-        )
-        server.worker = thread
-        self._threads = [t for t in self._threads if t.is_alive()]
-        self._threads.append(thread)
-        thread.start()
-
-    def _delays(self, first_delay: float) -> Iterator[float]:
-        yield first_delay
-        index = 0 if first_delay == 0 else 1
-        while True:
-            yield self.backoff[min(index, len(self.backoff) - 1)]
-            index += 1
-
-    def _run_worker(self, server: _Server, first_delay: float) -> None:
-        """Attempt to connect until connected, the breaker opens, or the manager closes."""
-        for delay in self._delays(first_delay):
-            if delay > 0:
-                server.wake.wait(delay)
-            server.wake.clear()
-            with self._changed:
-                if self._closing:
-                    server.worker = None
-                    return
-            try:
-                client, tools = self._attempt(server)
-            except Exception as exc:  # noqa: BLE001 - any failure is one failed attempt
-                from .config import ConfigError
-
-                log.info("connecting %s failed: %s", server.name, exc)
-                with self._changed:
-                    if self._closing:
-                        server.worker = None
-                        return
-                    stop = self._record_failure(server, exc)
-                    if isinstance(exc, (ConfigError, ListingTooLarge)) and not stop:
-                        # waiting will not fix the configuration, nor a listing past the
-                        # client's bounds (a retry would fetch it again); reconnect()
-                        # after fixing
-                        server.state, stop = ServerState.FAILED, True
-                    if stop:
-                        server.worker = None
-                    server.first_attempt.set()
-                    self._changed.notify_all()
-                self._notify_status(server)
-                if stop:
-                    return
-                continue
-            with self._changed:
-                closing = self._closing
-                if not closing:
-                    server.client = client
-                    server.tools = tools
-                    server.error = None
-                    server.state = ServerState.CONNECTED
-                    server.connected_since = time.time()
-                    server.worker = None
-                    server.first_attempt.set()
-                    self._changed.notify_all()
-                else:
-                    server.worker = None
-            if closing:
-                _close_quietly(client)
-                return
-            log.info("connected %s (%s, protocol %s)", server.name, server.transport,
-                     client.protocol_version)
-            self._notify_status(server)
-            self._tools_changed(server.name, tools)
-            if not client.connected:  # died before its loss could be reported to us
-                self._connection_failed(server, client, ConnectionClosed(
-                    f"connection to {server.name} closed right after connecting"))
-            return
-
-    def _attempt(self, server: _Server) -> Tuple[Client, List[types.Tool]]:
-        """One connection attempt, with the configuration resolved now."""
-        resolved = self.config.resolve(server.name, self.environ)
-        client = self._new_client(server, resolved, None)
-        try:
-            client.connect()
-        except HTTPError as exc:
-            if resolved.type != "http" or resolved.type_given or exc.status not in (
-                    400, 404, 405):
-                raise
-            log.info("%s answered HTTP %s; trying the legacy HTTP+SSE transport",
-                     server.name, exc.status)
-            client = self._new_client(server, resolved, "sse")
-            client.connect()
-        try:
-            return client, self._fetch_tools(client)
-        except BaseException:
-            _close_quietly(client)
-            raise
-
-    def _new_client(self, server: _Server, resolved: ServerConfig,
-                    kind: Optional[str]) -> Client:
-        entry = resolved.to_entry()
-        if kind is not None:
-            entry["type"] = kind
-        transport = make_transport(entry, name=server.name)
-        kwargs = dict(self.client_kwargs)
-        if resolved.timeout is not None:
-            kwargs["timeout"] = resolved.timeout
-        kwargs["close_timeout"] = min(_CLIENT_CLOSE_TIMEOUT, self.close_timeout / 4)
-
-        def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
-            self._on_notification(server, method, params)
-
-        def on_lost(error: Any) -> None:
-            self._connection_failed(server, client, error)
-            if self._user_connection_lost is not None:
-                self._user_connection_lost(error)
-
-        client = Client(transport, name=server.name, notification_handler=on_notification,
-                        on_connection_lost=on_lost, **kwargs)
-        return client
-
-    @staticmethod
-    def _fetch_tools(client: Client) -> List[types.Tool]:
-        return client.list_tools()  # empty for a server without the tools capability
-
-    def _prune_failures(self, server: _Server, now: float) -> None:
-        while server.failures and server.failures[0] < now - self.breaker_window:
-            server.failures.popleft()
-
-    def _record_failure(self, server: _Server, error: BaseException) -> bool:
-        """Count a failure; True when the server must stop reconnecting. Caller holds
-        ``_changed`` and sets the state."""
-        now = time.monotonic()
-        server.failures.append(now)
-        server.failure_count += 1
-        self._prune_failures(server, now)
-        if not self.reconnect_enabled:
-            server.state = ServerState.FAILED
-            server.error = error
-            return True
-        if len(server.failures) > self.breaker_failures:
-            server.state = ServerState.FAILED
-            message = (f"{server.name} failed {len(server.failures)} times in "
-                       f"{self.breaker_window:g} s; not reconnecting (last error: {error})")
-            breaker = ServerUnavailable(message, server=server.name, state=ServerState.FAILED)
-            breaker.__cause__ = error
-            server.error = breaker
-            log.error("%s", message)
-            return True
-        server.state = ServerState.RECONNECTING
-        server.error = error
-        return False
-
-    def _connection_failed(self, server: _Server, client: Client, error: BaseException) -> None:
-        """``client`` of ``server`` lost its connection: note it, close it, reconnect.
-
-        Called from the dead client's callback thread (``on_connection_lost``) or from a
-        caller that saw the connection error first; only the first report counts.
-        """
-        with self._changed:
-            if self._closing or server.client is not client or (
-                    server.state is not ServerState.CONNECTED):
-                return
-            log.warning("lost the connection to %s: %s", server.name, error)
-            stop = self._record_failure(server, error)
-            if not stop and server.worker is None:
-                self._start_worker(server, first_delay=self.backoff[0])
-            self._changed.notify_all()
-        _close_quietly(client)
-        self._notify_status(server)
-
-    def _await_reconnect(self, server: _Server, old: Client, bound: float) -> Optional[Client]:
-        """Wait for the next connect attempt of ``server``; the new client, or None if that
-        attempt failed, the server gave up, the manager closed or ``bound`` passed."""
-        with self._changed:
-            failures_before = server.failure_count
-
-            def settled() -> bool:
-                return self._closing or server.failure_count > failures_before or (
-                    server.state is ServerState.FAILED) or (
-                    server.state is ServerState.CONNECTED and server.client is not old)
-
-            self._changed.wait_for(settled, bound)
-            if server.state is ServerState.CONNECTED and server.client is not old:
-                return server.client
-            return None
-
-    # -- list_changed --------------------------------------------------------------------
-
-    def _on_notification(self, server: _Server, method: str,
-                         params: Optional[Dict[str, Any]]) -> None:
-        if method == "notifications/tools/list_changed":
-            with self._changed:
-                now = time.monotonic()
-                first, _ = self._refresh_due.get(server.name, (now, now))
-                due = min(now + self.refresh_debounce, first + 5 * self.refresh_debounce)
-                self._refresh_due[server.name] = (first, due)
-                self._changed.notify_all()
-        if self._user_notification_handler is not None:
-            self._user_notification_handler(method, params)
-
-    def _refresh_loop(self) -> None:
-        while True:
-            with self._changed:
-                while True:
-                    if self._closing:
-                        return
-                    now = time.monotonic()
-                    ready = [name for name, (_, due) in self._refresh_due.items() if due <= now]
-                    if ready:
-                        break
-                    next_due = min((due for _, due in self._refresh_due.values()), default=None)
-                    wait = _IDLE_WAIT if next_due is None else min(_IDLE_WAIT, next_due - now)
-                    self._changed.wait(wait)
-                for name in ready:
-                    del self._refresh_due[name]
-            for name in ready:
-                try:
-                    self._refresh_tools(self._servers[name])
-                except Exception:  # the refresher must outlive any one server's trouble
-                    log.exception("refreshing the tools of %s failed", name)
-
-    def _refresh_tools(self, server: _Server) -> Optional[List[types.Tool]]:
-        with self._changed:
-            client = server.client if server.state is ServerState.CONNECTED else None
-        if client is None:
-            return None
-        try:
-            tools = self._fetch_tools(client)
-        except MCPError as exc:
-            log.warning("could not refresh the tools of %s: %s", server.name, exc)
-            return None
-        with self._changed:
-            if server.client is not client:
-                return None
-            server.tools = tools
-        self._tools_changed(server.name, tools)
-        return tools
-
-    def _tools_changed(self, name: str, tools: List[types.Tool]) -> None:
-        if self.on_tools_changed is None:
-            return
-        try:
-            self.on_tools_changed(name, list(tools))
-        except Exception:
-            log.exception("on_tools_changed raised for %s", name)
+    def _refresh(self, name: str) -> None:
+        """Fetch ``name``'s tools again (the refresher, after ``tools/list_changed``)."""
+        self._servers[name].refresh_tools()
 
     # -- names ---------------------------------------------------------------------------
 
@@ -759,75 +995,18 @@ class Manager:
 
     def _client_for(self, server: _Server) -> Client:
         """The server's connected client, or ServerUnavailable at once."""
-        with self._changed:
-            self._require_started()
-            client = server.client
-            if server.state is ServerState.CONNECTED and client is not None:
-                return client
-            state, error = server.state, server.error
-        reason = error.reason if isinstance(error, ConnectionClosed) else error
-        detail = f" (last error: {_first_line(reason)})" if reason is not None else ""
-        what = {
-            ServerState.RECONNECTING: "is down and reconnecting",
-            ServerState.CONNECTING: "is still connecting",
-            ServerState.FAILED: "failed and is not being reconnected",
-            ServerState.DISABLED: "is disabled in the configuration",
-            ServerState.CLOSED: "is closed",
-        }.get(state, f"is {state.value}")
-        closed = error if isinstance(error, ConnectionClosed) else None
-        unavailable = ServerUnavailable(
-            f"server {server.name!r} {what}{detail}", server=server.name, state=state,
-            exit_code=closed.exit_code if closed else None,
-            stderr_tail=closed.stderr_tail if closed else (),
-        )
-        unavailable.__cause__ = error
-        raise unavailable
+        self._require_started()
+        return server.client()
 
     # -- calls with one safe retry -------------------------------------------------------
 
     def _with_retry(self, server: _Server, safe: Callable[[BaseException], bool],
-                    call: Callable[[Client], Any], timeout: Timeout) -> Any:
-        client = self._client_for(server)
+                    call: Callable[[Client], _T], timeout: Timeout) -> _T:
+        self._require_started()
         bound = self.retry_wait
         if isinstance(timeout, (int, float)):
             bound = min(bound, float(timeout))
-        try:
-            return call(client)
-        except ClientNotConnected:
-            with self._changed:
-                replaced = not self._closing and (
-                    server.client is not client or server.state is not ServerState.CONNECTED)
-            if not replaced:
-                raise
-            # The manager closed this client (its link had died) between the lookup and
-            # the call: nothing was sent, so any call may wait for the reconnect.
-            replacement = self._await_reconnect(server, client, bound)
-            return call(replacement or self._client_for(server))
-        except TransportError as exc:
-            if not isinstance(exc, ConnectionClosed) and client.connected:
-                raise  # an error on a live link (an HTTP status): not a lost connection
-            self._connection_failed(server, client, exc)
-            if not safe(exc):
-                raise
-            replacement = self._await_reconnect(server, client, bound)
-            if replacement is None:
-                raise
-            log.info("retrying on the new connection to %s after: %s", server.name, exc)
-            return call(replacement)
-
-    def _tool_is_safe(
-        self, server: _Server, tool: str
-    ) -> Callable[[Optional[BaseException]], bool]:
-        with self._changed:
-            known = {t.name: t for t in server.tools or ()}
-        annotations = getattr(known.get(tool), "annotations", None)
-        hinted = annotations is not None and bool(
-            annotations.read_only_hint or annotations.idempotent_hint)
-
-        def safe(error: Optional[BaseException]) -> bool:
-            return hinted or getattr(error, "request_sent", None) is False
-
-        return safe
+        return server.call(call, safe, bound)
 
     def safe_to_retry(self, server: str, tool: str,
                       error: Optional[BaseException] = None) -> bool:
@@ -844,11 +1023,7 @@ class Manager:
         Raises:
             KeyError: no such server.
         """
-        return self._tool_is_safe(self._server(server), tool)(error)
-
-    @staticmethod
-    def _always_safe(error: BaseException) -> bool:
-        return True
+        return self._server(server).retry_rule(tool)(error)
 
     # -- tools ---------------------------------------------------------------------------
 
@@ -865,35 +1040,28 @@ class Manager:
         Raises:
             ClientNotConnected: the manager is not connected.
         """
-        with self._changed:
-            self._require_started()
-            listed = [s for s in self._servers.values()
-                      if s.state in (ServerState.CONNECTED, ServerState.RECONNECTING)]
+        self._require_started()
         from . import types
 
         tools = types.ToolList()
-        for server in listed:
-            current = self._refresh_tools(server) if refresh else None
-            with self._changed:
-                if current is None:
-                    current = list(server.tools or ())
+        for server in self._servers.values():
             tools.extend(
                 tool.model_copy(update={"name": self.qualify(server.name, tool.name)})
-                for tool in current
+                for tool in server.listed_tools(refresh)
             )
         return tools
 
     @overload
     def call_tool(
         self, name: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
-        timeout: Timeout = _Default.DEFAULT, on_progress: Optional[ProgressCallback] = None,
+        timeout: Timeout = DEFAULT, on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None, raise_on_error: bool = False,
     ) -> types.CallToolResult: ...
 
     @overload
     def call_tool(
         self, server: str, tool: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
-        timeout: Timeout = _Default.DEFAULT, on_progress: Optional[ProgressCallback] = None,
+        timeout: Timeout = DEFAULT, on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None, raise_on_error: bool = False,
     ) -> types.CallToolResult: ...
 
@@ -904,7 +1072,7 @@ class Manager:
         arguments: Optional[Mapping[str, Any]] = None,
         /,
         *,
-        timeout: Timeout = _Default.DEFAULT,
+        timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
         raise_on_error: bool = False,
@@ -927,8 +1095,8 @@ class Manager:
         """
         server_name, tool, args = self._route(name, tool_or_arguments, arguments)
         server = self._server(server_name)
-        return self._with_retry(  # type: ignore[no-any-return]
-            server, self._tool_is_safe(server, tool),
+        return self._with_retry(
+            server, server.retry_rule(tool),
             lambda client: client.call_tool(tool, args, timeout=timeout,
                                             on_progress=on_progress, meta=meta,
                                             raise_on_error=raise_on_error),
@@ -941,13 +1109,12 @@ class Manager:
         """``(server, item)`` for ``method`` of every connected server; a server that fails
         is logged and skipped, one that lacks the capability lists nothing (the client's
         listing is empty)."""
-        with self._changed:
-            self._require_started()
-            servers = [s for s in self._servers.values() if s.state is ServerState.CONNECTED]
+        self._require_started()
+        servers = [s for s in self._servers.values() if s.state is ServerState.CONNECTED]
         items: List[Tuple[str, Any]] = []
         for server in servers:
             try:
-                client = self._client_for(server)
+                client = server.client()
                 items.extend((server.name, item) for item in getattr(client, method)())
             except MCPError as exc:
                 log.warning("%s of %s failed: %s", method, server.name, exc)
@@ -968,7 +1135,7 @@ class Manager:
                 for s, t in self._gather("list_resource_templates")]
 
     def read_resource(self, uri_or_server: str, uri: Optional[str] = None, *,
-                      timeout: Timeout = _Default.DEFAULT) -> types.ReadResourceResult:
+                      timeout: Timeout = DEFAULT) -> types.ReadResourceResult:
         """Read a resource: ``read_resource(uri)`` asks the server that lists ``uri``;
         ``read_resource(server, uri)`` asks ``server``. Retried once after a lost
         connection (reading is safe).
@@ -988,8 +1155,8 @@ class Manager:
         else:
             owner = uri_or_server
         target = uri
-        return self._with_retry(  # type: ignore[no-any-return]
-            self._server(owner), self._always_safe,
+        return self._with_retry(
+            self._server(owner), _always_safe,
             lambda client: client.read_resource(target, timeout=timeout), timeout,
         )
 
@@ -1002,12 +1169,12 @@ class Manager:
 
     @overload
     def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, /, *,
-                   timeout: Timeout = _Default.DEFAULT) -> types.GetPromptResult: ...
+                   timeout: Timeout = DEFAULT) -> types.GetPromptResult: ...
 
     @overload
     def get_prompt(self, server: str, prompt: str,
                    arguments: Optional[Mapping[str, str]] = None, /, *,
-                   timeout: Timeout = _Default.DEFAULT) -> types.GetPromptResult: ...
+                   timeout: Timeout = DEFAULT) -> types.GetPromptResult: ...
 
     def get_prompt(
         self,
@@ -1016,13 +1183,13 @@ class Manager:
         arguments: Optional[Mapping[str, str]] = None,
         /,
         *,
-        timeout: Timeout = _Default.DEFAULT,
+        timeout: Timeout = DEFAULT,
     ) -> types.GetPromptResult:
         """Get a prompt: ``get_prompt("server__prompt", args)`` or
         ``get_prompt("server", "prompt", args)``. Retried once after a lost connection."""
         server_name, prompt, args = self._route(name, prompt_or_arguments, arguments)
-        return self._with_retry(  # type: ignore[no-any-return]
-            self._server(server_name), self._always_safe,
+        return self._with_retry(
+            self._server(server_name), _always_safe,
             lambda client: client.get_prompt(prompt, args, timeout=timeout), timeout,
         )
 
@@ -1032,6 +1199,25 @@ def _close_quietly(client: Client) -> None:
         client.close()
     except Exception:
         log.exception("error closing the client of %s", client.name)
+
+
+def _always_safe(error: BaseException) -> bool:
+    return True
+
+
+def _fetch_tools(client: Client) -> List[types.Tool]:
+    return client.list_tools()  # empty for a server without the tools capability
+
+
+def _join(threads: Sequence[threading.Thread], deadline: float, close_timeout: float) -> None:
+    """Join each thread until ``deadline`` (monotonic); log those still running then."""
+    for thread in threads:
+        if thread is threading.current_thread() or thread.ident is None:
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            log.warning("%s did not stop within the manager's close_timeout (%.1f s)",
+                        thread.name, close_timeout)
 
 
 def _first_line(error: Any) -> str:
