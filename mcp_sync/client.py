@@ -34,11 +34,10 @@ from typing import (
 )
 
 from . import __version__
-from ._core import ProgressCallback, settle
+from ._core import ProgressCallback
 from ._negotiation import Agreement, Offer, choose_version, forget_protocol_eras, negotiate
 from ._protocol import (
     DEFAULT,
-    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     LATEST_PROTOCOL_VERSION,
@@ -46,10 +45,10 @@ from ._protocol import (
     SESSION_PROTOCOL_VERSIONS,
     STATELESS_PROTOCOL_VERSIONS,
     SUPPORTED_PROTOCOL_VERSIONS,
-    UNSUPPORTED_PROTOCOL_VERSION,
     Timeout,
     _Default,
 )
+from ._rounds import Rounds, RoundsFuture
 from .context import RequestContext, serving
 from .exceptions import (
     CallbackError,
@@ -785,74 +784,65 @@ class Client:
         Raises:
             RequestTimeout, ServerError, ConnectionClosed, ProtocolError, ClientNotConnected.
         """
-        result = self._exchange(method, params, timeout=timeout, on_progress=on_progress)
+        result = self._call(method, params, timeout=timeout, on_progress=on_progress,
+                            inputs=False)
         if result_type is not None:
             return _parse(result_type, result, f"{method} result")
         return result
 
-    def _exchange(
+    def _call(
         self,
         method: str,
         params: Optional[Dict[str, Any]],
         *,
         timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
-        headers: Optional[Mapping[str, str]] = None,
+        headers: Optional[Callable[[], Optional[Mapping[str, str]]]] = None,
+        inputs: bool = True,
+        refresh: Optional[Callable[[], None]] = None,
     ) -> Any:
-        """One request and its result; in the stateless era a -32022 (unsupported
-        version) answer switches to a version the server lists and retries once."""
-        session = self._live_session()
-        try:
-            try:
-                return session.request(method, params, timeout=self._timeout(timeout),
-                                       on_progress=on_progress, headers=headers)
-            except SessionExpired as expired:
-                if expired.request_sent is not False:
-                    raise
-                # The server did not process it: send it once more on a new session.
-                session = self._renew(session, expired)
-                return session.request(method, params, timeout=self._timeout(timeout),
-                                       on_progress=on_progress, headers=headers)
-        except ServerError as exc:
-            if not self._stateless() or exc.code != UNSUPPORTED_PROTOCOL_VERSION:
-                raise
-            version = choose_version(exc.data, self.name, exc)
-            if version not in STATELESS_PROTOCOL_VERSIONS:
-                raise
-            self._switch_version(session, version)
-        return session.request(method, params, timeout=self._timeout(timeout),
-                               on_progress=on_progress, headers=headers)
+        """One request to its result, blocking, with the retries of :mod:`._rounds`:
+        a renewed session, a -32022 version switch, ``refresh`` on a header mismatch,
+        and with ``inputs`` the ``input_required`` rounds. ``headers()`` gives each
+        send's extra headers (a refresh may change them)."""
+        machine = self._rounds(method, params, inputs=inputs, refresh=refresh)
+
+        def send(session: Session, round_params: Optional[Dict[str, Any]]) -> Any:
+            return session.request(method, round_params, timeout=self._timeout(timeout),
+                                   on_progress=on_progress,
+                                   headers=headers() if headers is not None else None)
+
+        return machine.run(send)
+
+    def _rounds(self, method: str, params: Optional[Dict[str, Any]], *, inputs: bool,
+                refresh: Optional[Callable[[], None]]) -> Rounds:
+        from ._rounds import Rounds, RoundsHost
+
+        host = RoundsHost(
+            name=lambda: self.name, stateless=self._stateless,
+            max_input_rounds=self.max_input_rounds, switch_version=self._switch_to_listed,
+            renew=self._renew, next_round=self._next_round)
+        return Rounds(host, self._live_session(), method, params, inputs=inputs,
+                      refresh=refresh)
+
+    def _switch_to_listed(self, session: Session, rejected: ServerError) -> None:
+        """A -32022: switch to the newest stateless-era version the server lists.
+
+        Raises:
+            ServerError: ``rejected``, when the server lists none of them.
+        """
+        version = choose_version(rejected.data, self.name, rejected)
+        if version not in STATELESS_PROTOCOL_VERSIONS:
+            raise rejected
+        self._switch_version(session, version)
 
     def _switch_version(self, session: Session, version: str) -> None:
         log.info("%s asked for protocol version %s; switching", self.name, version)
         self._agreement = self._require_agreement().with_version(version)
         session.agree(self._agreement)
 
-    def _with_input(
-        self,
-        method: str,
-        params: Dict[str, Any],
-        *,
-        timeout: Timeout = DEFAULT,
-        on_progress: Optional[ProgressCallback] = None,
-        headers: Optional[Mapping[str, str]] = None,
-    ) -> Any:
-        """A request that the server may answer with ``input_required`` (2026-07-28 multi
-        round-trip requests): fulfil its input requests with the handlers, retry with
-        ``inputResponses`` and the echoed ``requestState``, each round a new request id."""
-        round_params = params
-        for _ in range(self.max_input_rounds + 1):
-            result = self._exchange(method, round_params, timeout=timeout,
-                                    on_progress=on_progress, headers=headers)
-            if not _input_required(result):
-                return result
-            round_params = self._next_round(params, result)
-        raise ProtocolError(
-            f"{method} to {self.name} still required input after {self.max_input_rounds} rounds"
-        )
-
     def _next_round(self, params: Dict[str, Any], result: Dict[str, Any],
-                    cancelled: Optional[threading.Event] = None) -> Dict[str, Any]:
+                    cancelled: threading.Event) -> Dict[str, Any]:
         """The params of the retry: the original ones plus this round's answers.
 
         ``cancelled`` is the event the handlers' contexts share: set when the call they
@@ -862,8 +852,6 @@ class Client:
         if not isinstance(requests, dict):
             raise ProtocolError(f"inputRequests from {self.name} is not an object")
         retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
-        if cancelled is None:
-            cancelled = threading.Event()
         if requests:
             retry["inputResponses"] = {
                 key: self._fulfil_safely(request, key, cancelled)
@@ -1209,24 +1197,11 @@ class Client:
                 call is not sent), or checking this result would pass the check's bound.
         """
         params = self._call_tool_params(name, arguments, meta)
-        tool = self._declared_tool(name, timeout)
-        schema = self._output_schema(tool)
-        headers = self._tool_headers(name, params["arguments"])
+        plan = _ToolPlan(self, name, params["arguments"], timeout)
         stateless = self._stateless()
-        try:
-            data = self._with_input("tools/call", params, timeout=timeout,
-                                    on_progress=on_progress, headers=headers)
-        except ServerError as exc:
-            if exc.code != HEADER_MISMATCH or not self._mismatch_refreshable():
-                raise
-            # The tool's x-mcp-header annotations changed: refresh them and retry once.
-            self.list_tools()
-            tool = self._declared_tool(name, timeout)
-            schema = self._output_schema(tool)
-            headers = self._tool_headers(name, params["arguments"])
-            data = self._with_input("tools/call", params, timeout=timeout,
-                                    on_progress=on_progress, headers=headers)
-        return self._tool_result(name, data, tool, schema, stateless, raise_on_error)
+        data = self._call("tools/call", params, timeout=timeout, on_progress=on_progress,
+                          headers=lambda: plan.headers, refresh=plan.refresh_if_repairable())
+        return self._tool_result(name, data, plan.tool, plan.schema, stateless, raise_on_error)
 
     def call_tool_future(
         self,
@@ -1248,34 +1223,20 @@ class Client:
         the future with :class:`~mcp_sync.ToolError`.
         """
         params = self._call_tool_params(name, arguments, meta)
-        session = self._live_session()
+        plan = _ToolPlan(self, name, params["arguments"], timeout)
         stateless = self._stateless()
-        plan: Dict[str, Any] = {}
+        machine = self._rounds("tools/call", params, inputs=True,
+                               refresh=plan.refresh_if_repairable())
 
-        def prepare() -> None:
-            """What the call needs of the tool's definition (again after a refresh)."""
-            tool = self._declared_tool(name, timeout)
-            plan.update(tool=tool, schema=self._output_schema(tool),
-                        headers=self._tool_headers(name, params["arguments"]))
+        def send(session: Session, round_params: Optional[Dict[str, Any]]) -> RequestFuture:
+            return session.submit("tools/call", round_params, timeout=self._timeout(timeout),
+                                  on_progress=on_progress, headers=plan.headers)
 
-        def refresh() -> None:
-            """After a header mismatch: the tool's x-mcp-header annotations changed."""
-            self.list_tools()
-            prepare()
-
-        def send(round_params: Dict[str, Any]) -> RequestFuture:
-            # The live session: after a renewal (_renew), the new one.
-            return self._live_session().submit(
-                "tools/call", round_params, timeout=self._timeout(timeout),
-                on_progress=on_progress, headers=plan["headers"])
-
-        prepare()
-        return _RoundsFuture(self, session, send, params,
-                             lambda data: self._tool_result(name, data, plan["tool"],
-                                                            plan["schema"], stateless,
-                                                            raise_on_error),
-                             offload=plan["schema"] is not None,
-                             refresh=refresh if self._mismatch_refreshable() else None).start()
+        return RoundsFuture(
+            machine, send,
+            lambda data: self._tool_result(name, data, plan.tool, plan.schema, stateless,
+                                           raise_on_error),
+            offload=plan.schema is not None).start()
 
     def _mismatch_refreshable(self) -> bool:
         """A header mismatch can be repaired by listing the tools again: the stateless
@@ -1310,7 +1271,7 @@ class Client:
         """Read a resource by URI."""
         from . import types
 
-        data = self._with_input("resources/read", {"uri": str(uri)}, timeout=timeout)
+        data = self._call("resources/read", {"uri": str(uri)}, timeout=timeout)
         return _parse(types.ReadResourceResult, data, "resources/read result")  # type: ignore[no-any-return]
 
     def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
@@ -1452,7 +1413,7 @@ class Client:
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {key: str(value) for key, value in arguments.items()}
-        data = self._with_input("prompts/get", params, timeout=timeout)
+        data = self._call("prompts/get", params, timeout=timeout)
         return _parse(types.GetPromptResult, data, "prompts/get result")  # type: ignore[no-any-return]
 
     def complete(
@@ -1767,179 +1728,34 @@ def _compile_output_schema(schema: Mapping[str, Any], tool: str, server: str) ->
     return OutputSchema(schema, tool, server)
 
 
-def _input_required(result: Any) -> bool:
-    return isinstance(result, dict) and result.get("resultType") == "input_required"
+class _ToolPlan:
+    """What one tool call needs of the tool's definition: the tool, its compiled
+    outputSchema, and the ``Mcp-Param-*`` headers of these arguments; made again after
+    a header mismatch (the annotations may have changed)."""
 
+    def __init__(self, client: Client, name: str, arguments: Mapping[str, Any],
+                 timeout: Timeout) -> None:
+        self._client, self._name, self._arguments = client, name, arguments
+        self._timeout = timeout
+        self.tool: Optional[types.Tool] = None
+        self.schema: Any = None
+        self.headers: Optional[Dict[str, str]] = None
+        self._prepare()
 
-class _RoundsFuture(RequestFuture):
-    """The future of a call that may take several ``input_required`` rounds.
-
-    Each round is an ordinary request future; when one comes back ``input_required``, the
-    next round is prepared on the session's handler pool (never on the dispatch thread,
-    since it runs user handlers). ``cancel()`` cancels the round in flight on the wire,
-    and sets the ``cancelled`` event of the handlers' contexts. With ``offload``, the final
-    result is converted on the pool too: checking it against a server's outputSchema takes
-    as long as that schema makes it.
-    """
-
-    def __init__(
-        self,
-        client: Client,
-        session: Session,
-        send: Callable[[Dict[str, Any]], RequestFuture],
-        params: Dict[str, Any],
-        convert: Callable[[Any], Any],
-        *,
-        offload: bool = False,
-        refresh: Optional[Callable[[], None]] = None,
-    ) -> None:
-        super().__init__()
-        self._client = client
-        self._rounds_session = session
-        self._send = send
-        self._params = params
-        self._convert = convert
-        self._offload = offload
-        self._rounds = 0
-        self._renewed = False
-        # The one-time retries call_tool makes too: -32022 (per round) and -32020.
-        self._refresh = refresh
-        self._switched_round = -1
-        self._current: Optional[RequestFuture] = None
-        self._current_params = params
-        # Shared by the RequestContext of every handler this call runs.
-        self._inputs_cancelled = threading.Event()
-
-    def start(self) -> _RoundsFuture:
-        self._launch(self._params)
-        return self
-
-    def _launch(self, params: Dict[str, Any]) -> None:
-        try:
-            current = self._send(params)
-        except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
-            if not self.done():
-                self.set_exception(exc)
-            return
-        self._current, self._current_params = current, params
-        self.request_id, self.method = current.request_id, current.method
-        if self.cancelled():
-            current.cancel()
-            return
-        current.add_done_callback(self._round_done)
-
-    def _round_done(self, current: Future[Any]) -> None:
-        if self.done() or current.cancelled():
-            return
-        error = current.exception()
-        if (isinstance(error, SessionExpired) and error.request_sent is False
-                and not self._renewed):
-            # The server did not process it: once more, on a new session. On a thread of
-            # its own: the renewal is a handshake, this may be the dying session's
-            # dispatch thread, and that session's pool is stopping.
-            self._renewed = True
-            threading.Thread(target=self._resend, args=(error,), daemon=True,
-                             name=f"mcp-sync-renew-{self._client.name}").start()
-            return
-        if isinstance(error, ServerError) and self._retry(error):
-            return
-        if error is not None:
-            self.set_exception(error)
-            return
-        result = current.result()
-        if not _input_required(result):
-            # A check against an outputSchema runs on the handler pool, not on the dispatch
-            # thread that resolved this round; a stopped pool means the session closed and
-            # its dispatch thread is gone.
-            if not (self._offload and self._rounds_session._pool.submit(self._finish, result)):
-                self._finish(result)
-            return
-        self._rounds += 1
-        if self._rounds > self._client.max_input_rounds:
-            self.set_exception(ProtocolError(
-                f"tools/call to {self._client.name} still required input after "
-                f"{self._client.max_input_rounds} rounds"))
-            return
-        self._rounds_session._pool.submit(self._continue, result)
-
-    def _retry(self, error: ServerError) -> bool:
-        """Send this round once more where :meth:`Client.call_tool` would: after a -32022
-        (at the version the server lists; once per round) or a -32020 (with the tools
-        listed again; once per call). On the handler pool: both may block. True if the
-        round goes again."""
+    def _prepare(self) -> None:
         client = self._client
-        if (error.code == UNSUPPORTED_PROTOCOL_VERSION and client._stateless()
-                and self._switched_round != self._rounds):
-            self._switched_round = self._rounds
-            return self._rounds_session._pool.submit(self._switch_and_resend, error)
-        if error.code == HEADER_MISMATCH and self._refresh is not None:
-            refresh, self._refresh = self._refresh, None
-            return self._rounds_session._pool.submit(self._refresh_and_resend, refresh)
-        return False
+        self.tool = client._declared_tool(self._name, self._timeout)
+        self.schema = client._output_schema(self.tool)
+        self.headers = client._tool_headers(self._name, self._arguments)
 
-    def _switch_and_resend(self, error: ServerError) -> None:
-        if self.done():
-            return
-        try:
-            version = choose_version(error.data, self._client.name, error)
-            if version not in STATELESS_PROTOCOL_VERSIONS:
-                raise error
-            self._client._switch_version(self._rounds_session, version)
-        except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
-            if not self.done():
-                self.set_exception(exc)
-            return
-        self._launch(self._current_params)
+    def refresh_if_repairable(self) -> Optional[Callable[[], None]]:
+        """The repair of a header mismatch (list the tools again, prepare again): in the
+        stateless era, on a transport whose messages carry headers; else None."""
+        if not self._client._mismatch_refreshable():
+            return None
 
-    def _refresh_and_resend(self, refresh: Callable[[], None]) -> None:
-        if self.done():
-            return
-        try:
-            refresh()
-        except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
-            if not self.done():
-                self.set_exception(exc)
-            return
-        self._launch(self._current_params)
+        def refresh() -> None:
+            self._client.list_tools()
+            self._prepare()
 
-    def _resend(self, expired: SessionExpired) -> None:
-        if self.done():
-            return
-        try:
-            self._rounds_session = self._client._renew(self._rounds_session, expired)
-        except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
-            if not self.done():
-                self.set_exception(exc)
-            return
-        self._launch(self._current_params)
-
-    def _finish(self, result: Any) -> None:
-        if self.done():
-            return  # cancelled meanwhile
-        try:
-            converted = self._convert(result)
-        except Exception as exc:  # noqa: BLE001 - e.g. ProtocolError from validation
-            settle(self, error=exc)
-        else:
-            settle(self, converted)
-
-    def _continue(self, result: Dict[str, Any]) -> None:
-        if self.done():
-            return  # cancelled while this job waited: run no handler for it
-        try:
-            params = self._client._next_round(self._params, result, self._inputs_cancelled)
-        except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
-            if not self.done():
-                self.set_exception(exc)
-            return
-        if not self.done():
-            self._launch(params)
-
-    def cancel(self) -> bool:
-        if not Future.cancel(self):
-            return False
-        self._inputs_cancelled.set()
-        current = self._current
-        if current is not None:
-            current.cancel()
-        return True
+        return refresh

@@ -316,6 +316,11 @@ class Session:
             self._stop_threads()
             raise
 
+    def offload(self, fn: Callable[..., None], *args: Any) -> bool:
+        """Run ``fn(*args)`` on the handler pool (work that may block or run user code,
+        kept off the dispatch thread). False, and nothing run, once the session stopped."""
+        return self._pool.submit(fn, *args)
+
     def agree(self, agreement: Agreement) -> None:
         """Adopt ``agreement`` (the negotiator's, or a change of it): later requests carry
         its envelope, and the transport frames messages by it from now on."""

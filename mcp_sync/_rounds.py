@@ -1,0 +1,252 @@
+"""One retry state machine for a call, and its two drivers (blocking and future).
+
+A request may need to go more than once before it has its answer:
+
+* the server forgot the MCP session (:class:`~mcp_sync.SessionExpired`, the request
+  not processed): once more on a new session (``renew``);
+* a stateless-era -32022 (unsupported protocol version): once more per round, at a
+  version the server lists (``switch_version``);
+* a -32020 (header mismatch) where the tool's ``x-mcp-header`` annotations may have
+  changed: once per call, after listing the tools again (``refresh``);
+* an ``input_required`` result (2026-07-28 multi round-trip requests): the user's
+  handlers answer its input requests and the next round carries ``inputResponses`` and
+  the echoed ``requestState``, at most ``max_input_rounds`` rounds.
+
+:class:`Rounds` decides (:meth:`Rounds.decide`: cheap, on whatever thread the outcome
+arrives) and prepares (:meth:`Rounds.prepare`: may block, and may run user code). The
+blocking driver (:meth:`Rounds.run`) does both on the caller's thread; the future driver
+(:class:`RoundsFuture`) decides where a round settles and prepares on the session's
+handler pool (or, for a renewal, on a thread of its own: the dying session's pool is
+stopping). Both forms therefore retry alike (``tests/test_call_forms.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import threading
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple
+
+from ._core import settle
+from ._protocol import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
+from .exceptions import MCPError, ProtocolError, ServerError, SessionExpired
+from .session import RequestFuture
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["Rounds", "RoundsFuture", "RoundsHost"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RoundsHost:
+    """What the machine needs of its client (the client builds it)."""
+
+    name: Callable[[], str]
+    stateless: Callable[[], bool]
+    max_input_rounds: int
+    #: Adopt another version of the stateless era (a -32022 named it in ``data``).
+    switch_version: Callable[[Session, ServerError], None]
+    #: A new session after the server forgot the old one; returns it.
+    renew: Callable[[Session, SessionExpired], Session]
+    #: The next round's params: the original ones plus the handlers' answers.
+    next_round: Callable[[Dict[str, Any], Dict[str, Any], threading.Event], Dict[str, Any]]
+
+
+class Step(enum.Enum):
+    DONE = "done"
+    FAIL = "fail"
+    RENEW = "renew"
+    SWITCH = "switch"
+    REFRESH = "refresh"
+    NEXT = "next"
+
+
+def input_required(result: Any) -> bool:
+    return isinstance(result, dict) and result.get("resultType") == "input_required"
+
+
+class Rounds:
+    """The state of one call's retries; see the module docstring.
+
+    ``inputs`` says whether ``input_required`` results are rounds (tools/call,
+    prompts/get, resources/read) or plain results; ``refresh``, when given, repairs a
+    header mismatch once.
+    """
+
+    def __init__(self, host: RoundsHost, session: Session, method: str,
+                 params: Optional[Dict[str, Any]], *, inputs: bool = True,
+                 refresh: Optional[Callable[[], None]] = None) -> None:
+        self.host = host
+        self.session = session
+        self.method = method
+        self.params = params
+        #: What the next send carries.
+        self.round_params = params
+        self.inputs = inputs
+        self._refresh = refresh
+        self._rounds = 0
+        self._switched_round = -1
+        self._renewed = False
+        #: Shared by the RequestContext of every handler this call runs; set when the
+        #: call is cancelled.
+        self.cancelled = threading.Event()
+
+    def decide(self, result: Any, error: Optional[BaseException]) -> Tuple[Step, Any]:
+        """What follows a round's outcome: ``(DONE, result)``, ``(FAIL, error)``, or a
+        step to :meth:`prepare` before the next send (with what it needs)."""
+        if error is not None:
+            if (isinstance(error, SessionExpired) and error.request_sent is False
+                    and not self._renewed):
+                self._renewed = True
+                return Step.RENEW, error
+            if isinstance(error, ServerError):
+                if (error.code == UNSUPPORTED_PROTOCOL_VERSION and self.host.stateless()
+                        and self._switched_round != self._rounds):
+                    self._switched_round = self._rounds
+                    return Step.SWITCH, error
+                if error.code == HEADER_MISMATCH and self._refresh is not None:
+                    return Step.REFRESH, error
+            return Step.FAIL, error
+        if not (self.inputs and input_required(result)):
+            return Step.DONE, result
+        self._rounds += 1
+        if self._rounds > self.host.max_input_rounds:
+            return Step.FAIL, ProtocolError(
+                f"{self.method} to {self.host.name()} still required input after "
+                f"{self.host.max_input_rounds} rounds")
+        return Step.NEXT, result
+
+    def prepare(self, step: Step, payload: Any) -> None:
+        """Do what ``step`` needs before the next send (may block; runs user handlers
+        for ``NEXT``). Raises what makes the call fail instead."""
+        if step is Step.RENEW:
+            self.session = self.host.renew(self.session, payload)
+        elif step is Step.SWITCH:
+            self.host.switch_version(self.session, payload)
+        elif step is Step.REFRESH:
+            refresh, self._refresh = self._refresh, None
+            assert refresh is not None  # decide() checked
+            refresh()
+        elif step is Step.NEXT:
+            assert self.params is not None  # an input_required round had params
+            self.round_params = self.host.next_round(self.params, payload, self.cancelled)
+        else:  # pragma: no cover - DONE and FAIL need no preparing
+            raise AssertionError(step)
+
+    def run(self, send: Callable[[Session, Optional[Dict[str, Any]]], Any]) -> Any:
+        """The blocking driver: send, decide, prepare, until done. Each retry happens at
+        most once (a round's version switch, the refresh, the renewal) and rounds are
+        bounded, so this ends."""
+        while True:
+            try:
+                result: Any = send(self.session, self.round_params)
+                error: Optional[MCPError] = None
+            except MCPError as exc:
+                result, error = None, exc
+            step, payload = self.decide(result, error)
+            if step is Step.DONE:
+                return payload
+            if step is Step.FAIL:
+                raise payload
+            self.prepare(step, payload)
+
+
+class RoundsFuture(RequestFuture):
+    """The future driver of :class:`Rounds`: each send is an ordinary request future;
+    when one settles, the machine decides there, and prepares the next send off that
+    thread (the dispatch thread must never run user handlers or block). ``cancel()``
+    cancels the send in flight on the wire and sets the handlers' ``cancelled`` event.
+    With ``offload``, the final result is converted on the handler pool too: checking it
+    against a server's outputSchema takes as long as that schema makes it.
+    """
+
+    def __init__(
+        self,
+        machine: Rounds,
+        send: Callable[[Session, Optional[Dict[str, Any]]], RequestFuture],
+        convert: Callable[[Any], Any],
+        *,
+        offload: bool = False,
+    ) -> None:
+        super().__init__()
+        self._machine = machine
+        self._send = send
+        self._convert = convert
+        self._offload = offload
+        self._current: Optional[RequestFuture] = None
+
+    def start(self) -> RoundsFuture:
+        self._launch()
+        return self
+
+    def _launch(self) -> None:
+        machine = self._machine
+        try:
+            current = self._send(machine.session, machine.round_params)
+        except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
+            self._fail(exc)
+            return
+        self._current = current
+        self.request_id, self.method = current.request_id, current.method
+        if self.cancelled():
+            current.cancel()
+            return
+        current.add_done_callback(self._round_done)
+
+    def _fail(self, error: BaseException) -> None:
+        if not self.done():
+            self.set_exception(error)
+
+    def _round_done(self, current: Future[Any]) -> None:
+        if self.done() or current.cancelled():
+            return
+        error = current.exception()
+        step, payload = self._machine.decide(None if error else current.result(), error)
+        if step is Step.DONE:
+            # A check against an outputSchema runs on the handler pool, not on the dispatch
+            # thread that resolved this round; a stopped pool means the session closed and
+            # its dispatch thread is gone.
+            if not (self._offload and self._machine.session.offload(self._finish, payload)):
+                self._finish(payload)
+            return
+        if step is Step.FAIL:
+            self._fail(payload)
+            return
+        if step is not Step.RENEW and self._machine.session.offload(self._next, step, payload):
+            return
+        # A renewal closes the dying session, pool included (and a stopped pool takes
+        # nothing): a thread of its own.
+        threading.Thread(target=self._next, args=(step, payload), daemon=True,
+                         name=f"mcp-sync-retry-{self._machine.host.name()}").start()
+
+    def _next(self, step: Step, payload: Any) -> None:
+        if self.done():
+            return  # cancelled while this job waited: run no handler for it
+        try:
+            self._machine.prepare(step, payload)
+        except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
+            self._fail(exc)
+            return
+        if not self.done():
+            self._launch()
+
+    def _finish(self, result: Any) -> None:
+        if self.done():
+            return  # cancelled meanwhile
+        try:
+            converted = self._convert(result)
+        except Exception as exc:  # noqa: BLE001 - e.g. ProtocolError from validation
+            settle(self, error=exc)
+        else:
+            settle(self, converted)
+
+    def cancel(self) -> bool:
+        if not Future.cancel(self):
+            return False
+        self._machine.cancelled.set()
+        current = self._current
+        if current is not None:
+            current.cancel()
+        return True
