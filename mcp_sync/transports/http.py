@@ -475,7 +475,7 @@ class HttpTransport(Transport):
             on_close(error or ConnectionClosed(f"connection to {self.name} closed by the "
                                                "client"))
 
-    # -- sending -------------------------------------------------------------------------
+    # -- the exchange engine: sending ----------------------------------------------------
 
     def send(self, message: Dict[str, Any], headers: Optional[Mapping[str, str]] = None) -> None:
         """POST one message. Thread-safe.
@@ -708,7 +708,7 @@ class HttpTransport(Transport):
             if deadline is not None and not handed_over:
                 deadline.cancel()
 
-    # -- one request ---------------------------------------------------------------------
+    # -- the exchange engine: one request ------------------------------------------------
 
     def _run_exchange(self, exchange: _Exchange) -> None:
         """A stream thread's whole job for one request: POST, read, resume, report."""
@@ -821,17 +821,6 @@ class HttpTransport(Transport):
             return None
         raise self._http_error(response, exchange.method, body)
 
-    def _note_session_id(self, response: requests.Response) -> None:
-        session_id = response.headers.get("Mcp-Session-Id")
-        if session_id is None:
-            return
-        if not _SESSION_ID.match(session_id):
-            raise ProtocolError(f"{self.url} sent an invalid Mcp-Session-Id: "
-                                f"{excerpt(session_id, 80)!r}")
-        self._session_id = session_id
-        self._rebuild_headers()
-        log.debug("%s assigned session id %s", self.url, session_id)
-
     def _consume(self, exchange: _Exchange, response: requests.Response) -> None:
         """Read a request's reply: one JSON body, or an event stream."""
         media = media_type(response)
@@ -866,6 +855,8 @@ class HttpTransport(Transport):
             f"{self.url} answered {exchange.method} with HTTP {response.status_code} and "
             f"Content-Type {response.headers.get('Content-Type')!r}, not JSON or an event "
             f"stream: {excerpt(data, 200)}"))
+
+    # -- the exchange engine: reading a reply, delivering its messages -------------------
 
     def _deliver_json(self, data: bytes, exchange: Optional[_Exchange], what: str) -> None:
         try:
@@ -1017,6 +1008,8 @@ class HttpTransport(Transport):
                 deadline.cancel()
             self._forget(exchange)
 
+    # -- the exchange engine: resuming a broken event stream -----------------------------
+
     def _read_request_stream(self, exchange: _Exchange, response: requests.Response) -> None:
         """Read a request's event stream; if it ends before the response, resume it.
 
@@ -1112,7 +1105,18 @@ class HttpTransport(Transport):
         base = self.retry_delay if retry_ms is None else retry_ms / 1000.0
         return float(min(base * (2 ** attempt), self.max_retry_delay))
 
-    # -- a lost session ------------------------------------------------------------------
+    # -- the MCP session: its id, and its loss -------------------------------------------
+
+    def _note_session_id(self, response: requests.Response) -> None:
+        session_id = response.headers.get("Mcp-Session-Id")
+        if session_id is None:
+            return
+        if not _SESSION_ID.match(session_id):
+            raise ProtocolError(f"{self.url} sent an invalid Mcp-Session-Id: "
+                                f"{excerpt(session_id, 80)!r}")
+        self._session_id = session_id
+        self._rebuild_headers()
+        log.debug("%s assigned session id %s", self.url, session_id)
 
     def _session_lost(self, stale_id: str, what: str,
                       exchange: Optional[_Exchange] = None) -> SessionExpired:
@@ -1149,7 +1153,7 @@ class HttpTransport(Transport):
                 listener_exchange.abort()
         return failed
 
-    # -- the GET stream ------------------------------------------------------------------
+    # -- the MCP session: the GET stream -------------------------------------------------
 
     def _listener_is_open(self) -> bool:
         listener = self._listener
