@@ -22,7 +22,9 @@ as HTTP Basic auth, as ``requests`` would: the URL they show in every message, l
 chain with its private pool classes (that stays the ``__cause__``). The requests a client
 sends while connecting (``server/discover``, ``initialize``) are reported as ``connect``
 (:func:`doing`), and a 404 or 405 there comes with the usual endpoint paths
-(:func:`endpoint_hint`).
+(:func:`endpoint_hint`). The same causes tell a request that never left
+(:func:`connect_failed`: it may be sent again) and a server that is gone
+(:func:`refused`: nothing listens on its port).
 
 **Closing a session closes its sockets.** Since urllib3 2, ``PoolManager.clear()`` (what
 ``requests.Session.close()`` calls) forgets its connection pools without closing them;
@@ -45,8 +47,9 @@ from requests.utils import get_auth_from_url
 
 from ..exceptions import excerpt
 
-__all__ = ["CrossOriginRedirect", "causes", "close_session", "doing", "endpoint_hint",
-           "failure_reason", "origin", "refuse_cross_origin", "split_credentials"]
+__all__ = ["CrossOriginRedirect", "causes", "close_session", "connect_failed", "doing",
+           "endpoint_hint", "failure_reason", "origin", "refuse_cross_origin", "refused",
+           "split_credentials"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -156,6 +159,23 @@ def causes(exc: BaseException) -> Iterator[BaseException]:
             current = current.args[0]
         else:
             current = current.__cause__ or current.__context__
+
+
+def _caused_by(exc: BaseException, kinds: Tuple[type, ...]) -> bool:
+    """True if ``exc`` (a requests error, or ours from one) comes of one of ``kinds``."""
+    return any(isinstance(cause, kinds) for cause in causes(exc))
+
+
+def connect_failed(exc: BaseException) -> bool:
+    """True if ``exc`` (a requests error) failed before anything was sent."""
+    return _caused_by(exc, (urllib3.exceptions.NewConnectionError,
+                            urllib3.exceptions.ConnectTimeoutError, requests.ConnectTimeout))
+
+
+def refused(exc: BaseException) -> bool:
+    """True if ``exc`` failed because the server's port refused the connection: nothing
+    listens there any more (unlike a reset or a timeout, which may pass)."""
+    return _caused_by(exc, (ConnectionRefusedError,))
 
 
 def failure_reason(exc: BaseException) -> str:

@@ -50,10 +50,11 @@ Threads (all daemons, so that a client nobody closed never keeps the interpreter
   ``close()``), and shuts its socket down when it passes (``_deadlines.py``); started
   on first use, retired when idle.
 
-Blocked reads end when ``cancel()`` or ``close()`` shuts the socket down. On a
-``requests.Session`` the transport created itself, that includes a request still waiting
-for its response headers; on a session passed in, such a request can only be abandoned,
-and ends when the server answers (or ``read_timeout`` passes).
+Blocked reads end when ``cancel()`` or ``close()`` shuts the socket down
+(``_interrupt.py``). On a ``requests.Session`` the transport created itself, that
+includes a request still waiting for its response headers; on a session passed in, such
+a request can only be abandoned, and ends when the server answers (or ``read_timeout``
+passes).
 
 The hot path does what ``requests.Session.post`` does minus what need not be redone per
 call: proxies from the environment, the CA bundle, ``.netrc`` and the merged headers are
@@ -63,21 +64,14 @@ request, one ``Session.send`` and big reads of its body.
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import re
-import socket
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 import requests
-import requests.adapters
-import urllib3
-import urllib3.connection
-import urllib3.exceptions
-import urllib3.poolmanager
 from requests.auth import HTTPBasicAuth
 from requests.models import PreparedRequest
 from requests.structures import CaseInsensitiveDict
@@ -97,16 +91,19 @@ from ..exceptions import (
 )
 from ._bodies import ACCEPT_ENCODING, read_decoded
 from ._deadlines import Deadline, Watchdog
+from ._interrupt import Interruptible, InterruptibleAdapter, sending, set_read_timeout
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, ID_PREFIX, response_id_in
 from ._requests import (
-    causes,
     close_session,
+    connect_failed,
     doing,
     endpoint_hint,
     failure_reason,
     refuse_cross_origin,
+    refused,
     split_credentials,
 )
+from ._responses import ERROR_BODY_LIMIT, READ_ERRORS, discard, media_type, read_body
 from ._sse import EventTooLarge, SSEDecoder, read1_of
 from .base import (
     CloseCallback,
@@ -117,6 +114,9 @@ from .base import (
     origin_key,
 )
 
+if TYPE_CHECKING:
+    from .._agreement import Agreement
+
 __all__ = ["HttpTransport"]
 
 log = logging.getLogger(__name__)
@@ -124,8 +124,6 @@ log = logging.getLogger(__name__)
 _JSON = "application/json"
 _EVENT_STREAM = "text/event-stream"
 _READ_SIZE = 1 << 16
-# How much of an error body is kept for the exception message.
-_ERROR_BODY_LIMIT = 64 * 1024
 # How much of a body nobody needs (a 202's) is read so that its connection can be reused;
 # a longer one is dropped with its connection.
 _ACK_LIMIT = 64 * 1024
@@ -139,15 +137,6 @@ _LISTENER_MAX_FAILURES = 8
 _TRANSIENT = frozenset({408, 409, 425, 429})
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _SESSION_ID = re.compile(r"^[\x21-\x7e]+$")
-# Errors a read of a response body raises when the connection breaks or is shut down.
-_READ_ERRORS = (
-    urllib3.exceptions.HTTPError,
-    requests.RequestException,
-    http.client.HTTPException,
-    OSError,
-    ValueError,  # a read on a response closed by another thread
-    AttributeError,  # ...on urllib3 versions that drop the file object on close
-)
 
 Timeout = Union[None, float, Tuple[Optional[float], Optional[float]]]
 
@@ -157,253 +146,22 @@ def _server_name(url: str) -> str:
     return _UNSAFE_NAME.sub("_", netloc)[:40] or "server"
 
 
-def _media_type(response: requests.Response) -> str:
-    return response.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
-
-
-def _socket_of(response: requests.Response) -> Optional[socket.socket]:
-    """The socket under a streamed response, if it can be found (private attributes)."""
-    raw = response.raw
-    connection = getattr(raw, "_connection", None)
-    sock = getattr(connection, "sock", None)
-    if sock is None:
-        fp = getattr(getattr(raw, "_fp", None), "fp", None)
-        sock = getattr(getattr(fp, "raw", None), "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None
-
-
-def _shutdown_socket(sock: socket.socket) -> None:
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass  # closed already: nothing is blocked on it
-
-
-def _shutdown_response(response: requests.Response) -> None:
-    """Make a read blocked on ``response`` (in another thread) return at once.
-
-    Closing a socket does not wake a thread blocked on it; shutting it down does. A
-    connection already handed back to the pool is left alone (it may serve another
-    request by now).
-    """
-    raw = response.raw
-    shutdown = getattr(raw, "shutdown", None)
-    if shutdown is not None:  # urllib3 >= 2.3 checks that the connection is still ours
-        try:
-            shutdown()
-        except (ValueError, RuntimeError, OSError):
-            pass  # closed or released already
-        return
-    if getattr(raw, "_connection", None) is None:
-        return
-    sock = _socket_of(response)
-    if sock is not None:
-        _shutdown_socket(sock)
-
-
-def _set_read_timeout(response: requests.Response, timeout: Optional[float]) -> None:
-    """Change the socket timeout of a streamed response once its headers are in."""
-    sock = _socket_of(response)
-    if sock is None:
-        log.debug("cannot find the socket of a response from %s to set its timeout",
-                  response.url)
-        return
-    try:
-        sock.settimeout(timeout)
-    except OSError as exc:
-        log.debug("cannot set the read timeout of a stream: %r", exc)
-
-
-def _read_body(response: requests.Response, limit: Optional[int] = None) -> bytes:
-    """Read a streamed response's body (at most ``limit`` decoded bytes) and release it.
-
-    A body read to its end hands its connection back to the pool for the next request;
-    one cut short is closed.
-    """
-    try:
-        if limit is None:
-            data: bytes = response.raw.read(decode_content=True)
-        else:
-            data = b"".join(read_decoded(response, limit))
-    finally:
-        response.close()
-    return data or b""
-
-
-def _discard(response: requests.Response) -> None:
-    try:
-        _read_body(response, _ERROR_BODY_LIMIT)
-    except _READ_ERRORS as exc:
-        log.debug("discarding a response body failed: %r", exc)
-
-
-def _caused_by(exc: BaseException, kinds: Tuple[type, ...]) -> bool:
-    """True if ``exc`` (a requests error, or ours from one) comes of one of ``kinds``."""
-    return any(isinstance(cause, kinds) for cause in causes(exc))
-
-
-def _connect_failed(exc: BaseException) -> bool:
-    """True if ``exc`` (a requests error) failed before anything was sent."""
-    return _caused_by(exc, (urllib3.exceptions.NewConnectionError,
-                            urllib3.exceptions.ConnectTimeoutError, requests.ConnectTimeout))
-
-
-def _refused(exc: BaseException) -> bool:
-    """True if ``exc`` failed because the server's port refused the connection: nothing
-    listens there any more (unlike a reset or a timeout, which may pass)."""
-    return _caused_by(exc, (ConnectionRefusedError,))
-
-
-# -- interrupting a request that waits for its response headers --------------------------
-
-# The exchange the current thread is sending, so that the connection classes below can
-# hand it their socket before they block on the response headers.
-_current = threading.local()
-
-
-def _note_socket(sock: Any) -> None:
-    exchange = getattr(_current, "exchange", None)
-    if exchange is not None and isinstance(sock, socket.socket):
-        exchange.attach_socket(sock)
-
-
-# For the type checker, the mixin below is the connection class it is mixed into.
-if TYPE_CHECKING:
-    from .._agreement import Agreement
-
-    _ConnectionBase = urllib3.connection.HTTPConnection
-else:
-    _ConnectionBase = object
-
-
-class _TrackedConnection(_ConnectionBase):
-    """What the transport's connections add to urllib3's.
-
-    **Interruptible**: before blocking on the response headers, the connection hands its
-    socket to the exchange being sent on this thread (see :class:`_Exchange`).
-
-    **A request on a pooled connection the server has closed goes on a new one, when it
-    is certain that not one byte of it was sent.** A POST may be sent again only if it
-    cannot have reached the server (RFC 9110 9.2.2: a tool call is not idempotent). What
-    can be known for certain is narrow:
-
-    * urllib3 never reuses a pooled connection whose socket is readable when it is taken
-      from the pool (the server's close, a reset, or stray bytes have arrived): it opens a
-      new one. That covers a server that closed an idle connection a while ago.
-    * Between that check and the first write, a reset may still arrive. ``socket.send``
-      either takes some bytes or raises: when the first write of a request on a reused
-      socket raises (not a timeout), nothing of the request went out, and it is written
-      on a new connection instead, once (a new connection is never retried). That is
-      the case handled here.
-    * Once a byte is written, nothing tells a server that closed before reading it (its
-      close crossing the request on the wire; it answers with a reset) from one that read
-      the request and then failed, or from a proxy that passed it on and then dropped the
-      connection. Such a POST may have reached the server: it is never sent again here,
-      and fails with ``TransportError`` (``request_sent`` unknown).
-
-    Checking the socket again just before writing would add nothing to urllib3's check
-    but a system call: a close still in flight is invisible to both.
-    """
-
-    #: The socket that carried this connection's last response: a request on it reuses it.
-    _served: Any = None
-    #: True until the first write of the current request on a reused socket is done.
-    _first_write_pending = False
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        self._first_write_pending = self.sock is not None and self.sock is self._served
-        try:
-            super().request(*args, **kwargs)
-        finally:
-            self._first_write_pending = False
-
-    def send(self, data: Any) -> None:
-        if self._first_write_pending:
-            self._first_write_pending = False
-            sock = self.sock
-            if sock is not None and isinstance(data, bytes) and data:
-                try:
-                    written = sock.send(data)
-                except socket.timeout:
-                    raise
-                except OSError as exc:  # nothing of the request went out (see above)
-                    log.debug("the pooled connection to %s:%s failed before the request "
-                              "went out (%r); sending it on a new connection", self.host,
-                              self.port, exc)
-                    self.sock = None
-                    sock.close()
-                    self.connect()
-                    written = 0
-                data = data[written:]
-                if not data:
-                    return
-        super().send(data)
-
-    def getresponse(self) -> Any:
-        self._served = self.sock
-        _note_socket(self.sock)
-        return super().getresponse()
-
-
-class _TrackedHTTPConnection(_TrackedConnection, urllib3.connection.HTTPConnection):
-    pass
-
-
-class _TrackedHTTPSConnection(_TrackedConnection, urllib3.connection.HTTPSConnection):
-    pass
-
-
-class _TrackedHTTPConnectionPool(urllib3.HTTPConnectionPool):
-    ConnectionCls = _TrackedHTTPConnection
-
-
-class _TrackedHTTPSConnectionPool(urllib3.HTTPSConnectionPool):
-    ConnectionCls = _TrackedHTTPSConnection
-
-
-_TRACKED_POOLS: Dict[str, Any] = {
-    "http": _TrackedHTTPConnectionPool,
-    "https": _TrackedHTTPSConnectionPool,
-}
-
-
-class _InterruptibleAdapter(requests.adapters.HTTPAdapter):
-    """An ``HTTPAdapter`` whose requests can be interrupted while awaiting headers.
-
-    Its connections tell the exchange being sent on the current thread which socket they
-    use; ``cancel()`` and ``close()`` shut that socket down. Mounted on the
-    ``requests.Session`` the transport creates; a session passed in is left as it is.
-    """
-
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = _TRACKED_POOLS
-
-    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
-        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        # SOCKS managers bring their own pool classes: those stay.
-        if manager.pool_classes_by_scheme is urllib3.poolmanager.pool_classes_by_scheme:
-            manager.pool_classes_by_scheme = _TRACKED_POOLS
-        return manager
-
-
-class _Exchange:
+class _Exchange(Interruptible):
     """One HTTP exchange in flight (a request's POST and its resumptions, or the GET
-    stream) and the means to stop it from another thread.
+    stream); stopping it from another thread is :class:`~._interrupt.Interruptible`'s.
 
-    ``lock`` guards ``sock`` and ``response`` against ``abort()`` racing the sender.
     ``answered`` is set by whichever thread delivers the response: a plain flag that only
     ever goes from False to True (a reader that misses the change resumes once too often,
     and the session ignores what it then reports).
     """
 
-    __slots__ = ("aborted", "answered", "body", "framing", "headers", "lock", "method",
-                 "request_id", "response", "sock")
+    __slots__ = ("answered", "body", "framing", "headers", "method", "request_id")
 
     def __init__(
         self, request_id: Any, method: str, body: Optional[bytes],
         headers: Optional[Dict[str, str]] = None, framing: Optional[Agreement] = None,
     ) -> None:
+        super().__init__()
         self.request_id = request_id
         self.method = method
         self.body = body
@@ -412,10 +170,6 @@ class _Exchange:
         #: The agreement this message was framed by (None before negotiation).
         self.framing = framing
         self.answered = False
-        self.aborted = threading.Event()
-        self.lock = threading.Lock()
-        self.sock: Optional[socket.socket] = None
-        self.response: Optional[requests.Response] = None
 
     @property
     def cancels_by_closing(self) -> bool:
@@ -428,32 +182,6 @@ class _Exchange:
     @property
     def resumable(self) -> bool:
         return self.framing is None or self.framing.resumable
-
-    def attach_socket(self, sock: socket.socket) -> None:
-        """Called on the sending thread just before it blocks on the response headers."""
-        with self.lock:
-            self.sock = sock
-            aborted = self.aborted.is_set()
-        if aborted:
-            _shutdown_socket(sock)
-
-    def attach_response(self, response: requests.Response) -> None:
-        with self.lock:
-            self.sock = None
-            self.response = response
-            aborted = self.aborted.is_set()
-        if aborted:
-            _shutdown_response(response)
-
-    def abort(self) -> None:
-        """Stop this exchange: wake its thread from whatever read or wait it is in."""
-        with self.lock:
-            self.aborted.set()
-            sock, response = self.sock, self.response
-        if response is not None:
-            _shutdown_response(response)
-        elif sock is not None:
-            _shutdown_socket(sock)
 
 
 class HttpTransport(Transport):
@@ -617,7 +345,7 @@ class HttpTransport(Transport):
             http = requests.Session()
             # Room for a busy client: every request in flight holds a connection until its
             # reply is read, and the GET stream holds one more.
-            adapter = _InterruptibleAdapter(pool_maxsize=_POOL_SIZE)
+            adapter = InterruptibleAdapter(pool_maxsize=_POOL_SIZE)
             http.mount("http://", adapter)
             http.mount("https://", adapter)
             self._owns_http = True
@@ -725,10 +453,10 @@ class HttpTransport(Transport):
             response = self._send_http("DELETE", None, self._headers.copy(),
                                        timeout=(bound, bound), exchange=exchange,
                                        what="(end of session)")
-            _discard(response)
+            discard(response)
             log.debug("DELETE of session %s at %s: HTTP %s", session_id, self.url,
                       response.status_code)
-        except (MCPError, *_READ_ERRORS) as exc:
+        except (MCPError, *READ_ERRORS) as exc:
             log.debug("DELETE of session %s at %s failed: %r", session_id, self.url, exc)
         finally:
             if deadline is not None:
@@ -747,7 +475,7 @@ class HttpTransport(Transport):
             on_close(error or ConnectionClosed(f"connection to {self.name} closed by the "
                                                "client"))
 
-    # -- sending -------------------------------------------------------------------------
+    # -- the exchange engine: sending ----------------------------------------------------
 
     def send(self, message: Dict[str, Any], headers: Optional[Mapping[str, str]] = None) -> None:
         """POST one message. Thread-safe.
@@ -856,14 +584,14 @@ class HttpTransport(Transport):
         if self._request_auth is not None:
             prepared.prepare_auth(self._request_auth)
         if exchange is not None:
-            _current.exchange = exchange
+            sending(exchange)
         try:
             response = http.send(prepared, timeout=timeout, **self._send_kwargs)
         except requests.RequestException as exc:
             raise self._unreachable(exc, method, what) from exc
         finally:
             if exchange is not None:
-                _current.exchange = None
+                sending(None)
         if exchange is not None:
             exchange.attach_response(response)
         return response
@@ -878,7 +606,7 @@ class HttpTransport(Transport):
             error = TransportError(f"{where}cannot reach {self.url}: {failure_reason(exc)}")
         else:
             error = TransportError(f"{where}{method} {self.url} failed: {excerpt(exc, 300)}")
-        if _connect_failed(exc):
+        if connect_failed(exc):
             error.request_sent = False
         return error
 
@@ -886,8 +614,8 @@ class HttpTransport(Transport):
                     body: Optional[bytes] = None) -> HTTPError:
         if body is None:
             try:
-                body = _read_body(response, _ERROR_BODY_LIMIT)
-            except _READ_ERRORS as exc:
+                body = read_body(response, ERROR_BODY_LIMIT)
+            except READ_ERRORS as exc:
                 body = f"(body unreadable: {exc!r})".encode()
         label = doing(what, connected=self._connected())
         status = response.status_code
@@ -941,7 +669,7 @@ class HttpTransport(Transport):
                 log.warning("mcp-sync %s: the server did not accept %s: %s", self.name, what,
                             error)
                 return
-            media = _media_type(response)
+            media = media_type(response)
             if media == _EVENT_STREAM:  # not what the spec says, but deliver what it carries
                 with self._state_lock:
                     closing = self._closing
@@ -961,13 +689,13 @@ class HttpTransport(Transport):
                 if media == _JSON:
                     data = self._read_json_body(response, f"a JSON reply to {what}", None)
                 else:  # nobody needs it: read it only to reuse the connection
-                    data = _read_body(response, _ACK_LIMIT + 1)
+                    data = read_body(response, _ACK_LIMIT + 1)
                     if len(data) > _ACK_LIMIT:
                         log.debug("dropped the %s-byte-plus reply to %s", _ACK_LIMIT, what)
                     return
             except MessageTooLarge:
                 return  # logged; nobody waits for it
-            except _READ_ERRORS as exc:
+            except READ_ERRORS as exc:
                 if deadline is not None and deadline.expired:
                     log.info("mcp-sync %s: the reply to %s did not end within %s s; dropped",
                              self.name, what, deadline.timeout)
@@ -980,7 +708,7 @@ class HttpTransport(Transport):
             if deadline is not None and not handed_over:
                 deadline.cancel()
 
-    # -- one request ---------------------------------------------------------------------
+    # -- the exchange engine: one request ------------------------------------------------
 
     def _run_exchange(self, exchange: _Exchange) -> None:
         """A stream thread's whole job for one request: POST, read, resume, report."""
@@ -1064,7 +792,7 @@ class HttpTransport(Transport):
             return response
         if (status == 404 and session_id is not None and exchange.method != "initialize"
                 and exchange.framing is not None and exchange.framing.keeps_session):
-            _discard(response)
+            discard(response)
             raise self._session_lost(session_id, exchange.method, exchange)
         if exchange.errors_in_status and status not in (401, 403):
             return self._deliver_error_body(exchange, response)
@@ -1078,11 +806,11 @@ class HttpTransport(Transport):
             HTTPError: the body is not a JSON-RPC error.
         """
         try:
-            body = _read_body(response, _ERROR_BODY_LIMIT)
-        except _READ_ERRORS as exc:
+            body = read_body(response, ERROR_BODY_LIMIT)
+        except READ_ERRORS as exc:
             body = f"(body unreadable: {exc!r})".encode()
         try:
-            message = json.loads(body) if _media_type(response) == _JSON else None
+            message = json.loads(body) if media_type(response) == _JSON else None
         except (ValueError, RecursionError):  # nested too deep is malformed too
             message = None
         error = message.get("error") if isinstance(message, dict) else None
@@ -1093,20 +821,9 @@ class HttpTransport(Transport):
             return None
         raise self._http_error(response, exchange.method, body)
 
-    def _note_session_id(self, response: requests.Response) -> None:
-        session_id = response.headers.get("Mcp-Session-Id")
-        if session_id is None:
-            return
-        if not _SESSION_ID.match(session_id):
-            raise ProtocolError(f"{self.url} sent an invalid Mcp-Session-Id: "
-                                f"{excerpt(session_id, 80)!r}")
-        self._session_id = session_id
-        self._rebuild_headers()
-        log.debug("%s assigned session id %s", self.url, session_id)
-
     def _consume(self, exchange: _Exchange, response: requests.Response) -> None:
         """Read a request's reply: one JSON body, or an event stream."""
-        media = _media_type(response)
+        media = media_type(response)
         if media == _EVENT_STREAM:
             self._read_request_stream(exchange, response)
             return
@@ -1117,7 +834,7 @@ class HttpTransport(Transport):
         except MessageTooLarge as exc:
             self._fail(exchange, exc)
             return
-        except _READ_ERRORS as exc:
+        except READ_ERRORS as exc:
             self._fail(exchange, TransportError(
                 f"reading the reply to {exchange.method} from {self.url} failed: "
                 f"{excerpt(repr(exc), 300)}"))
@@ -1138,6 +855,8 @@ class HttpTransport(Transport):
             f"{self.url} answered {exchange.method} with HTTP {response.status_code} and "
             f"Content-Type {response.headers.get('Content-Type')!r}, not JSON or an event "
             f"stream: {excerpt(data, 200)}"))
+
+    # -- the exchange engine: reading a reply, delivering its messages -------------------
 
     def _deliver_json(self, data: bytes, exchange: Optional[_Exchange], what: str) -> None:
         try:
@@ -1258,7 +977,7 @@ class HttpTransport(Transport):
                 for event in completed:
                     events += 1
                     self._deliver_event(event.data, event.event)
-        except _READ_ERRORS as exc:
+        except READ_ERRORS as exc:
             if not exchange.aborted.is_set():
                 log.debug("stream for %s from %s broke: %r", exchange.method, self.url, exc)
         finally:
@@ -1288,6 +1007,8 @@ class HttpTransport(Transport):
             if deadline is not None:
                 deadline.cancel()
             self._forget(exchange)
+
+    # -- the exchange engine: resuming a broken event stream -----------------------------
 
     def _read_request_stream(self, exchange: _Exchange, response: requests.Response) -> None:
         """Read a request's event stream; if it ends before the response, resume it.
@@ -1349,7 +1070,7 @@ class HttpTransport(Transport):
                     return
                 last_error = exc
             except MCPError as exc:
-                if _refused(exc):
+                if refused(exc):
                     error = TransportError(
                         f"No response received for request {exchange.request_id!r} "
                         f"({exchange.method}): {self.url} refused the connection to resume "
@@ -1374,8 +1095,8 @@ class HttpTransport(Transport):
                                    exchange=exchange, what=f"(resuming {exchange.method})")
         if not 200 <= response.status_code < 300:
             raise self._http_error(response, f"resumption of {exchange.method}")
-        if _media_type(response) != _EVENT_STREAM:
-            _discard(response)
+        if media_type(response) != _EVENT_STREAM:
+            discard(response)
             raise ProtocolError(f"{self.url} answered a resumption GET with "
                                 f"{excerpt(repr(response.headers.get('Content-Type')), 80)}")
         return response
@@ -1384,7 +1105,18 @@ class HttpTransport(Transport):
         base = self.retry_delay if retry_ms is None else retry_ms / 1000.0
         return float(min(base * (2 ** attempt), self.max_retry_delay))
 
-    # -- a lost session ------------------------------------------------------------------
+    # -- the MCP session: its id, and its loss -------------------------------------------
+
+    def _note_session_id(self, response: requests.Response) -> None:
+        session_id = response.headers.get("Mcp-Session-Id")
+        if session_id is None:
+            return
+        if not _SESSION_ID.match(session_id):
+            raise ProtocolError(f"{self.url} sent an invalid Mcp-Session-Id: "
+                                f"{excerpt(session_id, 80)!r}")
+        self._session_id = session_id
+        self._rebuild_headers()
+        log.debug("%s assigned session id %s", self.url, session_id)
 
     def _session_lost(self, stale_id: str, what: str,
                       exchange: Optional[_Exchange] = None) -> SessionExpired:
@@ -1421,7 +1153,7 @@ class HttpTransport(Transport):
                 listener_exchange.abort()
         return failed
 
-    # -- the GET stream ------------------------------------------------------------------
+    # -- the MCP session: the GET stream -------------------------------------------------
 
     def _listener_is_open(self) -> bool:
         listener = self._listener
@@ -1484,15 +1216,15 @@ class HttpTransport(Transport):
                         log.debug("no GET stream from %s: %s", self.url, exc)
                         self._listener_disabled = True
                         return
-                    if _refused(exc):
+                    if refused(exc):
                         log.debug("the GET stream of %s is gone: %s", self.url, exc)
                         return
                     log.debug("re-opening the GET stream of %s failed: %s", self.url, exc)
                 if response is not None:
                     status = response.status_code
-                    media = _media_type(response)
+                    media = media_type(response)
                     if not 200 <= status < 300 or media != _EVENT_STREAM:
-                        _discard(response)
+                        discard(response)
                         if first or status == 405:
                             log.debug("%s offers no GET stream (HTTP %s, %s)", self.url,
                                       status, excerpt(repr(media), 80))
@@ -1510,7 +1242,7 @@ class HttpTransport(Transport):
                             first = False
                             started.set()
                         # It may idle for hours: only close() ends a read on it.
-                        _set_read_timeout(response, None)
+                        set_read_timeout(response, None)
                         try:
                             if self._pump(exchange, response, decoder) > 0:
                                 failures = 0

@@ -33,7 +33,7 @@ from mcp_sync import (
     SseTransport,
     TransportError,
 )
-from mcp_sync.transports.http import _TrackedHTTPConnection
+from mcp_sync.transports._interrupt import _TrackedHTTPConnection
 
 from ..servers.http_server import McpHttpServer, echo_fake
 from ..servers.keepalive_server import KeepAliveServer

@@ -1,0 +1,276 @@
+"""Interrupting an HTTP exchange blocked on the server, from another thread.
+
+A thread blocked in ``recv()`` does not wake when another thread closes the socket; it
+wakes when the socket is shut down. So stopping an exchange (``cancel()``, ``close()``, a
+deadline passing) means shutting down the socket its thread reads
+(:meth:`Interruptible.abort`):
+
+* **once the response headers are in**, the streamed response's socket
+  (:meth:`Interruptible.attach_response`);
+* **before that**, while ``Session.send`` waits for the headers and gives nothing to hold,
+  the socket the connections of :class:`InterruptibleAdapter` hand, just before they
+  wait, to the exchange the current thread is sending (:func:`sending`,
+  :meth:`Interruptible.attach_socket`). A ``requests.Session`` without that adapter (one
+  the user passed in) cannot be interrupted there: its request ends when the server
+  answers or its read timeout passes.
+
+The same connections send a request again on a new connection when the pooled one the
+server closed failed it before one byte went out, and never otherwise
+(:class:`_TrackedConnection`).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+from typing import TYPE_CHECKING, Any, Dict, Optional
+
+import requests
+import requests.adapters
+import urllib3
+import urllib3.connection
+import urllib3.poolmanager
+
+__all__ = ["Interruptible", "InterruptibleAdapter", "sending", "set_read_timeout"]
+
+log = logging.getLogger(__name__)
+
+
+def _socket_of(response: requests.Response) -> Optional[socket.socket]:
+    """The socket under a streamed response, if it can be found (private attributes)."""
+    raw = response.raw
+    connection = getattr(raw, "_connection", None)
+    sock = getattr(connection, "sock", None)
+    if sock is None:
+        fp = getattr(getattr(raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _shutdown_socket(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass  # closed already: nothing is blocked on it
+
+
+def _shutdown_response(response: requests.Response) -> None:
+    """Make a read blocked on ``response`` (in another thread) return at once.
+
+    Closing a socket does not wake a thread blocked on it; shutting it down does. A
+    connection already handed back to the pool is left alone (it may serve another
+    request by now).
+    """
+    raw = response.raw
+    shutdown = getattr(raw, "shutdown", None)
+    if shutdown is not None:  # urllib3 >= 2.3 checks that the connection is still ours
+        try:
+            shutdown()
+        except (ValueError, RuntimeError, OSError):
+            pass  # closed or released already
+        return
+    if getattr(raw, "_connection", None) is None:
+        return
+    sock = _socket_of(response)
+    if sock is not None:
+        _shutdown_socket(sock)
+
+
+def set_read_timeout(response: requests.Response, timeout: Optional[float]) -> None:
+    """Change the socket timeout of a streamed response once its headers are in."""
+    sock = _socket_of(response)
+    if sock is None:
+        log.debug("cannot find the socket of a response from %s to set its timeout",
+                  response.url)
+        return
+    try:
+        sock.settimeout(timeout)
+    except OSError as exc:
+        log.debug("cannot set the read timeout of a stream: %r", exc)
+
+
+class Interruptible:
+    """An HTTP exchange in flight, and the means to stop it from another thread.
+
+    The sending thread names it (:func:`sending`) before ``Session.send``, so that the
+    socket reaches it (:meth:`attach_socket`) before the wait for the response headers,
+    and attaches the response once they are in (:meth:`attach_response`). :meth:`abort`
+    sets ``aborted`` and shuts down whichever it holds; one attached after the abort is
+    shut down at once. ``lock`` guards ``sock`` and ``response`` against ``abort()``
+    racing the sender.
+    """
+
+    __slots__ = ("aborted", "lock", "response", "sock")
+
+    def __init__(self) -> None:
+        self.aborted = threading.Event()
+        self.lock = threading.Lock()
+        self.sock: Optional[socket.socket] = None
+        self.response: Optional[requests.Response] = None
+
+    def attach_socket(self, sock: socket.socket) -> None:
+        """Called on the sending thread just before it blocks on the response headers."""
+        with self.lock:
+            self.sock = sock
+            aborted = self.aborted.is_set()
+        if aborted:
+            _shutdown_socket(sock)
+
+    def attach_response(self, response: requests.Response) -> None:
+        """Called on the sending thread once the response headers are in."""
+        with self.lock:
+            self.sock = None
+            self.response = response
+            aborted = self.aborted.is_set()
+        if aborted:
+            _shutdown_response(response)
+
+    def abort(self) -> None:
+        """Stop this exchange: wake its thread from whatever read or wait it is in."""
+        with self.lock:
+            self.aborted.set()
+            sock, response = self.sock, self.response
+        if response is not None:
+            _shutdown_response(response)
+        elif sock is not None:
+            _shutdown_socket(sock)
+
+
+# -- interrupting a request that waits for its response headers --------------------------
+
+# The exchange the current thread is sending, so that the connection classes below can
+# hand it their socket before they block on the response headers.
+_current = threading.local()
+
+
+def sending(exchange: Optional[Interruptible]) -> None:
+    """Name the exchange the current thread sends next (``None`` once it is sent): the
+    connections of :class:`InterruptibleAdapter` hand it their socket before they block
+    on the response headers."""
+    _current.exchange = exchange
+
+
+def _note_socket(sock: Any) -> None:
+    exchange = getattr(_current, "exchange", None)
+    if exchange is not None and isinstance(sock, socket.socket):
+        exchange.attach_socket(sock)
+
+
+# For the type checker, the mixin below is the connection class it is mixed into.
+if TYPE_CHECKING:
+    _ConnectionBase = urllib3.connection.HTTPConnection
+else:
+    _ConnectionBase = object
+
+
+class _TrackedConnection(_ConnectionBase):
+    """What the transport's connections add to urllib3's.
+
+    **Interruptible**: before blocking on the response headers, the connection hands its
+    socket to the exchange being sent on this thread (see :func:`sending`).
+
+    **A request on a pooled connection the server has closed goes on a new one, when it
+    is certain that not one byte of it was sent.** A POST may be sent again only if it
+    cannot have reached the server (RFC 9110 9.2.2: a tool call is not idempotent). What
+    can be known for certain is narrow:
+
+    * urllib3 never reuses a pooled connection whose socket is readable when it is taken
+      from the pool (the server's close, a reset, or stray bytes have arrived): it opens a
+      new one. That covers a server that closed an idle connection a while ago.
+    * Between that check and the first write, a reset may still arrive. ``socket.send``
+      either takes some bytes or raises: when the first write of a request on a reused
+      socket raises (not a timeout), nothing of the request went out, and it is written
+      on a new connection instead, once (a new connection is never retried). That is
+      the case handled here.
+    * Once a byte is written, nothing tells a server that closed before reading it (its
+      close crossing the request on the wire; it answers with a reset) from one that read
+      the request and then failed, or from a proxy that passed it on and then dropped the
+      connection. Such a POST may have reached the server: it is never sent again here,
+      and fails with ``TransportError`` (``request_sent`` unknown).
+
+    Checking the socket again just before writing would add nothing to urllib3's check
+    but a system call: a close still in flight is invisible to both.
+    """
+
+    #: The socket that carried this connection's last response: a request on it reuses it.
+    _served: Any = None
+    #: True until the first write of the current request on a reused socket is done.
+    _first_write_pending = False
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        self._first_write_pending = self.sock is not None and self.sock is self._served
+        try:
+            super().request(*args, **kwargs)
+        finally:
+            self._first_write_pending = False
+
+    def send(self, data: Any) -> None:
+        if self._first_write_pending:
+            self._first_write_pending = False
+            sock = self.sock
+            if sock is not None and isinstance(data, bytes) and data:
+                try:
+                    written = sock.send(data)
+                except socket.timeout:
+                    raise
+                except OSError as exc:  # nothing of the request went out (see above)
+                    log.debug("the pooled connection to %s:%s failed before the request "
+                              "went out (%r); sending it on a new connection", self.host,
+                              self.port, exc)
+                    self.sock = None
+                    sock.close()
+                    self.connect()
+                    written = 0
+                data = data[written:]
+                if not data:
+                    return
+        super().send(data)
+
+    def getresponse(self) -> Any:
+        self._served = self.sock
+        _note_socket(self.sock)
+        return super().getresponse()
+
+
+class _TrackedHTTPConnection(_TrackedConnection, urllib3.connection.HTTPConnection):
+    pass
+
+
+class _TrackedHTTPSConnection(_TrackedConnection, urllib3.connection.HTTPSConnection):
+    pass
+
+
+class _TrackedHTTPConnectionPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = _TrackedHTTPConnection
+
+
+class _TrackedHTTPSConnectionPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _TrackedHTTPSConnection
+
+
+_TRACKED_POOLS: Dict[str, Any] = {
+    "http": _TrackedHTTPConnectionPool,
+    "https": _TrackedHTTPSConnectionPool,
+}
+
+
+class InterruptibleAdapter(requests.adapters.HTTPAdapter):
+    """An ``HTTPAdapter`` whose requests can be interrupted while awaiting headers.
+
+    Its connections tell the exchange being sent on the current thread which socket they
+    use; ``cancel()`` and ``close()`` shut that socket down. Mounted on the
+    ``requests.Session`` the transport creates; a session passed in is left as it is.
+    """
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _TRACKED_POOLS
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        # SOCKS managers bring their own pool classes: those stay.
+        if manager.pool_classes_by_scheme is urllib3.poolmanager.pool_classes_by_scheme:
+            manager.pool_classes_by_scheme = _TRACKED_POOLS
+        return manager
+
