@@ -50,6 +50,7 @@ from ._protocol import (
     Timeout,
     _Default,
 )
+from ._threads import start_thread
 from .context import RequestContext, serving
 from .exceptions import (
     CallbackError,
@@ -1838,8 +1839,7 @@ class _RoundsFuture(RequestFuture):
             # its own: the renewal is a handshake, this may be the dying session's
             # dispatch thread, and that session's pool is stopping.
             self._renewed = True
-            threading.Thread(target=self._resend, args=(error,), daemon=True,
-                             name=f"mcp-sync-renew-{self._client.name}").start()
+            start_thread(self._resend, f"mcp-sync-renew-{self._client.name}", error)
             return
         if isinstance(error, ServerError) and self._retry(error):
             return

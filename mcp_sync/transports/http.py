@@ -85,6 +85,7 @@ from requests.utils import get_netrc_auth
 
 from .._core import ANSWERS, classify
 from .._pool import ThreadPool
+from .._threads import join_or_warn, start_thread
 from ..exceptions import (
     ConnectionClosed,
     HTTPError,
@@ -701,10 +702,7 @@ class HttpTransport(Transport):
         self._delete_session()
         # 3. Join the threads.
         self._workers.stop(self.close_timeout)
-        if listener is not None and listener is not threading.current_thread():
-            listener.join(self.close_timeout)
-            if listener.is_alive():
-                log.warning("%s did not stop within %.1f s", listener.name, self.close_timeout)
+        join_or_warn(listener, self.close_timeout, "closing the transport", log)
         self._watchdog.stop(self.close_timeout)
         # 4. Release the connections.
         if self._owns_http and self._http is not None:
@@ -1436,12 +1434,9 @@ class HttpTransport(Transport):
                 return
             exchange = _Exchange(None, "GET stream", None)
             # A daemon like the stream threads; close() aborts its stream and joins it.
-            thread = threading.Thread(
-                target=self._listen, args=(exchange, started),
-                name=f"mcp-sync-listener-{self.name}", daemon=True,
-            )
+            thread = start_thread(self._listen, f"mcp-sync-listener-{self.name}", exchange,
+                                  started)
             self._listener, self._listener_exchange = thread, exchange
-            thread.start()
         if wait:
             started.wait(self._listener_start_wait())
 
