@@ -85,6 +85,7 @@ from requests.utils import get_netrc_auth
 
 from .._core import ANSWERS, classify
 from .._pool import ThreadPool
+from .._text import name_safe
 from .._threads import join_or_warn, start_thread
 from ..exceptions import (
     ConnectionClosed,
@@ -138,7 +139,6 @@ _WORKER_IDLE = 30.0
 _LISTENER_MAX_FAILURES = 8
 # Statuses worth retrying a GET for; any other 4xx means "not here, not now".
 _TRANSIENT = frozenset({408, 409, 425, 429})
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _SESSION_ID = re.compile(r"^[\x21-\x7e]+$")
 # Errors a read of a response body raises when the connection breaks or is shut down.
 _READ_ERRORS = (
@@ -155,7 +155,7 @@ Timeout = Union[None, float, Tuple[Optional[float], Optional[float]]]
 
 def _server_name(url: str) -> str:
     netloc = urlsplit(url).netloc.rsplit("@", 1)[-1]
-    return _UNSAFE_NAME.sub("_", netloc)[:40] or "server"
+    return name_safe(netloc)[:40] or "server"
 
 
 def _media_type(response: requests.Response) -> str:

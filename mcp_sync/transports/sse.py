@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import socket
 import threading
 from typing import Any, Dict, Mapping, Optional, Tuple
@@ -28,6 +27,7 @@ from urllib.parse import urljoin, urlsplit
 import requests
 import urllib3
 
+from .._text import name_safe
 from .._threads import join_or_warn, start_thread
 from ..exceptions import (
     ConnectionClosed,
@@ -63,7 +63,6 @@ __all__ = ["SseTransport"]
 
 log = logging.getLogger(__name__)
 
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # How much of a POST's reply is read: an error's excerpt, or the acknowledgement ("Accepted")
 # read to its end so that the connection can serve the next POST (a longer one is dropped).
@@ -95,7 +94,7 @@ def _default_name(url: str) -> str:
     label = parts.hostname or "sse"
     if parts.port is not None:
         label += f"-{parts.port}"
-    return _UNSAFE_NAME.sub("_", label)[:40] or "sse"
+    return name_safe(label)[:40] or "sse"
 
 
 def _stream_socket(response: requests.Response) -> Optional[socket.socket]:
