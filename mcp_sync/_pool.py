@@ -13,6 +13,8 @@ import threading
 import time
 from typing import Any, Callable, List, Optional
 
+from ._threads import join_or_warn, start_thread
+
 __all__ = ["ThreadPool"]
 
 log = logging.getLogger("mcp_sync")
@@ -58,11 +60,9 @@ class ThreadPool:
                 self._max_threads is None or len(self._threads) < self._max_threads
             ):
                 self._count += 1
-                thread = threading.Thread(target=self._work, name=f"{self._prefix}-{self._count}",
-                                          daemon=True)
+                thread = start_thread(self._work, f"{self._prefix}-{self._count}")
                 self._threads.append(thread)
                 self._idle += 1
-                thread.start()
             self._idle -= 1
             self._queue.put((fn, args))
         return True
@@ -108,7 +108,4 @@ class ThreadPool:
                 self._queue.put(None)
         deadline = time.monotonic() + timeout
         for thread in threads:
-            if thread is not threading.current_thread():
-                thread.join(max(0.0, deadline - time.monotonic()))
-                if thread.is_alive():
-                    log.warning("%s did not stop within %.1f s", thread.name, timeout)
+            join_or_warn(thread, timeout, "stopping its pool", log, deadline=deadline)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple
 
 from ._core import settle
 from ._protocol import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
+from ._threads import start_thread
 from .exceptions import MCPError, ProtocolError, ServerError, SessionExpired
 from .session import RequestFuture
 
@@ -218,8 +219,7 @@ class RoundsFuture(RequestFuture):
             return
         # A renewal closes the dying session, pool included (and a stopped pool takes
         # nothing): a thread of its own.
-        threading.Thread(target=self._next, args=(step, payload), daemon=True,
-                         name=f"mcp-sync-retry-{self._machine.host.name()}").start()
+        start_thread(self._next, f"mcp-sync-retry-{self._machine.host.name()}", step, payload)
 
     def _next(self, step: Step, payload: Any) -> None:
         if self.done():

@@ -1,4 +1,5 @@
-"""Text from a server made safe to show: on a terminal, in a message, in a log line.
+"""Text from a server made safe to show: on a terminal, in a message, in a log line, in a
+name.
 
 A server is another program; what it sends is data, never markup. Three helpers, one rule:
 
@@ -12,6 +13,9 @@ A server is another program; what it sends is data, never markup. Three helpers,
 * :func:`printable_json` is ``json.dumps`` whose output holds none of those characters
   raw (they become ``\\u`` escapes): still valid JSON, parsed back to the same value.
 
+And one for names built from it (thread and logger names, server labels, saved files):
+:func:`name_safe` keeps ASCII letters, digits, ``.``, ``_`` and ``-`` only.
+
 Standard library only; imported by the exceptions module, so it imports nothing of ours.
 """
 
@@ -21,7 +25,7 @@ import json
 import re
 from typing import Any, Match
 
-__all__ = ["excerpt", "printable", "printable_json"]
+__all__ = ["excerpt", "name_safe", "printable", "printable_json"]
 
 # What a server must never get onto a screen:
 # - C0 controls but tab and newline (ESC starts every CSI and OSC sequence; CR lets what
@@ -38,6 +42,9 @@ _UNPRINTABLE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e"
     "\u2060-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]"
 )
+# What a name may not hold: anything but ASCII letters, digits, ".", "_" and "-" (so no
+# path separator, space, control character or non-ASCII look-alike).
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 # The start of an escape cut short by the bound (``\``, ``\x1``, ``\u20``): dropped whole.
 _CUT_ESCAPE = re.compile(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3}|U[0-9a-f]{0,7})?\Z")
 
@@ -98,3 +105,10 @@ def printable_json(value: Any, **dumps: Any) -> str:
     inside a string, where an escape means the same character.)
     """
     return _UNPRINTABLE.sub(_json_escape, json.dumps(value, ensure_ascii=False, **dumps))
+
+
+def name_safe(text: str) -> str:
+    """``text`` with each run of characters other than ASCII letters, digits, ``.``, ``_``
+    and ``-`` replaced by one ``_``. Not bounded, nothing stripped: callers cut it to
+    their length and trim the ends their names may not start or end with."""
+    return _UNSAFE_NAME.sub("_", text)

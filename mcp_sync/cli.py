@@ -77,7 +77,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ._text import excerpt, printable, printable_json
+from ._text import excerpt, name_safe, printable, printable_json
 from .client import DEFAULT, Client
 from .exceptions import (
     MCPError,
@@ -98,7 +98,6 @@ EXIT_INTERRUPTED = 130
 _HANDSHAKE_METHODS = ("initialize", "server/discover")
 EXIT_OUTPUT_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for `yes | head -1`
 
-_UNSAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 # The only media --save-images writes, and the extension the client gives each: raster
 # image formats, which no program runs. Any other type (SVG, which carries scripts; HTML;
 # audio; a made-up type naming .sh, .desktop or .bat) is reported and not written.
@@ -208,7 +207,7 @@ def safe_filename(stem: str, mime_type: Optional[str]) -> str:
     extension = _SAVED_IMAGE_TYPES.get((mime_type or "").split(";")[0].strip().lower())
     if extension is None:
         raise ValueError("only PNG, JPEG, GIF, WebP and BMP images are written")
-    clean = _UNSAFE_FILE_CHARS.sub("_", stem).strip("._-")[:80] or "media"
+    clean = name_safe(stem).strip("._-")[:80] or "media"
     if _RESERVED_NAMES.match(clean.split(".")[0]):
         clean = f"_{clean}"
     return f"{clean}.{extension}"

@@ -76,6 +76,7 @@ from typing import (
 
 from ._core import ProgressCallback
 from ._protocol import DEFAULT, Timeout
+from ._threads import join_or_warn, start_thread
 from .client import Client
 from .connect import make_transport
 from .exceptions import (
@@ -279,14 +280,11 @@ class _Server:
         """Start the reconnect thread. Caller holds ``_changed``."""
         assert self._worker is None
         self._wake.clear()
-        thread = threading.Thread(
-            target=self._run_worker, args=(first_delay,),
-            name=f"mcp-sync-reconnect-{self.name}", daemon=True,
-        )
+        # Started under _changed, which the worker holds whenever it sets _worker.
+        thread = start_thread(self._run_worker, f"mcp-sync-reconnect-{self.name}", first_delay)
         self._worker = thread
         self._threads = [t for t in self._threads if t.is_alive()]
         self._threads.append(thread)
-        thread.start()
 
     def _delays(self, first_delay: float) -> Iterator[float]:
         backoff = self._settings.backoff
@@ -646,11 +644,8 @@ class _Server:
             self._first_attempt.set()
             self._changed.notify_all()
             if self._client is not None:
-                closer = threading.Thread(
-                    target=_close_quietly, args=(self._client,),
-                    name=f"mcp-sync-close-{self._client.name}", daemon=True)
-                self._threads.append(closer)
-                closer.start()
+                self._threads.append(start_thread(
+                    _close_quietly, f"mcp-sync-close-{self._client.name}", self._client))
 
     def join(self, deadline: float) -> None:
         """Join this server's threads until ``deadline`` (monotonic); log those still
@@ -691,9 +686,7 @@ class _Refresher:
         with self._changed:
             if self._stopping or self._thread is not None:
                 return
-            self._thread = threading.Thread(
-                target=self._run, name="mcp-sync-refresh-manager", daemon=True)
-            self._thread.start()
+            self._thread = start_thread(self._run, "mcp-sync-refresh-manager")
 
     def stop(self) -> None:
         """Make the thread end (:meth:`join` waits)."""
@@ -1212,12 +1205,7 @@ def _fetch_tools(client: Client) -> List[types.Tool]:
 def _join(threads: Sequence[threading.Thread], deadline: float, close_timeout: float) -> None:
     """Join each thread until ``deadline`` (monotonic); log those still running then."""
     for thread in threads:
-        if thread is threading.current_thread() or thread.ident is None:
-            continue
-        thread.join(max(0.0, deadline - time.monotonic()))
-        if thread.is_alive():
-            log.warning("%s did not stop within the manager's close_timeout (%.1f s)",
-                        thread.name, close_timeout)
+        join_or_warn(thread, close_timeout, "closing the manager", log, deadline=deadline)
 
 
 def _first_line(error: Any) -> str:

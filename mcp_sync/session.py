@@ -73,6 +73,7 @@ from ._core import (
 from ._pool import ThreadPool
 from ._protocol import DEFAULT, INTERNAL_ERROR, METHOD_NOT_FOUND, Timeout
 from ._queues import Admission, CallbackQueue
+from ._threads import join_or_warn, start_thread
 from .context import RequestContext, serving, valid_id
 from .exceptions import (
     ClientNotConnected,
@@ -301,14 +302,9 @@ class Session:
 
     def start(self) -> None:
         """Start the transport and the session's threads."""
-        self._dispatcher = threading.Thread(
-            target=self._dispatch_loop, name=f"mcp-sync-dispatch-{self.name}", daemon=True
-        )
-        self._callback_thread = threading.Thread(
-            target=self._callback_loop, name=f"mcp-sync-callback-{self.name}", daemon=True
-        )
-        self._dispatcher.start()
-        self._callback_thread.start()
+        self._dispatcher = start_thread(self._dispatch_loop, f"mcp-sync-dispatch-{self.name}")
+        self._callback_thread = start_thread(self._callback_loop,
+                                             f"mcp-sync-callback-{self.name}")
         try:
             deliver = self._deliver if self.transport.single_reader else self._enqueue
             self.transport.start(deliver, self._transport_closed, self._request_failed)
@@ -373,13 +369,7 @@ class Session:
         except queue.Full:
             pass  # the reply thread sees _replies_closed after its current send
         for thread in (self._dispatcher, self._callback_thread, reply_thread):
-            if thread is not None and thread.ident is not None and (
-                thread is not threading.current_thread()
-            ):
-                thread.join(self.close_timeout)
-                if thread.is_alive():
-                    log.warning("%s did not stop within %.1f s", thread.name,
-                                self.close_timeout)
+            join_or_warn(thread, self.close_timeout, "closing the session", log)
         self._pool.stop(self.close_timeout)
         if self.dropped_notifications or self.refused_requests:
             log.info("%s: %d notifications dropped and %d requests refused while the "
@@ -863,9 +853,7 @@ class Session:
                 return False
             if self._reply_thread is None:
                 # A daemon like the others; _stop_threads stops and joins it.
-                self._reply_thread = threading.Thread(
-                    target=self._reply_loop, name=f"mcp-sync-reply-{self.name}", daemon=True)
-                self._reply_thread.start()
+                self._reply_thread = start_thread(self._reply_loop, f"mcp-sync-reply-{self.name}")
             return True
 
     def _reply_loop(self) -> None:

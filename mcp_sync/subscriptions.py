@@ -17,6 +17,7 @@ import threading
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
+from ._threads import join_or_warn, start_thread
 from .exceptions import ConnectionClosed, MCPError, RequestTimeout
 
 if TYPE_CHECKING:
@@ -105,11 +106,7 @@ class Subscription:
             if self._failure is not None:
                 raise self._failure
             raise RequestTimeout("subscriptions/listen", self._request_id, self.ack_timeout)
-        self._thread = threading.Thread(
-            target=self._keep_open, name=f"mcp-sync-subscription-{self._host.name()}",
-            daemon=True
-        )
-        self._thread.start()
+        self._thread = start_thread(self._keep_open, f"mcp-sync-subscription-{self._host.name()}")
         return self
 
     def _open(self) -> None:
@@ -207,9 +204,7 @@ class Subscription:
         if future is not None and not future.done():
             future.cancel()
         self._ended.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(self._host.close_timeout)
+        join_or_warn(self._thread, self._host.close_timeout, "closing the subscription", log)
         for uri in self._subscribed_uris if unsubscribe else ():
             try:
                 self._host.unsubscribe_uri(uri)

@@ -31,11 +31,16 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import sys
 import threading
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence
 
+from ._threads import join_or_warn, start_thread
+
 __all__ = ["FakeServer", "RpcError", "ServerConnection", "ToolContext", "ToolError"]
+
+log = logging.getLogger(__name__)
 
 _KNOWN_METHODS = frozenset({
     "initialize", "ping", "tools/list", "tools/call", "resources/list",
@@ -382,8 +387,7 @@ class ServerConnection:
             self._changed.notify_all()
             threads = list(self._threads)
         for thread in threads:
-            if thread is not threading.current_thread():
-                thread.join(5.0)
+            join_or_warn(thread, 5.0, "closing the in-process connection", log)
         with self.server._lock:
             if self in self.server.connections:
                 self.server.connections.remove(self)
@@ -516,11 +520,13 @@ class ServerConnection:
         ctx = ToolContext(self, message)
         with self._changed:
             self._running[message["id"]] = ctx
-            thread = threading.Thread(target=self._run_tool, args=(message, ctx),
-                                      name=f"mcp-sync-fakeserver-{self.server.name}", daemon=True)
+        # Started outside _changed, which the tool's thread takes when it ends: a quick
+        # tool answers at once, before the reply that carries the answer is over.
+        thread = start_thread(self._run_tool, f"mcp-sync-fakeserver-{self.server.name}",
+                              message, ctx)
+        with self._changed:
             self._threads = [t for t in self._threads if t.is_alive()]
             self._threads.append(thread)
-        thread.start()
 
     def _run_tool(self, message: Dict[str, Any], ctx: ToolContext) -> None:
         params = message.get("params") or {}

@@ -53,6 +53,7 @@ from typing import (
     Union,
 )
 
+from ._threads import join_or_warn, start_thread
 from ._toolnames import SEPARATOR, assign_names
 from ._toolresults import anthropic_content, langchain_content, openai_text, responses_output
 from ._toolschemas import bounded_schema, clean_text, drop_filled_nulls, strict_schema
@@ -644,10 +645,7 @@ class Toolbox:
 
         # Daemon threads: a call past every bound must not keep the interpreter alive;
         # normally each ends with the turn and is joined below.
-        threads = [threading.Thread(target=work, name=f"mcp-sync-toolbox-{n + 1}", daemon=True)
-                   for n in range(workers)]
-        for thread in threads:
-            thread.start()
+        threads = [start_thread(work, f"mcp-sync-toolbox-{n + 1}") for n in range(workers)]
         rounds = math.ceil(len(jobs) / workers)
         bound = None if self.timeout is None else rounds * (3 * self.timeout + _GRACE)
         deadline = None if bound is None else time.monotonic() + bound
@@ -661,8 +659,9 @@ class Toolbox:
             finally:
                 pending.clear()  # an interrupted or overdue turn starts nothing more
                 finished = dict(done)
-        for thread in threads:
-            thread.join(0 if len(finished) < len(jobs) else 5.0)
+        if len(finished) == len(jobs):  # else the overdue ones are left to end with their call
+            for thread in threads:
+                join_or_warn(thread, 5.0, "the end of its turn", log)
         results = list(finished.items())
         for index, _ in jobs:
             if index not in finished:

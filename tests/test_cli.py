@@ -4,7 +4,7 @@ codes, server targeting, images, and Ctrl-C on a slow call."""
 from __future__ import annotations
 
 import base64
-import configparser
+import importlib.metadata
 import json
 import os
 import signal
@@ -69,10 +69,11 @@ def test_demo_in_both_modes() -> None:
 
 
 def test_the_console_script_is_declared_and_runs() -> None:
-    setup = configparser.ConfigParser()
-    setup.read(ROOT / "setup.cfg")
-    assert setup["options.entry_points"]["console_scripts"].strip() == \
-        "mcp-sync = mcp_sync.cli:main"
+    # What `pip install .` made of pyproject.toml's [project.scripts].
+    scripts = [(entry.name, entry.value)
+               for entry in importlib.metadata.distribution("mcp-sync-client").entry_points
+               if entry.group == "console_scripts"]
+    assert scripts == [("mcp-sync", "mcp_sync.cli:main")]
     script = Path(sys.executable).parent / "mcp-sync"
     assert script.exists(), "the mcp-sync console script is missing: run `pip install .`"
     result = subprocess.run([str(script), "--json", "demo"], capture_output=True, text=True,

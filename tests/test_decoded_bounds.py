@@ -74,7 +74,7 @@ def send_json_gzip(handler: Any, members: bytes) -> None:
 @pytest.mark.parametrize("reply", ["json", "event"])
 def test_a_gzip_bomb_fails_its_call_at_the_decoded_bound_in_bounded_memory(
         server: McpHttpServer, reply: str) -> None:
-    """Before, with urllib3 < 2.6 (which setup.cfg allows), one read of the body inflated
+    """Before, with urllib3 < 2.6 (which pyproject.toml allows), one read of the body inflated
     whatever raw bytes it got: the JSON bomb took 2.1 GiB and 13 s, the SSE one 215 MiB
     and 35 s; with urllib3 2.7 the JSON body still took twice the bound (144 MiB)."""
     def bomb(handler: Any, message: Any) -> None:

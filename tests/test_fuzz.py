@@ -262,11 +262,11 @@ def test_a_progress_token_of_any_shape_is_routed_safely() -> None:
 
 def test_atheris_harness_runs_clean(tmp_path: Path) -> None:
     """The coverage-guided harness, each target for a bounded time
-    (``MCP_SYNC_ATHERIS_SECONDS``, default 10). atheris is a test dependency (setup.cfg)
+    (``MCP_SYNC_ATHERIS_SECONDS``, default 10). atheris is a test dependency (pyproject.toml)
     with wheels for Linux x86_64 (CPython 3.9-3.13): there it is required, never skipped.
     Elsewhere it would need clang and libFuzzer to build, so the test says so and skips."""
     if not (sys.platform == "linux" and platform.machine() == "x86_64"):
-        pytest.skip("atheris has no wheel for this platform (see setup.cfg)")
+        pytest.skip("atheris has no wheel for this platform (see pyproject.toml)")
     assert importlib.util.find_spec("atheris") is not None, (
         "atheris is missing: pip install '.[test]'")
     seconds = int(os.environ.get("MCP_SYNC_ATHERIS_SECONDS", "10"))

@@ -14,6 +14,7 @@ import pytest
 
 import mcp_sync
 from mcp_sync import ConnectionClosed, StdioTransport
+from mcp_sync._text import name_safe
 from mcp_sync.testing import FakeServer
 from mcp_sync.transports.base import server_label
 from mcp_sync.transports.stdio import _server_name
@@ -67,6 +68,16 @@ def test_server_labels_are_safe_in_thread_and_logger_names() -> None:
     assert server_label("..hidden..") == "hidden"
     assert server_label("\u202e\u200b") == ""
     assert len(server_label("x" * 100)) == 40
+
+
+def test_the_characters_a_name_may_hold_are_defined_once() -> None:
+    """Server labels, HTTP and SSE default names and saved files' names share one rule."""
+    defining = [path.relative_to(ROOT).as_posix()
+                for path in sorted((ROOT / "mcp_sync").rglob("*.py"))
+                if re.search(r"\[\^A-Za-z0-9\._-\]", path.read_text())]
+    assert defining == ["mcp_sync/_text.py"]
+    assert name_safe("127.0.0.1:8000") == "127.0.0.1_8000"
+    assert name_safe("a b/\\c\x1b[0m\u202ed") == "a_b_c_0m_d"
 
 
 def mcp_threads() -> List[str]:

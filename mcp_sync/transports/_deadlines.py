@@ -25,6 +25,8 @@ import threading
 import time
 from typing import Callable, List, Optional, Tuple
 
+from .._threads import join_or_warn, start_thread
+
 __all__ = ["Deadline", "Watchdog"]
 
 log = logging.getLogger(__name__)
@@ -90,9 +92,7 @@ class Watchdog:
             heapq.heappush(self._heap, (deadline.at, next(self._ids), deadline))
             if self._thread is None or not self._thread.is_alive():  # (not after a fork)
                 # A daemon (see the module docstring); stop() joins it.
-                self._thread = threading.Thread(target=self._run, name=self._thread_name,
-                                                daemon=True)
-                self._thread.start()
+                self._thread = start_thread(self._run, self._thread_name)
             elif self._heap[0][2] is deadline:
                 self._cond.notify()
         return deadline
@@ -133,7 +133,4 @@ class Watchdog:
             self._heap.clear()
             thread = self._thread
             self._cond.notify_all()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout)
-            if thread.is_alive():
-                log.warning("%s did not stop within %.1f s", thread.name, timeout)
+        join_or_warn(thread, timeout, "closing the transport", log)

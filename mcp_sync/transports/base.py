@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import abc
 import logging
-import re
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional
 
+from .._text import name_safe
 from ..exceptions import ConnectionClosed
 
 if TYPE_CHECKING:
@@ -23,8 +23,6 @@ __all__ = ["CloseCallback", "MessageCallback", "RequestFailedCallback", "Transpo
            "origin_key", "server_label"]
 
 log = logging.getLogger(__name__)
-
-_UNSAFE_LABEL = re.compile(r"[^A-Za-z0-9._-]+")
 
 #: Called by the transport's reader for every decoded inbound message (usually a dict;
 #: the session classifies it and skips what is not JSON-RPC).
@@ -166,7 +164,7 @@ def server_label(text: str) -> str:
     """``text`` made a server label for thread names, logger names and messages: letters,
     digits, ``.``, ``_`` and ``-`` only (anything else becomes ``_``), at most 40
     characters; ``""`` when nothing is left."""
-    return _UNSAFE_LABEL.sub("_", text).strip("._")[:40].rstrip(".")
+    return name_safe(text).strip("._")[:40].rstrip(".")
 
 
 def log_malformed(name: str, reason: str, raw: Optional[bytes | str]) -> None:

@@ -79,6 +79,8 @@ from requests.utils import get_netrc_auth
 
 from .._core import ANSWERS, classify
 from .._pool import ThreadPool
+from .._text import name_safe
+from .._threads import join_or_warn, start_thread
 from ..exceptions import (
     ConnectionClosed,
     HTTPError,
@@ -135,7 +137,6 @@ _WORKER_IDLE = 30.0
 _LISTENER_MAX_FAILURES = 8
 # Statuses worth retrying a GET for; any other 4xx means "not here, not now".
 _TRANSIENT = frozenset({408, 409, 425, 429})
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _SESSION_ID = re.compile(r"^[\x21-\x7e]+$")
 
 Timeout = Union[None, float, Tuple[Optional[float], Optional[float]]]
@@ -143,7 +144,7 @@ Timeout = Union[None, float, Tuple[Optional[float], Optional[float]]]
 
 def _server_name(url: str) -> str:
     netloc = urlsplit(url).netloc.rsplit("@", 1)[-1]
-    return _UNSAFE_NAME.sub("_", netloc)[:40] or "server"
+    return name_safe(netloc)[:40] or "server"
 
 
 class _Exchange(Interruptible):
@@ -429,10 +430,7 @@ class HttpTransport(Transport):
         self._delete_session()
         # 3. Join the threads.
         self._workers.stop(self.close_timeout)
-        if listener is not None and listener is not threading.current_thread():
-            listener.join(self.close_timeout)
-            if listener.is_alive():
-                log.warning("%s did not stop within %.1f s", listener.name, self.close_timeout)
+        join_or_warn(listener, self.close_timeout, "closing the transport", log)
         self._watchdog.stop(self.close_timeout)
         # 4. Release the connections.
         if self._owns_http and self._http is not None:
@@ -1168,12 +1166,9 @@ class HttpTransport(Transport):
                 return
             exchange = _Exchange(None, "GET stream", None)
             # A daemon like the stream threads; close() aborts its stream and joins it.
-            thread = threading.Thread(
-                target=self._listen, args=(exchange, started),
-                name=f"mcp-sync-listener-{self.name}", daemon=True,
-            )
+            thread = start_thread(self._listen, f"mcp-sync-listener-{self.name}", exchange,
+                                  started)
             self._listener, self._listener_exchange = thread, exchange
-            thread.start()
         if wait:
             started.wait(self._listener_start_wait())
 

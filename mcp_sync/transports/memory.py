@@ -7,9 +7,11 @@ JSON and back, so what the server sees is what a wire would carry.
 from __future__ import annotations
 
 import json
+import logging
 import threading
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional
 
+from .._threads import join_or_warn, start_thread
 from ..exceptions import ConnectionClosed
 from .base import (
     CloseCallback,
@@ -19,6 +21,8 @@ from .base import (
 )
 
 __all__ = ["MemoryTransport"]
+
+log = logging.getLogger(__name__)
 
 
 class MemoryTransport(Transport):
@@ -52,11 +56,8 @@ class MemoryTransport(Transport):
         self.connection = self.server.open_connection(self._from_server)
         if hasattr(self.connection, "closed") and hasattr(self.connection.closed, "wait"):
             # A connection the server closes (a simulated crash) closes the transport too.
-            watcher: Callable[[], None] = self._watch_server_close
-            self._watcher = threading.Thread(
-                target=watcher, name=f"mcp-sync-reader-{self.name}", daemon=True
-            )
-            self._watcher.start()
+            self._watcher = start_thread(self._watch_server_close,
+                                         f"mcp-sync-reader-{self.name}")
 
     def _watch_server_close(self) -> None:
         connection = self.connection
@@ -87,7 +88,5 @@ class MemoryTransport(Transport):
         if connection is not None:
             connection.close()
         self._report(ConnectionClosed(f"connection to {self.name} closed by the client"))
-        watcher = getattr(self, "_watcher", None)
-        if watcher is not None and watcher is not threading.current_thread():
-            watcher.join(5.0)
+        join_or_warn(getattr(self, "_watcher", None), 5.0, "closing the transport", log)
         self.connection = None

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import socket
 import threading
 from typing import Any, Dict, Mapping, Optional, Tuple
@@ -28,6 +27,8 @@ from urllib.parse import urljoin, urlsplit
 import requests
 import urllib3
 
+from .._text import name_safe
+from .._threads import join_or_warn, start_thread
 from ..exceptions import (
     ConnectionClosed,
     HTTPError,
@@ -62,7 +63,6 @@ __all__ = ["SseTransport"]
 
 log = logging.getLogger(__name__)
 
-_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # How much of a POST's reply is read: an error's excerpt, or the acknowledgement ("Accepted")
 # read to its end so that the connection can serve the next POST (a longer one is dropped).
@@ -94,7 +94,7 @@ def _default_name(url: str) -> str:
     label = parts.hostname or "sse"
     if parts.port is not None:
         label += f"-{parts.port}"
-    return _UNSAFE_NAME.sub("_", label)[:40] or "sse"
+    return name_safe(label)[:40] or "sse"
 
 
 def _stream_socket(response: requests.Response) -> Optional[socket.socket]:
@@ -297,10 +297,7 @@ class SseTransport(Transport):
         self._on_request_failed = on_request_failed
         # A daemon so that a forgotten transport never blocks interpreter exit; close()
         # still ends and joins it.
-        self._reader = threading.Thread(
-            target=self._read_stream, name=f"mcp-sync-reader-{self.name}", daemon=True
-        )
-        self._reader.start()
+        self._reader = start_thread(self._read_stream, f"mcp-sync-reader-{self.name}")
         if not self._ready.wait(self.connect_timeout):
             self._start_error = TransportError(
                 f"{self.url} sent no endpoint event within {self.connect_timeout} s"
@@ -583,11 +580,7 @@ class SseTransport(Transport):
             # taking it from _response under this lock, so its socket is still the stream's.
             if self._response is not None:
                 _wake_reader(self._response)
-        reader = self._reader
-        if reader is not None and reader is not threading.current_thread():
-            reader.join(self.close_timeout)
-            if reader.is_alive():
-                log.warning("%s did not stop within %.1f s", reader.name, self.close_timeout)
+        join_or_warn(self._reader, self.close_timeout, "closing the transport", log)
         self._report_close(None)  # no-op if the reader reported already
         self._watchdog.stop(self.close_timeout)
         http = self._http

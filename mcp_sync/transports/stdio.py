@@ -54,6 +54,7 @@ import time
 import weakref
 from typing import IO, Any, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from .._threads import join_or_warn, start_thread
 from ..exceptions import (
     CommandNotFound,
     ConnectionClosed,
@@ -411,22 +412,14 @@ class StdioTransport(Transport):
         log.debug("started %s pid=%s", self.target, process.pid)
         # Each thread is given the process (and the stderr tail) it serves: after close()
         # one may outlive the connection, held on a pipe that a process the server
-        # started keeps open, and must never act on a child started later.
-        self._stderr_reader = threading.Thread(
-            target=self._drain_stderr, args=(process, self.stderr_tail),
-            name=f"mcp-sync-stderr-{self.name}", daemon=True,
-        )
-        self._reader = threading.Thread(
-            target=self._read_stdout, args=(process, on_message),
-            name=f"mcp-sync-reader-{self.name}", daemon=True,
-        )
-        self._watcher = threading.Thread(
-            target=self._watch_exit, args=(process,),
-            name=f"mcp-sync-watcher-{self.name}", daemon=True,
-        )
-        self._stderr_reader.start()
-        self._reader.start()
-        self._watcher.start()
+        # started keeps open, and must never act on a child started later. In this order:
+        # the reader's report of the close looks for the stderr thread, the watcher for
+        # the reader.
+        self._stderr_reader = start_thread(self._drain_stderr, f"mcp-sync-stderr-{self.name}",
+                                           process, self.stderr_tail)
+        self._reader = start_thread(self._read_stdout, f"mcp-sync-reader-{self.name}",
+                                    process, on_message)
+        self._watcher = start_thread(self._watch_exit, f"mcp-sync-watcher-{self.name}", process)
 
     def _reset(self) -> None:
         """Forget a closed child so that the transport can start a new one (reconnect)."""
@@ -675,11 +668,8 @@ class StdioTransport(Transport):
             self._wake = os.pipe()
         self._writer_active = True
         # A daemon like the others; close() wakes it through the wake pipe and joins it.
-        self._writer = threading.Thread(
-            target=self._write_backlog, args=(self._process.stdin.fileno(), self._wake[0]),
-            name=f"mcp-sync-writer-{self.name}", daemon=True,
-        )
-        self._writer.start()
+        self._writer = start_thread(self._write_backlog, f"mcp-sync-writer-{self.name}",
+                                    self._process.stdin.fileno(), self._wake[0])
 
     def _write_backlog(self, fd: int, wake: int) -> None:
         """The writer thread: write the backlog as the child reads it, then retire.
@@ -747,11 +737,8 @@ class StdioTransport(Transport):
                 process.stdin.close()
         except (OSError, ValueError) as exc:
             log.debug("closing stdin of %s: %r", self.name, exc)
-        if writer is not None and writer is not threading.current_thread():
-            writer.join(self.close_timeout)
-            if writer.is_alive():
-                log.warning("%s did not stop within %.1f s", writer.name, self.close_timeout)
-                return  # its descriptors stay open rather than be reused under it
+        if not join_or_warn(writer, self.close_timeout, "closing the transport", log):
+            return  # its descriptors stay open rather than be reused under it
         if wake is not None:
             for descriptor in wake:
                 os.close(descriptor)
@@ -790,12 +777,13 @@ class StdioTransport(Transport):
                 if not self._signal_pipe_holders(process, sig_name) or self._join(pipe_threads):
                     break
         self._reap(process, self.close_timeout)
-        self._join([self._watcher])
-        for thread in (*pipe_threads, self._watcher):
+        join_or_warn(self._watcher, self.close_timeout, "closing the transport", log)
+        for thread in pipe_threads:  # joined above, given every signal close() may send
             if thread is not None and thread.is_alive() and (
                 thread is not threading.current_thread()
             ):
-                log.warning("%s did not stop within %.1f s", thread.name, self.close_timeout)
+                log.warning("%s did not stop within %.1f s of closing the transport",
+                            thread.name, self.close_timeout)
         self._report_close(process, None)  # no-op if the reader reported already
         # The pipes of threads that ended (or never started); the others close their own.
         for thread, pipe in ((self._reader, process.stdout),

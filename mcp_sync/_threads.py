@@ -1,0 +1,69 @@
+"""Thread policy, written once: how the library starts a thread and how it joins one.
+
+* :func:`start_thread` starts a named daemon thread. Every thread is named
+  ``mcp-sync-<role>-<server>`` (docs/architecture.md lists them), so that a thread dump,
+  a log record's ``threadName`` or a test's leak check tells whose it is. Every one is a
+  daemon, so that a client nobody closed never keeps the interpreter from exiting; no
+  cleanup relies on that: each owner's ``close()`` joins its threads with a bound.
+* :func:`join_or_warn` is that bounded join: it waits at most the bound, and a thread
+  that outlives it is left to end on its own, with one WARNING naming it, so that
+  ``close()`` returns in time and the leftover thread is not a silent one.
+
+Standard library only; it imports nothing of ours.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Callable, Optional
+
+__all__ = ["join_or_warn", "start_thread"]
+
+_PREFIX = "mcp-sync-"
+
+
+def start_thread(target: Callable[..., object], name: str, *args: Any) -> threading.Thread:
+    """Start ``target(*args)`` on a new daemon thread called ``name``, and return it.
+
+    ``name`` is the whole name, ``mcp-sync-<role>-<server>``. The thread is running when
+    this returns: assign it where its owner's ``close()`` will find it while still holding
+    whatever lock guards that place, so that ``close()`` never sees it half-made.
+
+    Raises:
+        ValueError: ``name`` does not start with ``mcp-sync-``.
+        RuntimeError: the interpreter cannot start another thread.
+    """
+    if not name.startswith(_PREFIX):
+        raise ValueError(f"thread names start with {_PREFIX!r}: {name!r}")
+    thread = threading.Thread(target=target, name=name, args=args, daemon=True)
+    thread.start()
+    return thread
+
+
+def join_or_warn(thread: Optional[threading.Thread], timeout: float, what: str,
+                 logger: logging.Logger, *, deadline: Optional[float] = None) -> bool:
+    """Wait at most ``timeout`` seconds for ``thread`` to end; True unless it outlived that.
+
+    A thread still running after the bound is left to end on its own, and ``logger``
+    gets one WARNING: ``<thread name> did not stop within <timeout> s of <what>``
+    (``what`` names the wait, e.g. ``"closing the session"``). ``None``, a thread never
+    started and a thread that already ended return True at once. The calling thread is
+    never joined (it cannot wait for itself: an owner closed from one of its own threads
+    ends that thread when the call returns), and counts as True.
+
+    Args:
+        deadline: when the wait ends, a :func:`time.monotonic` time (default: ``timeout``
+            from now), so that threads stopped together share one bound: each is joined
+            until the same deadline, and ``timeout``, the whole bound, is what the
+            warning reports.
+    """
+    if thread is None or thread.ident is None or thread is threading.current_thread():
+        return True
+    end = time.monotonic() + timeout if deadline is None else deadline
+    thread.join(max(0.0, end - time.monotonic()))
+    if not thread.is_alive():
+        return True
+    logger.warning("%s did not stop within %.1f s of %s", thread.name, timeout, what)
+    return False
