@@ -22,8 +22,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from .client import DEFAULT, Client
 from .connect import connect
 from .context import RequestContext, request_context

@@ -33,7 +33,6 @@ from typing import (
     Union,
 )
 
-from . import __version__
 from ._core import ProgressCallback
 from ._negotiation import Agreement, Offer, choose_version, forget_protocol_eras, negotiate
 from ._protocol import (
@@ -49,6 +48,7 @@ from ._protocol import (
     _Default,
 )
 from ._rounds import Rounds, RoundsFuture
+from ._version import __version__
 from .context import RequestContext, serving
 from .exceptions import (
     CallbackError,
