@@ -5,8 +5,8 @@
     python bench/bench_connect.py --quick    # ~15 s (noisier)
 
 Times ``mcp_sync.connect(...)`` up to the first ``call_tool`` result against the stdio echo
-server (``bench/echo_server.py``) in two guises: legacy (answers ``server/discover`` with
-``-32601``, as a server predating 2026-07-28 does) and ``--modern`` (answers it as a
+server (``bench/echo_server.py``) in two guises: session-era (answers ``server/discover`` with
+``-32601``, as a server predating 2026-07-28 does) and ``--stateless`` (answers it as a
 2026-07-28 server). For each: auto mode (``mcp_sync.client.forget_protocol_eras()`` first,
 so the probe runs), auto mode again right after (the era cached), and pinned
 (``protocol_version="2025-11-25"`` resp. ``"2026-07-28"``, no probe).
@@ -48,24 +48,24 @@ from bench_stdio import NoiseMeter, log, median, rotate, verdict  # noqa: E402
 SERVER = BENCH / "echo_server.py"
 RESULTS = BENCH / "results"
 
-LEGACY_VERSION = "2025-11-25"
-MODERN_VERSION = "2026-07-28"
+SESSION_VERSION = "2025-11-25"
+STATELESS_VERSION = "2026-07-28"
 # Target: against a server that answers unknown methods with an error, auto mode costs at
 # most one round trip (plus noise) over a pinned version.
 TARGET_EXTRA_ROUND_TRIPS = 1.0
 
 # Cases: (server kind, how the client connects).
 PINNED, AUTO, CACHED = "pinned", "auto", "auto, era cached"
-KINDS = ("legacy", "modern")
+KINDS = ("session", "stateless")
 CASES: List[Tuple[str, str]] = [(k, m) for k in KINDS for m in (PINNED, AUTO, CACHED)]
 FLOOR = ("bare", "spawn + one ping")
 CASE_LABELS = {
-    ("legacy", PINNED): f"legacy server, pinned {LEGACY_VERSION}",
-    ("legacy", AUTO): "legacy server, auto (probe, then initialize)",
-    ("legacy", CACHED): "legacy server, auto, era cached",
-    ("modern", PINNED): f"modern server, pinned {MODERN_VERSION}",
-    ("modern", AUTO): "modern server, auto (probe = server/discover)",
-    ("modern", CACHED): "modern server, auto, era cached",
+    ("session", PINNED): f"session-era server, pinned {SESSION_VERSION}",
+    ("session", AUTO): "session-era server, auto (probe, then initialize)",
+    ("session", CACHED): "session-era server, auto, era cached",
+    ("stateless", PINNED): f"stateless-era server, pinned {STATELESS_VERSION}",
+    ("stateless", AUTO): "stateless-era server, auto (probe = server/discover)",
+    ("stateless", CACHED): "stateless-era server, auto, era cached",
     FLOOR: "bare pipe: spawn + one `ping` (floor)",
 }
 # Calls timed on each connected client after its first result: the round trip.
@@ -153,14 +153,15 @@ def median_ci(values: Sequence[float]) -> Dict[str, float]:
 def run(reps: int, server_extra: Sequence[str], workdir: Path) -> Dict[str, Any]:
     stamps = {k: workdir / f"ready-{k}" for k in (*KINDS, "bare")}
     argvs = {
-        "legacy": [sys.executable, str(SERVER), *server_extra, "--stamp", str(stamps["legacy"])],
-        "modern": [sys.executable, str(SERVER), *server_extra, "--modern", "--stamp",
-                   str(stamps["modern"])],
+        "session": [sys.executable, str(SERVER), *server_extra, "--stamp", str(stamps["session"])],
+        "stateless": [sys.executable, str(SERVER), *server_extra, "--stateless", "--stamp",
+                   str(stamps["stateless"])],
         "bare": [sys.executable, str(SERVER), *server_extra, "--stamp", str(stamps["bare"])],
     }
-    versions = {"legacy": LEGACY_VERSION, "modern": MODERN_VERSION}
+    versions = {"session": SESSION_VERSION, "stateless": STATELESS_VERSION}
     # One unit per rotation slot; "auto" is followed at once by the cached connect.
-    units = [("legacy", PINNED), ("legacy", AUTO), ("modern", PINNED), ("modern", AUTO), FLOOR]
+    units = [("session", PINNED), ("session", AUTO), ("stateless", PINNED),
+             ("stateless", AUTO), FLOOR]
     samples: Dict[Tuple[str, str], List[Dict[str, Any]]] = {c: [] for c in [*CASES, FLOOR]}
 
     def do(unit: Tuple[str, str], keep: bool) -> None:
@@ -257,8 +258,8 @@ def render(results: Dict[str, Any]) -> str:
     lines += [
         "",
         f"One `tools/call` round trip on a connected client (median of {RTT_CALLS} calls per "
-        f"connection, over all connections): legacy server {rtt['legacy']:.0f} µs, modern "
-        f"server {rtt['modern']:.0f} µs.",
+        f"connection, over all connections): session-era server {rtt['session']:.0f} µs, stateless "
+        f"server {rtt['stateless']:.0f} µs.",
         "",
     ]
     eras = {key: (e.get("era"), e.get("version")) for key, e in data["cases"].items()
@@ -279,12 +280,12 @@ def render(results: Dict[str, Any]) -> str:
 
 def targets(data: Dict[str, Any]) -> List[Dict[str, str]]:
     out = []
-    diff = data["differences"].get(f"legacy / {AUTO}")
+    diff = data["differences"].get(f"session / {AUTO}")
     if diff:
         d, rtt = diff["after_ready_us"], diff["rtt_us"]
         limit = TARGET_EXTRA_ROUND_TRIPS * rtt
         out.append({
-            "name": "auto - pinned, legacy server (answers server/discover with -32601): "
+            "name": "auto - pinned, session-era server (answers server/discover with -32601): "
                     f"<= {TARGET_EXTRA_ROUND_TRIPS:g} round trip + noise",
             "measured": f"{d['median']:.0f} µs = {diff['round_trips']:.1f} round trips of "
                         f"{rtt:.0f} µs (noise ±{d['half_width']:.0f} µs)",

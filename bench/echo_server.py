@@ -14,14 +14,14 @@ returns its ``text`` argument as a single text content block.
 
 Usage::
 
-    python bench/echo_server.py [--cpu N] [--modern] [--stamp PATH]
+    python bench/echo_server.py [--cpu N] [--stateless] [--stamp PATH]
     python bench/echo_server.py --http PORT [--reply json|sse] [--sse-framing chunked|length]
-                                [--cpu N] [--modern]
+                                [--cpu N] [--stateless]
 
 ``--cpu N`` pins the server process to CPU ``N`` (Linux ``sched_setaffinity``) so that a
 pinned client and the server do not compete for one core.
 
-``--modern`` also answers ``server/discover`` as a 2026-07-28 server does (capabilities,
+``--stateless`` also answers ``server/discover`` as a 2026-07-28 server does (capabilities,
 ``supportedVersions``, server info in ``_meta``; ``-32022`` for a version it does not
 speak). Without it ``server/discover`` gets ``-32601`` like any unknown method, as from a
 server that predates 2026-07-28. ``initialize`` works either way.
@@ -53,12 +53,12 @@ from typing import Any, Dict, List, Optional, Union
 SERVER_INFO = {"name": "bench-echo", "version": "1.0.0"}
 LATEST_PROTOCOL_VERSION = "2025-11-25"
 SUPPORTED_PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-MODERN_PROTOCOL_VERSION = "2026-07-28"
+STATELESS_PROTOCOL_VERSION = "2026-07-28"
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 
-#: Answer ``server/discover`` as a 2026-07-28 server (``--modern``); off: ``-32601``.
-MODERN = False
+#: Answer ``server/discover`` as a 2026-07-28 server (``--stateless``); off: ``-32601``.
+STATELESS = False
 
 ECHO_TOOL = {
     "name": "echo",
@@ -121,17 +121,17 @@ def handle(message: Any) -> Optional[Message]:
         return _result(request_id, {})
     if method == "tools/list":
         return _result(request_id, {"tools": [ECHO_TOOL]})
-    if method == "server/discover" and MODERN:
+    if method == "server/discover" and STATELESS:
         return _discover(request_id, params)
     return _error(request_id, -32601, f"Method not found: {method}")
 
 
 def _discover(request_id: Any, params: Dict[str, Any]) -> Message:
-    """``server/discover`` as a 2026-07-28 server answers it (``--modern`` only)."""
+    """``server/discover`` as a 2026-07-28 server answers it (``--stateless`` only)."""
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     requested = meta.get(META_PROTOCOL_VERSION)
-    supported = [MODERN_PROTOCOL_VERSION, *SUPPORTED_PROTOCOL_VERSIONS]
-    if requested != MODERN_PROTOCOL_VERSION:
+    supported = [STATELESS_PROTOCOL_VERSION, *SUPPORTED_PROTOCOL_VERSIONS]
+    if requested != STATELESS_PROTOCOL_VERSION:
         return {"jsonrpc": "2.0", "id": request_id, "error": {
             "code": -32022, "message": "Unsupported protocol version",
             "data": {"supported": supported, "requested": requested}}}
@@ -314,7 +314,7 @@ def _option(args: List[str], name: str, default: Optional[str] = None) -> Option
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    global MODERN
+    global STATELESS
     args = list(sys.argv[1:] if argv is None else argv)
     cpu = _option(args, "--cpu")
     if cpu is not None and hasattr(os, "sched_setaffinity"):
@@ -322,7 +322,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             os.sched_setaffinity(0, {int(cpu)})
         except OSError:
             pass  # fewer CPUs than asked for: run unpinned
-    MODERN = "--modern" in args
+    STATELESS = "--stateless" in args
     port = _option(args, "--http")
     try:
         if port is not None:
