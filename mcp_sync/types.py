@@ -47,7 +47,19 @@ and :data:`ServerResult2026` dispatch on it.
 """
 
 import json
-from typing import Annotated, Any, Callable, Dict, List, Literal, Optional, Sequence, Type, Union
+from typing import (
+    Annotated,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Literal,
+    Optional,
+    Sequence,
+    Type,
+    TypeVar,
+    Union,
+)
 
 from pydantic import (
     BaseModel,
@@ -585,17 +597,21 @@ class ToolResultContent(MCPModel):
     meta: MetaField = None
 
 
-SamplingMessageContentBlock = Annotated[
+_ToolResult = TypeVar("_ToolResult", bound=ToolResultContent)
+
+# The blocks of a sampling message; each era puts in its own tool result model.
+_SamplingMessageContentBlocks = Annotated[
     Union[
         Annotated[TextContent, Tag("text")],
         Annotated[ImageContent, Tag("image")],
         Annotated[AudioContent, Tag("audio")],
         Annotated[ToolUseContent, Tag("tool_use")],
-        Annotated[ToolResultContent, Tag("tool_result")],
+        Annotated[_ToolResult, Tag("tool_result")],
         Annotated[UnknownContent, Tag("unknown")],
     ],
     Discriminator(_type_tag(("text", "image", "audio", "tool_use", "tool_result"))),
 ]
+SamplingMessageContentBlock = _SamplingMessageContentBlocks[ToolResultContent]
 
 
 # ---------------------------------------------------------------------------
@@ -1635,15 +1651,23 @@ class ElicitRequestURLParams(TaskAugmentedRequestParams):
     url: str
 
 
-def _elicit_mode_tag(value: Any) -> Optional[str]:
-    """URL mode when ``mode == "url"``; otherwise form mode (its ``mode`` is optional)."""
+def _elicit_mode(value: Any, url_params: Type[MCPModel]) -> Optional[str]:
+    """URL mode when ``mode == "url"``; otherwise form mode (its ``mode`` is optional).
+
+    ``url_params`` is the era's URL-mode model, for values that are already models.
+    """
     if isinstance(value, dict):
         return "url" if value.get("mode") == "url" else "form"
-    if isinstance(value, ElicitRequestURLParams):
+    if isinstance(value, url_params):
         return "url"
     if isinstance(value, ElicitRequestFormParams):
         return "form"
     return None
+
+
+def _elicit_mode_tag(value: Any) -> Optional[str]:
+    """Discriminator of :data:`ElicitRequestParams` (its name shows in validation errors)."""
+    return _elicit_mode(value, ElicitRequestURLParams)
 
 
 ElicitRequestParams = Annotated[
@@ -1855,17 +1879,9 @@ class ToolResultContent2026(ToolResultContent):
     structured_content: Optional[JSONValue] = None
 
 
-SamplingMessageContentBlock2026 = Annotated[
-    Union[
-        Annotated[TextContent, Tag("text")],
-        Annotated[ImageContent, Tag("image")],
-        Annotated[AudioContent, Tag("audio")],
-        Annotated[ToolUseContent, Tag("tool_use")],
-        Annotated[ToolResultContent2026, Tag("tool_result")],
-        Annotated[UnknownContent, Tag("unknown")],
-    ],
-    Discriminator(_type_tag(("text", "image", "audio", "tool_use", "tool_result"))),
-]
+SamplingMessageContentBlock2026 = _SamplingMessageContentBlocks[ToolResultContent2026]
+# The content of a 2026-07-28 sampling message or sampled result: one block or a list.
+_SamplingContent2026 = Union[SamplingMessageContentBlock2026, List[SamplingMessageContentBlock2026]]
 
 
 # The 2026 subclasses below narrow a field to the 2026 blocks (ToolResultContent2026 is a
@@ -1875,9 +1891,7 @@ SamplingMessageContentBlock2026 = Annotated[
 class SamplingMessage2026(SamplingMessage):
     """2026-07-28 sampling message; its tool results may carry any structured content."""
 
-    content: Union[  # type: ignore[assignment]
-        SamplingMessageContentBlock2026, List[SamplingMessageContentBlock2026]
-    ]
+    content: _SamplingContent2026  # type: ignore[assignment]
 
 
 class CreateMessageRequestParams2026(CreateMessageRequestParams):
@@ -1889,9 +1903,7 @@ class CreateMessageRequestParams2026(CreateMessageRequestParams):
 class CreateMessageResult2026(CreateMessageResult):
     """2026-07-28 sampled message, the client's answer to a ``sampling/createMessage``."""
 
-    content: Union[  # type: ignore[assignment]
-        SamplingMessageContentBlock2026, List[SamplingMessageContentBlock2026]
-    ]
+    content: _SamplingContent2026  # type: ignore[assignment]
 
 
 class CallToolResult2026(CallToolResult):
@@ -1930,14 +1942,8 @@ class ElicitRequestURLParams2026(MCPModel):
 
 
 def _elicit_mode_tag_2026(value: Any) -> Optional[str]:
-    """URL mode when ``mode == "url"``; otherwise form mode (its ``mode`` is optional)."""
-    if isinstance(value, dict):
-        return "url" if value.get("mode") == "url" else "form"
-    if isinstance(value, ElicitRequestURLParams2026):
-        return "url"
-    if isinstance(value, ElicitRequestFormParams):
-        return "form"
-    return None
+    """Discriminator of :data:`ElicitRequestParams2026`."""
+    return _elicit_mode(value, ElicitRequestURLParams2026)
 
 
 ElicitRequestParams2026 = Annotated[
@@ -2042,29 +2048,20 @@ def _result_type_tag(value: Any) -> Optional[str]:
     return None
 
 
+_CompleteResult = TypeVar("_CompleteResult", bound=Result)
+
 # Results of the requests that may answer ``input_required``, dispatched on ``resultType``;
 # an unknown ``resultType`` is a validation error (the spec calls it invalid).
-CallToolResultOrInputRequired = Annotated[
+_OrInputRequired = Annotated[
     Union[
-        Annotated[CallToolResult2026, Tag("complete")],
+        Annotated[_CompleteResult, Tag("complete")],
         Annotated[InputRequiredResult, Tag("input_required")],
     ],
     Discriminator(_result_type_tag),
 ]
-GetPromptResultOrInputRequired = Annotated[
-    Union[
-        Annotated[GetPromptResult, Tag("complete")],
-        Annotated[InputRequiredResult, Tag("input_required")],
-    ],
-    Discriminator(_result_type_tag),
-]
-ReadResourceResultOrInputRequired = Annotated[
-    Union[
-        Annotated[ReadResourceResult, Tag("complete")],
-        Annotated[InputRequiredResult, Tag("input_required")],
-    ],
-    Discriminator(_result_type_tag),
-]
+CallToolResultOrInputRequired = _OrInputRequired[CallToolResult2026]
+GetPromptResultOrInputRequired = _OrInputRequired[GetPromptResult]
+ReadResourceResultOrInputRequired = _OrInputRequired[ReadResourceResult]
 
 
 # ---------------------------------------------------------------------------
