@@ -238,32 +238,32 @@ class _RequestEnvelope(_JSONRPCEnvelope):
     id: RequestId
 
 
-class Request(MCPModel):
+class _MethodCall(MCPModel):
+    """A method name and optional params kept as a dict: the untyped shape of requests and
+    notifications, with or without a JSON-RPC envelope.
+
+    Named before the envelope among a model's bases, so that its fields follow ``jsonrpc``
+    and ``id`` on the wire.
+    """
+
+    method: str
+    params: Optional[Dict[str, Any]] = None
+
+
+class Request(_MethodCall):
     """Generic request shape: a method name and optional params object."""
 
-    method: str
-    params: Optional[Dict[str, Any]] = None
 
-
-class Notification(MCPModel):
+class Notification(_MethodCall):
     """Generic notification shape: a method name and optional params object."""
 
-    method: str
-    params: Optional[Dict[str, Any]] = None
 
-
-class JSONRPCRequest(_RequestEnvelope):
+class JSONRPCRequest(_MethodCall, _RequestEnvelope):
     """A raw JSON-RPC request that expects a response; params kept as a dict."""
 
-    method: str
-    params: Optional[Dict[str, Any]] = None
 
-
-class JSONRPCNotification(_JSONRPCEnvelope):
+class JSONRPCNotification(_MethodCall, _JSONRPCEnvelope):
     """A raw JSON-RPC notification; params kept as a dict."""
-
-    method: str
-    params: Optional[Dict[str, Any]] = None
 
 
 class JSONRPCResultResponse(_RequestEnvelope):
@@ -445,24 +445,26 @@ class TextContent(MCPModel):
     meta: MetaField = None
 
 
-class ImageContent(MCPModel):
+class _MediaContent(MCPModel):
+    """Base64-encoded media provided to or from an LLM; each kind narrows ``type``."""
+
+    type: str
+    data: str
+    mime_type: str
+    annotations: Optional[Annotations] = None
+    meta: MetaField = None
+
+
+class ImageContent(_MediaContent):
     """A base64-encoded image provided to or from an LLM."""
 
     type: Literal["image"] = "image"
-    data: str
-    mime_type: str
-    annotations: Optional[Annotations] = None
-    meta: MetaField = None
 
 
-class AudioContent(MCPModel):
+class AudioContent(_MediaContent):
     """Base64-encoded audio provided to or from an LLM."""
 
     type: Literal["audio"] = "audio"
-    data: str
-    mime_type: str
-    annotations: Optional[Annotations] = None
-    meta: MetaField = None
 
 
 class UnknownContent(MCPModel):
@@ -1454,12 +1456,18 @@ class CreateMessageResult(Result, SamplingMessage):
 # ---------------------------------------------------------------------------
 
 
-class StringSchema(MCPModel):
+class _FormField(MCPModel):
+    """What every form field schema has; each kind narrows ``type`` and adds its keywords."""
+
+    type: str
+    title: Optional[str] = None
+    description: Optional[str] = None
+
+
+class StringSchema(_FormField):
     """A string form field."""
 
     type: Literal["string"] = "string"
-    title: Optional[str] = None
-    description: Optional[str] = None
     min_length: Optional[int] = None
     max_length: Optional[int] = None
     # Known values: "email", "uri", "date", "date-time"; other strings are tolerated.
@@ -1467,23 +1475,19 @@ class StringSchema(MCPModel):
     default: Optional[str] = None
 
 
-class NumberSchema(MCPModel):
+class NumberSchema(_FormField):
     """A number or integer form field."""
 
     type: Literal["number", "integer"] = "number"
-    title: Optional[str] = None
-    description: Optional[str] = None
     minimum: Optional[Union[int, float]] = None
     maximum: Optional[Union[int, float]] = None
     default: Optional[Union[int, float]] = None
 
 
-class BooleanSchema(MCPModel):
+class BooleanSchema(_FormField):
     """A boolean form field."""
 
     type: Literal["boolean"] = "boolean"
-    title: Optional[str] = None
-    description: Optional[str] = None
     default: Optional[bool] = None
 
 
@@ -1494,32 +1498,26 @@ class TitledEnumOption(MCPModel):
     title: str
 
 
-class UntitledSingleSelectEnumSchema(MCPModel):
+class UntitledSingleSelectEnumSchema(_FormField):
     """A single-choice field whose options are plain values."""
 
     type: Literal["string"] = "string"
-    title: Optional[str] = None
-    description: Optional[str] = None
     enum: List[str]
     default: Optional[str] = None
 
 
-class TitledSingleSelectEnumSchema(MCPModel):
+class TitledSingleSelectEnumSchema(_FormField):
     """A single-choice field whose options have display titles."""
 
     type: Literal["string"] = "string"
-    title: Optional[str] = None
-    description: Optional[str] = None
     one_of: List[TitledEnumOption]
     default: Optional[str] = None
 
 
-class LegacyTitledEnumSchema(MCPModel):
+class LegacyTitledEnumSchema(_FormField):
     """Deprecated single-choice field with parallel ``enumNames``."""
 
     type: Literal["string"] = "string"
-    title: Optional[str] = None
-    description: Optional[str] = None
     enum: List[str]
     enum_names: Optional[List[str]] = None
     default: Optional[str] = None
@@ -1538,28 +1536,26 @@ class TitledEnumItems(MCPModel):
     any_of: List[TitledEnumOption]
 
 
-class UntitledMultiSelectEnumSchema(MCPModel):
+class _MultiSelectField(_FormField):
+    """A multi-choice field; each kind narrows ``items`` to its option schema."""
+
+    type: Literal["array"] = "array"
+    min_items: Optional[int] = None
+    max_items: Optional[int] = None
+    items: Union[UntitledEnumItems, TitledEnumItems]
+    default: Optional[List[str]] = None
+
+
+class UntitledMultiSelectEnumSchema(_MultiSelectField):
     """A multi-choice field whose options are plain values."""
 
-    type: Literal["array"] = "array"
-    title: Optional[str] = None
-    description: Optional[str] = None
-    min_items: Optional[int] = None
-    max_items: Optional[int] = None
     items: UntitledEnumItems
-    default: Optional[List[str]] = None
 
 
-class TitledMultiSelectEnumSchema(MCPModel):
+class TitledMultiSelectEnumSchema(_MultiSelectField):
     """A multi-choice field whose options have display titles."""
 
-    type: Literal["array"] = "array"
-    title: Optional[str] = None
-    description: Optional[str] = None
-    min_items: Optional[int] = None
-    max_items: Optional[int] = None
     items: TitledEnumItems
-    default: Optional[List[str]] = None
 
 
 def _primitive_schema_tag(value: Any) -> Optional[str]:
