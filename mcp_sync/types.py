@@ -47,7 +47,19 @@ and :data:`ServerResult2026` dispatch on it.
 """
 
 import json
-from typing import Annotated, Any, Callable, Dict, List, Literal, Optional, Sequence, Type, Union
+from typing import (
+    Annotated,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Literal,
+    Optional,
+    Sequence,
+    Type,
+    TypeVar,
+    Union,
+)
 
 from pydantic import (
     BaseModel,
@@ -226,32 +238,32 @@ class _RequestEnvelope(_JSONRPCEnvelope):
     id: RequestId
 
 
-class Request(MCPModel):
+class _MethodCall(MCPModel):
+    """A method name and optional params kept as a dict: the untyped shape of requests and
+    notifications, with or without a JSON-RPC envelope.
+
+    Named before the envelope among a model's bases, so that its fields follow ``jsonrpc``
+    and ``id`` on the wire.
+    """
+
+    method: str
+    params: Optional[Dict[str, Any]] = None
+
+
+class Request(_MethodCall):
     """Generic request shape: a method name and optional params object."""
 
-    method: str
-    params: Optional[Dict[str, Any]] = None
 
-
-class Notification(MCPModel):
+class Notification(_MethodCall):
     """Generic notification shape: a method name and optional params object."""
 
-    method: str
-    params: Optional[Dict[str, Any]] = None
 
-
-class JSONRPCRequest(_RequestEnvelope):
+class JSONRPCRequest(_MethodCall, _RequestEnvelope):
     """A raw JSON-RPC request that expects a response; params kept as a dict."""
 
-    method: str
-    params: Optional[Dict[str, Any]] = None
 
-
-class JSONRPCNotification(_JSONRPCEnvelope):
+class JSONRPCNotification(_MethodCall, _JSONRPCEnvelope):
     """A raw JSON-RPC notification; params kept as a dict."""
-
-    method: str
-    params: Optional[Dict[str, Any]] = None
 
 
 class JSONRPCResultResponse(_RequestEnvelope):
@@ -433,24 +445,26 @@ class TextContent(MCPModel):
     meta: MetaField = None
 
 
-class ImageContent(MCPModel):
+class _MediaContent(MCPModel):
+    """Base64-encoded media provided to or from an LLM; each kind narrows ``type``."""
+
+    type: str
+    data: str
+    mime_type: str
+    annotations: Optional[Annotations] = None
+    meta: MetaField = None
+
+
+class ImageContent(_MediaContent):
     """A base64-encoded image provided to or from an LLM."""
 
     type: Literal["image"] = "image"
-    data: str
-    mime_type: str
-    annotations: Optional[Annotations] = None
-    meta: MetaField = None
 
 
-class AudioContent(MCPModel):
+class AudioContent(_MediaContent):
     """Base64-encoded audio provided to or from an LLM."""
 
     type: Literal["audio"] = "audio"
-    data: str
-    mime_type: str
-    annotations: Optional[Annotations] = None
-    meta: MetaField = None
 
 
 class UnknownContent(MCPModel):
@@ -585,17 +599,21 @@ class ToolResultContent(MCPModel):
     meta: MetaField = None
 
 
-SamplingMessageContentBlock = Annotated[
+_ToolResult = TypeVar("_ToolResult", bound=ToolResultContent)
+
+# The blocks of a sampling message; each era puts in its own tool result model.
+_SamplingMessageContentBlocks = Annotated[
     Union[
         Annotated[TextContent, Tag("text")],
         Annotated[ImageContent, Tag("image")],
         Annotated[AudioContent, Tag("audio")],
         Annotated[ToolUseContent, Tag("tool_use")],
-        Annotated[ToolResultContent, Tag("tool_result")],
+        Annotated[_ToolResult, Tag("tool_result")],
         Annotated[UnknownContent, Tag("unknown")],
     ],
     Discriminator(_type_tag(("text", "image", "audio", "tool_use", "tool_result"))),
 ]
+SamplingMessageContentBlock = _SamplingMessageContentBlocks[ToolResultContent]
 
 
 # ---------------------------------------------------------------------------
@@ -1438,12 +1456,18 @@ class CreateMessageResult(Result, SamplingMessage):
 # ---------------------------------------------------------------------------
 
 
-class StringSchema(MCPModel):
+class _FormField(MCPModel):
+    """What every form field schema has; each kind narrows ``type`` and adds its keywords."""
+
+    type: str
+    title: Optional[str] = None
+    description: Optional[str] = None
+
+
+class StringSchema(_FormField):
     """A string form field."""
 
     type: Literal["string"] = "string"
-    title: Optional[str] = None
-    description: Optional[str] = None
     min_length: Optional[int] = None
     max_length: Optional[int] = None
     # Known values: "email", "uri", "date", "date-time"; other strings are tolerated.
@@ -1451,23 +1475,19 @@ class StringSchema(MCPModel):
     default: Optional[str] = None
 
 
-class NumberSchema(MCPModel):
+class NumberSchema(_FormField):
     """A number or integer form field."""
 
     type: Literal["number", "integer"] = "number"
-    title: Optional[str] = None
-    description: Optional[str] = None
     minimum: Optional[Union[int, float]] = None
     maximum: Optional[Union[int, float]] = None
     default: Optional[Union[int, float]] = None
 
 
-class BooleanSchema(MCPModel):
+class BooleanSchema(_FormField):
     """A boolean form field."""
 
     type: Literal["boolean"] = "boolean"
-    title: Optional[str] = None
-    description: Optional[str] = None
     default: Optional[bool] = None
 
 
@@ -1478,32 +1498,26 @@ class TitledEnumOption(MCPModel):
     title: str
 
 
-class UntitledSingleSelectEnumSchema(MCPModel):
+class UntitledSingleSelectEnumSchema(_FormField):
     """A single-choice field whose options are plain values."""
 
     type: Literal["string"] = "string"
-    title: Optional[str] = None
-    description: Optional[str] = None
     enum: List[str]
     default: Optional[str] = None
 
 
-class TitledSingleSelectEnumSchema(MCPModel):
+class TitledSingleSelectEnumSchema(_FormField):
     """A single-choice field whose options have display titles."""
 
     type: Literal["string"] = "string"
-    title: Optional[str] = None
-    description: Optional[str] = None
     one_of: List[TitledEnumOption]
     default: Optional[str] = None
 
 
-class LegacyTitledEnumSchema(MCPModel):
+class LegacyTitledEnumSchema(_FormField):
     """Deprecated single-choice field with parallel ``enumNames``."""
 
     type: Literal["string"] = "string"
-    title: Optional[str] = None
-    description: Optional[str] = None
     enum: List[str]
     enum_names: Optional[List[str]] = None
     default: Optional[str] = None
@@ -1522,28 +1536,26 @@ class TitledEnumItems(MCPModel):
     any_of: List[TitledEnumOption]
 
 
-class UntitledMultiSelectEnumSchema(MCPModel):
+class _MultiSelectField(_FormField):
+    """A multi-choice field; each kind narrows ``items`` to its option schema."""
+
+    type: Literal["array"] = "array"
+    min_items: Optional[int] = None
+    max_items: Optional[int] = None
+    items: Union[UntitledEnumItems, TitledEnumItems]
+    default: Optional[List[str]] = None
+
+
+class UntitledMultiSelectEnumSchema(_MultiSelectField):
     """A multi-choice field whose options are plain values."""
 
-    type: Literal["array"] = "array"
-    title: Optional[str] = None
-    description: Optional[str] = None
-    min_items: Optional[int] = None
-    max_items: Optional[int] = None
     items: UntitledEnumItems
-    default: Optional[List[str]] = None
 
 
-class TitledMultiSelectEnumSchema(MCPModel):
+class TitledMultiSelectEnumSchema(_MultiSelectField):
     """A multi-choice field whose options have display titles."""
 
-    type: Literal["array"] = "array"
-    title: Optional[str] = None
-    description: Optional[str] = None
-    min_items: Optional[int] = None
-    max_items: Optional[int] = None
     items: TitledEnumItems
-    default: Optional[List[str]] = None
 
 
 def _primitive_schema_tag(value: Any) -> Optional[str]:
@@ -1635,15 +1647,23 @@ class ElicitRequestURLParams(TaskAugmentedRequestParams):
     url: str
 
 
-def _elicit_mode_tag(value: Any) -> Optional[str]:
-    """URL mode when ``mode == "url"``; otherwise form mode (its ``mode`` is optional)."""
+def _elicit_mode(value: Any, url_params: Type[MCPModel]) -> Optional[str]:
+    """URL mode when ``mode == "url"``; otherwise form mode (its ``mode`` is optional).
+
+    ``url_params`` is the era's URL-mode model, for values that are already models.
+    """
     if isinstance(value, dict):
         return "url" if value.get("mode") == "url" else "form"
-    if isinstance(value, ElicitRequestURLParams):
+    if isinstance(value, url_params):
         return "url"
     if isinstance(value, ElicitRequestFormParams):
         return "form"
     return None
+
+
+def _elicit_mode_tag(value: Any) -> Optional[str]:
+    """Discriminator of :data:`ElicitRequestParams` (its name shows in validation errors)."""
+    return _elicit_mode(value, ElicitRequestURLParams)
 
 
 ElicitRequestParams = Annotated[
@@ -1855,17 +1875,9 @@ class ToolResultContent2026(ToolResultContent):
     structured_content: Optional[JSONValue] = None
 
 
-SamplingMessageContentBlock2026 = Annotated[
-    Union[
-        Annotated[TextContent, Tag("text")],
-        Annotated[ImageContent, Tag("image")],
-        Annotated[AudioContent, Tag("audio")],
-        Annotated[ToolUseContent, Tag("tool_use")],
-        Annotated[ToolResultContent2026, Tag("tool_result")],
-        Annotated[UnknownContent, Tag("unknown")],
-    ],
-    Discriminator(_type_tag(("text", "image", "audio", "tool_use", "tool_result"))),
-]
+SamplingMessageContentBlock2026 = _SamplingMessageContentBlocks[ToolResultContent2026]
+# The content of a 2026-07-28 sampling message or sampled result: one block or a list.
+_SamplingContent2026 = Union[SamplingMessageContentBlock2026, List[SamplingMessageContentBlock2026]]
 
 
 # The 2026 subclasses below narrow a field to the 2026 blocks (ToolResultContent2026 is a
@@ -1875,9 +1887,7 @@ SamplingMessageContentBlock2026 = Annotated[
 class SamplingMessage2026(SamplingMessage):
     """2026-07-28 sampling message; its tool results may carry any structured content."""
 
-    content: Union[  # type: ignore[assignment]
-        SamplingMessageContentBlock2026, List[SamplingMessageContentBlock2026]
-    ]
+    content: _SamplingContent2026  # type: ignore[assignment]
 
 
 class CreateMessageRequestParams2026(CreateMessageRequestParams):
@@ -1889,9 +1899,7 @@ class CreateMessageRequestParams2026(CreateMessageRequestParams):
 class CreateMessageResult2026(CreateMessageResult):
     """2026-07-28 sampled message, the client's answer to a ``sampling/createMessage``."""
 
-    content: Union[  # type: ignore[assignment]
-        SamplingMessageContentBlock2026, List[SamplingMessageContentBlock2026]
-    ]
+    content: _SamplingContent2026  # type: ignore[assignment]
 
 
 class CallToolResult2026(CallToolResult):
@@ -1930,14 +1938,8 @@ class ElicitRequestURLParams2026(MCPModel):
 
 
 def _elicit_mode_tag_2026(value: Any) -> Optional[str]:
-    """URL mode when ``mode == "url"``; otherwise form mode (its ``mode`` is optional)."""
-    if isinstance(value, dict):
-        return "url" if value.get("mode") == "url" else "form"
-    if isinstance(value, ElicitRequestURLParams2026):
-        return "url"
-    if isinstance(value, ElicitRequestFormParams):
-        return "form"
-    return None
+    """Discriminator of :data:`ElicitRequestParams2026`."""
+    return _elicit_mode(value, ElicitRequestURLParams2026)
 
 
 ElicitRequestParams2026 = Annotated[
@@ -2042,29 +2044,20 @@ def _result_type_tag(value: Any) -> Optional[str]:
     return None
 
 
+_CompleteResult = TypeVar("_CompleteResult", bound=Result)
+
 # Results of the requests that may answer ``input_required``, dispatched on ``resultType``;
 # an unknown ``resultType`` is a validation error (the spec calls it invalid).
-CallToolResultOrInputRequired = Annotated[
+_OrInputRequired = Annotated[
     Union[
-        Annotated[CallToolResult2026, Tag("complete")],
+        Annotated[_CompleteResult, Tag("complete")],
         Annotated[InputRequiredResult, Tag("input_required")],
     ],
     Discriminator(_result_type_tag),
 ]
-GetPromptResultOrInputRequired = Annotated[
-    Union[
-        Annotated[GetPromptResult, Tag("complete")],
-        Annotated[InputRequiredResult, Tag("input_required")],
-    ],
-    Discriminator(_result_type_tag),
-]
-ReadResourceResultOrInputRequired = Annotated[
-    Union[
-        Annotated[ReadResourceResult, Tag("complete")],
-        Annotated[InputRequiredResult, Tag("input_required")],
-    ],
-    Discriminator(_result_type_tag),
-]
+CallToolResultOrInputRequired = _OrInputRequired[CallToolResult2026]
+GetPromptResultOrInputRequired = _OrInputRequired[GetPromptResult]
+ReadResourceResultOrInputRequired = _OrInputRequired[ReadResourceResult]
 
 
 # ---------------------------------------------------------------------------
