@@ -115,6 +115,8 @@ def sdk_sse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]
 
 @dataclass(frozen=True)
 class PeerSpec:
+    """What a peer is: a server, the transport to it and the protocol era."""
+
     kind: str  # "everything", "sdk" or "fake"
     transport: str  # "stdio", "http" (Streamable HTTP) or "sse" (legacy HTTP+SSE)
     era: str = "session"  # "session" (2025-11-25) or "stateless" (2026-07-28)
@@ -124,7 +126,7 @@ class PeerSpec:
         return "-".join([self.kind, self.transport] + ([self.era] if self.kind == "sdk" else []))
 
     @property
-    def server(self) -> Optional[str]:
+    def server_fixture(self) -> Optional[str]:
         """The fixture that runs the server; None over stdio, where the client starts it."""
         return None if self.transport == "stdio" else f"{self.kind}_{self.transport}"
 
@@ -153,28 +155,11 @@ def named(kind: Optional[str] = None, transport: Optional[str] = None) -> List[s
             and transport in (None, spec.transport)]
 
 
-@dataclass
-class Peer:
+@dataclass(frozen=True)
+class Peer(PeerSpec):
     """A server and how to connect to it."""
 
-    spec: PeerSpec
-    server: Optional[ServerProcess]  # None over stdio
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def kind(self) -> str:
-        return self.spec.kind
-
-    @property
-    def transport(self) -> str:
-        return self.spec.transport
-
-    @property
-    def era(self) -> str:
-        return self.spec.era
+    server: Optional[ServerProcess] = None  # None over stdio
 
     @property
     def target(self) -> Any:
@@ -187,7 +172,7 @@ class Peer:
     def connect(self, **kwargs: Any) -> mcp_sync.Client:
         kwargs.setdefault("timeout", T)
         kwargs.setdefault("name", self.kind)
-        kwargs.setdefault("protocol_version", self.spec.protocol_version)
+        kwargs.setdefault("protocol_version", self.protocol_version)
         # The era probe gets the tests' patience: these tests are about each era's
         # features, and a server's first 2026-07-28 answer on a loaded machine (the SDK
         # peer imports for about a second before it answers over stdio) can take longer
@@ -196,7 +181,7 @@ class Peer:
         if self.transport == "sse":
             kwargs.setdefault("transport", "sse")
         client = mcp_sync.connect(self.target, **kwargs)
-        expected = kwargs["protocol_version"] or self.spec.expected_version
+        expected = kwargs["protocol_version"] or self.expected_version
         if client.protocol_version != expected:
             client.close()
             pytest.fail(f"{self.name} negotiated {client.protocol_version}, not {expected}")
@@ -205,7 +190,8 @@ class Peer:
 
 def _peer(request: pytest.FixtureRequest) -> Peer:
     spec = PEER_SPECS[request.param]
-    return Peer(spec, None if spec.server is None else request.getfixturevalue(spec.server))
+    server = None if spec.server_fixture is None else request.getfixturevalue(spec.server_fixture)
+    return Peer(spec.kind, spec.transport, spec.era, server)
 
 
 @pytest.fixture(scope="module")
@@ -241,15 +227,13 @@ def assert_echoes(client: mcp_sync.Client, peer: Peer, text: str) -> None:
         assert client.call_tool("echo", {"text": text}, timeout=T).text == text
 
 
-def add(client: mcp_sync.Client, peer: Peer, a: int, b: int) -> str:
-    """The text of the peer's answer to ``a + b``."""
+def assert_adds(client: mcp_sync.Client, peer: Peer, a: int, b: int) -> None:
+    """The client still works: the peer's sum of ``a`` and ``b`` comes back."""
     if peer.kind == "everything":
-        return client.call_tool("get-sum", {"a": a, "b": b}, timeout=T).text
-    return client.call_tool("add", {"a": a, "b": b}, timeout=T).text
-
-
-def sum_text(peer: Peer, a: int, b: int) -> str:
-    return f"The sum of {a} and {b} is {a + b}." if peer.kind == "everything" else str(a + b)
+        assert client.call_tool("get-sum", {"a": a, "b": b}, timeout=T).text == (
+            f"The sum of {a} and {b} is {a + b}.")
+    else:
+        assert client.call_tool("add", {"a": a, "b": b}, timeout=T).text == str(a + b)
 
 
 def long_call(peer: Peer, interval: float) -> Tuple[str, Dict[str, Any]]:
@@ -376,7 +360,7 @@ def test_everything_initialize(peer: Peer) -> None:
 def test_sdk_initialize(peer: Peer) -> None:
     with peer.connect() as client:
         assert isinstance(client.transport, TRANSPORT_CLASS[peer.transport])
-        assert client.protocol_version == peer.spec.expected_version
+        assert client.protocol_version == peer.expected_version
         assert client.era == peer.era
         assert client.server_info.name == "sdk-peer"
         assert client.server_info.version == "1.0.0"
@@ -912,7 +896,7 @@ def test_timeout_cancels_then_keep_working(peer: Peer) -> None:
             future.result(timeout=T)
 
         client.ping(timeout=T)
-        assert add(client, peer, 1, 2) == sum_text(peer, 1, 2)
+        assert_adds(client, peer, 1, 2)
         assert client.connected
         closing = time.monotonic()
     # close() did not wait for the abandoned calls
@@ -937,7 +921,7 @@ def test_cancel_a_long_call_then_keep_working(peer: Peer) -> None:
         assert future.cancelled()
         with pytest.raises(CancelledError):
             future.result(timeout=T)
-        assert add(client, peer, 2, 2) == sum_text(peer, 2, 2)
+        assert_adds(client, peer, 2, 2)
         assert_echoes(client, peer, "after")
         assert client.connected
         closing = time.monotonic()
