@@ -16,9 +16,11 @@ import nox
 
 PYTHONS = ["3.9", "3.13"]
 
-# The test modules of the library's own layers: the sans-I/O core, the transports over real
-# pipes and sockets (stdio, memory, Streamable HTTP, legacy SSE), configuration and the CLI.
+# The test modules of the library's own layers: the public API's names, the sans-I/O core,
+# the transports over real pipes and sockets (stdio, memory, Streamable HTTP, legacy SSE),
+# configuration and the CLI.
 CORE_MODULES = [
+    "tests/test_api.py",
     "tests/test_core.py",
     "tests/test_stdio.py",
     "tests/test_memory.py",

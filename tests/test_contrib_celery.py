@@ -44,6 +44,7 @@ from ._procs import (
 )
 from .conftest import PY, ROOT, SERVERS
 from .faults.workloads import child_pids
+from .helpers import wait_for
 
 REDIS_SERVER = shutil.which("redis-server")
 DEMO = {"command": "${MCP_TEST_PYTHON}", "args": ["-m", "mcp_sync.demo_server"]}
@@ -88,19 +89,6 @@ def is_server(pid: int) -> bool:
 def exists(pid: int) -> bool:
     """The process is still there, even as a zombie nobody reaped."""
     return os.path.exists(f"/proc/{pid}")
-
-
-def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    """Poll ``check`` until it is truthy (bounded). For state held by other processes
-    (a task's state in the result backend, a process table), which no event announces."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = check()
-        if found:
-            return found
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -463,7 +451,7 @@ def test_two_machines_and_a_threads_worker_share_200_calls(
         os.kill(killed, signal.SIGKILL)
         assert wait_gone([killed]) == []
         batch(100)
-        replaced = wait_until(lambda: [pid for pid in children(first_pool) if pid != killed],
+        replaced = wait_for(lambda: [pid for pid in children(first_pool) if pid != killed],
                               30, "the killed server to be replaced")
 
         # The user's own tasks use the same client: MCP.client() in each process.
@@ -524,8 +512,8 @@ def test_server_killed_mid_call_is_retried_only_when_safe(broker: str, caller: C
         # task is retried by Celery, with backoff, until the server is back.
         gate.wait_for(lambda arrivals: len(gate.starts()) == 2)
         during = call(caller, "gate__echo", {"text": "during"})
-        wait_until(lambda: during.state == "RETRY", 30, "the echo task to be retried")
-        wait_until(lambda: read.state == "RETRY", 30, "the hold task to be retried")
+        wait_for(lambda: during.state == "RETRY", 30, "the echo task to be retried")
+        wait_for(lambda: read.state == "RETRY", 30, "the hold task to be retried")
         gate.release_starts()
         second = gate.starts()[1]
         assert during.get(timeout=60)["content"][0]["text"] == "during"
@@ -583,7 +571,7 @@ def test_worker_process_lost_mid_call_is_redelivered_only_when_safe(
         pools = {c.key: c.ppid for c in calls}
         assert set(pools.values()) <= set(cluster.workers[0].executors())
         assert len(set(pools.values())) == 2  # fair scheduling: one call per pool process
-        assert wait_until(lambda: AsyncResult(read.id, app=caller).state == CALLING, 10,
+        assert wait_for(lambda: AsyncResult(read.id, app=caller).state == CALLING, 10,
                           "the CALLING record")
         assert AsyncResult(read.id, app=caller).info["tool"] == "gate__hold"
 

@@ -17,7 +17,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -27,40 +27,10 @@ from mcp_sync.config import ConfigError
 from mcp_sync.manager import Manager, ServerState, ServerStatus, ServerUnavailable
 
 from .conftest import PY, SERVERS, fake_server_command, require_everything
+from .helpers import Recorder
 
 T = 30.0  # bound for anything that should be quick; generous for a small, noisy VM
 SDK_SERVER = SERVERS / "manager_sdk_server.py"
-
-
-class Recorder:
-    """Collects ``on_status`` snapshots; ``wait()`` blocks until one matches."""
-
-    def __init__(self) -> None:
-        self.changed = threading.Condition()
-        self.statuses: List[ServerStatus] = []
-
-    def __call__(self, status: ServerStatus) -> None:
-        with self.changed:
-            self.statuses.append(status)
-            self.changed.notify_all()
-
-    def mark(self) -> int:
-        with self.changed:
-            return len(self.statuses)
-
-    def wait(self, predicate: Callable[[ServerStatus], bool], since: int = 0,
-             timeout: float = T) -> ServerStatus:
-        found: List[ServerStatus] = []
-
-        def match() -> bool:
-            found[:] = [s for s in self.statuses[since:] if predicate(s)][:1]
-            return bool(found)
-
-        with self.changed:
-            assert self.changed.wait_for(match, timeout), (
-                f"no matching status within {timeout} s; saw "
-                f"{[(s.name, s.state.value, s.recent_failures) for s in self.statuses]}")
-        return found[0]
 
 
 def everything_entry() -> Dict[str, Any]:
@@ -208,8 +178,10 @@ def test_killed_server_keeps_its_tools_fails_fast_and_comes_back(
         environ["FAKE_SERVER"] = refusing
         mark = recorder.mark()
         os.kill(first_pid, signal.SIGKILL)
-        down = recorder.wait(lambda s: s.name == "fake" and s.state is ServerState.RECONNECTING
-                             and s.recent_failures >= 2, since=mark)  # lost + a failed retry
+        (down,) = recorder.next_call(
+            lambda s: s.name == "fake" and s.state is ServerState.RECONNECTING
+            and s.recent_failures >= 2, since=mark,  # lost + a failed retry
+            what="fake reconnecting after a failed retry")
         assert isinstance(down.error, ConnectionClosed)
 
         assert {tool.name for tool in manager.list_tools()} == before  # still listed
@@ -229,8 +201,9 @@ def test_killed_server_keeps_its_tools_fails_fast_and_comes_back(
 
         mark = recorder.mark()
         environ["FAKE_SERVER"] = good
-        back = recorder.wait(lambda s: s.name == "fake" and s.state is ServerState.CONNECTED,
-                             since=mark)
+        (back,) = recorder.next_call(
+            lambda s: s.name == "fake" and s.state is ServerState.CONNECTED, since=mark,
+            what="fake connected again")
         assert back.error is None
         assert manager.call_tool("fake__echo", {"text": "back"}, timeout=T).text == "back"
         assert manager["fake"].transport.pid != first_pid  # type: ignore[attr-defined]
@@ -251,7 +224,8 @@ def test_a_server_that_dies_at_every_start_trips_the_breaker(recorder: Recorder)
     config = {"mcpServers": {"fake": fake_entry(), "crashy": fake_entry("--exit-at-start", "3")}}
     with Manager(config, timeout=T, backoff=(0.01, 0.02), breaker_failures=5,
                  breaker_window=30.0, on_status=on_status) as manager:
-        failed = recorder.wait(lambda s: s.name == "crashy" and s.state is ServerState.FAILED)
+        (failed,) = recorder.next_call(
+            lambda s: s.name == "crashy" and s.state is ServerState.FAILED, what="crashy failed")
         assert failed.recent_failures == 6  # more than 5 in 30 s
         assert isinstance(failed.error, ServerUnavailable)
         assert "failed 6 times in 30 s; not reconnecting" in str(failed.error)
@@ -282,8 +256,9 @@ def test_a_server_that_dies_at_every_start_trips_the_breaker(recorder: Recorder)
             hold.clear()
             release.set()
         # ...until the breaker opens again after as many failures as the first time
-        failed = recorder.wait(lambda s: s.name == "crashy" and s.state is ServerState.FAILED,
-                               since=mark)
+        (failed,) = recorder.next_call(
+            lambda s: s.name == "crashy" and s.state is ServerState.FAILED, since=mark,
+            what="crashy failed again")
         assert failed.recent_failures == 6
 
 
@@ -494,7 +469,8 @@ def test_per_server_timeout_from_the_configuration(recorder: Recorder) -> None:
     # miss it, and the manager then connects again.
     config = {"mcpServers": {"fake": {**fake_entry(), "timeout": 1.0}}}
     with Manager(config, timeout=T, backoff=(0.05,), on_status=recorder) as manager:
-        recorder.wait(lambda s: s.name == "fake" and s.state is ServerState.CONNECTED)
+        recorder.next_call(lambda s: s.name == "fake" and s.state is ServerState.CONNECTED,
+                           what="fake connected")
         assert manager["fake"].timeout == 1.0
         with pytest.raises(mcp_sync.RequestTimeout, match=r"timed out after 1\.0 s"):
             manager.call_tool("fake__slow", {"seconds": 30})

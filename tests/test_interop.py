@@ -1,61 +1,71 @@
-"""Interop over HTTP against real MCP servers that nobody on this project wrote.
+"""Interop against real MCP servers that nobody on this project wrote, over each transport.
 
-The same coverage as ``test_interop_stdio.py``, over the network transports. Servers:
+Servers (how they run: ``_peer_processes.py``):
 
-* ``everything_http`` / ``everything_sse``: the reference server
-  ``@modelcontextprotocol/server-everything`` (TypeScript SDK), run as
-  ``node --require tests/servers/loopback.cjs index.js streamableHttp`` (``/mcp``) and
-  ``... sse`` (``/sse``). It binds every interface and has no host option; the preload
-  makes it bind 127.0.0.1 only.
-* ``sdk_http`` / ``sdk_sse``: ``tests/servers/sdk_server.py`` (the official Python SDK)
-  with ``--transport streamable-http`` (``/mcp``) and ``--transport sse`` (``/sse``).
+* server-everything: the reference server ``@modelcontextprotocol/server-everything``
+  (TypeScript SDK). It speaks the 2025-11-25 era only.
+* ``tests/servers/sdk_server.py``: a server built on the official Python SDK (PyPI
+  ``mcp``); only its tool bodies are ours, the protocol side is the SDK's. It speaks both
+  eras, so its tests run twice on each transport: ``session`` (pinned 2025-11-25,
+  ``initialize`` handshake, server-to-client requests) and ``stateless`` (the default
+  negotiation, which finds 2026-07-28: ``server/discover``, input_required round trips,
+  ``subscriptions/listen``; over legacy HTTP+SSE too).
+* the project's fake server (``tests/servers/fake_stdio.py``): the baseline the peers'
+  error answers are held against.
 
-Each server is a subprocess on a free port of 127.0.0.1, started once per module (a
-module-scoped fixture, set up before the autouse leak check takes its baseline of child
-processes) and stopped by PID at the end. Readiness is a successful TCP connect to the
-port whose listening socket belongs to the process and is bound to 127.0.0.1 only.
+A peer (the ``peer`` parameter) is a server, a transport and an era:
+``everything-{stdio,http,sse}``, ``sdk-{stdio,http,sse}-{session,stateless}`` and
+``fake-stdio``. Over stdio the client starts the server itself. ``http`` is
+``connect(".../mcp")`` (Streamable HTTP, connect()'s default) and ``sse`` is
+``connect(".../sse", transport="sse")`` (legacy HTTP+SSE); each HTTP server is a subprocess
+on a free port of 127.0.0.1, started once per module (a module-scoped fixture, set up
+before the autouse leak check takes its baseline of child processes), shared by the tests
+of the module and stopped by PID at the end.
 
-Peers (client configurations, the ``peer`` parameter):
+Each scenario runs on every transport unless its parameters say otherwise: some need one
+transport (a server slow to start over stdio, transport selection over HTTP), and the rest
+run where the suite has run them so far.
 
-* ``everything-http``: ``connect(".../mcp")`` with the default negotiation (2025-11-25).
-* ``everything-sse``: ``connect(".../sse", transport="sse")`` (2025-11-25).
-* ``sdk-http-session``: pinned ``protocol_version="2025-11-25"``: initialize handshake,
-  server-to-client requests on the POST's event stream.
-* ``sdk-http-stateless``: the default negotiation, which finds 2026-07-28
-  (``server/discover``, input_required round trips).
-* ``sdk-sse-session``: legacy HTTP+SSE, pinned 2025-11-25.
-* ``sdk-sse-stateless``: legacy HTTP+SSE with the default negotiation: the SDK answers
-  ``server/discover`` on that transport too, so it lands on 2026-07-28.
-
-Everything goes through the public API (``mcp_sync.connect(url, ...)`` as a context
-manager) with a timeout on every call. A missing peer fails the test; nothing is skipped.
+Everything goes through the public API (``mcp_sync.connect(...)`` as a context manager)
+with a timeout on every call. A missing peer fails the test; nothing is skipped.
 server-everything's ``get-env`` tool is never called (it prints the server's environment).
 """
 
 from __future__ import annotations
 
 import base64
-import importlib.util
 import logging
-import os
-import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import CancelledError
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
 import mcp_sync
 from mcp_sync import HTTPError, RequestTimeout, ServerError, types
-from mcp_sync.client import forget_protocol_eras
 
-from .conftest import PY, SERVERS, child_pids, require_everything
+from . import _peer_processes
+from ._peer_processes import (
+    HOST,
+    LOOPBACK_PRELOAD,
+    ServerProcess,
+    everything_argv,
+    everything_command,
+    node,
+    sdk_argv,
+    sdk_command,
+    serve,
+    socket_inodes,
+    tcp_listeners,
+)
+from ._procs import free_port
+from .conftest import child_pids, fake_server_command
+from .helpers import Recorder, wait_for
 
 # Seconds for any single call that should be quick. Generous: the VM is small and noisy.
 T = 20.0
@@ -63,209 +73,16 @@ LATEST = "2025-11-25"
 MODERN = "2026-07-28"
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-HOST = "127.0.0.1"
-LOOPBACK_PRELOAD = SERVERS / "loopback.cjs"
-#: How long a server may take to listen, and to stop after SIGTERM.
-READY_TIMEOUT = 20.0
-STOP_TIMEOUT = 5.0
-#: Ports tried before giving up (a free port can be taken between probe and bind).
-PORT_ATTEMPTS = 3
-
-
-# -- server processes --------------------------------------------------------------------
+TRANSPORTS = ["stdio", "http", "sse"]
+ERAS = ["session", "stateless"]
+TRANSPORT_CLASS = {"stdio": mcp_sync.StdioTransport, "http": mcp_sync.HttpTransport,
+                   "sse": mcp_sync.SseTransport}
+#: How long close() may take with calls abandoned on the server: over stdio it may have to
+#: wait for the server's exit (and escalate to signals).
+CLOSE_BOUND = {"stdio": 15.0, "http": 5.0, "sse": 5.0}
 
 
-def free_port() -> int:
-    """A port free on 127.0.0.1 right now (the socket is closed again at once)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
-
-
-def _decode_address(hex_address: str) -> str:
-    """An address from /proc/net/tcp{,6}: 32-bit words in host (little-endian) order."""
-    raw = bytes.fromhex(hex_address)
-    words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
-    family = socket.AF_INET if len(words) == 4 else socket.AF_INET6
-    return socket.inet_ntop(family, words)
-
-
-def tcp_listeners(port: int) -> List[Tuple[str, int]]:
-    """``(address, socket inode)`` of every TCP socket listening on ``port`` (v4 and v6)."""
-    found = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table) as f:
-                rows = f.read().splitlines()[1:]
-        except OSError:
-            continue  # no IPv6 here
-        for row in rows:
-            fields = row.split()
-            address, _, port_hex = fields[1].rpartition(":")
-            if fields[3] == "0A" and int(port_hex, 16) == port:  # 0A: LISTEN
-                found.append((_decode_address(address), int(fields[9])))
-    return found
-
-
-def socket_inodes(pid: int) -> Set[int]:
-    """Inodes of the sockets process ``pid`` has open."""
-    inodes = set()
-    try:
-        entries = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        return inodes
-    for entry in entries:
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{entry}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(int(target[len("socket:["):-1]))
-    return inodes
-
-
-class _PortTaken(Exception):
-    """Another process answered on the port picked for the server."""
-
-
-class ServerProcess:
-    """One peer server: a subprocess on a free 127.0.0.1 port, stopped by its PID.
-
-    ``argv(port)`` builds the command line; ``PORT`` is set in its environment too.
-    Its stdout and stderr go to ``log_path`` (quoted when something goes wrong).
-    """
-
-    def __init__(self, name: str, argv: Callable[[int], List[str]], path: str,
-                 log_dir: Path) -> None:
-        self.name = name
-        self.argv = argv
-        self.path = path
-        self.log_path = log_dir / f"{name}.log"
-        self.port = 0
-        self.proc: Optional[subprocess.Popen[bytes]] = None
-        self._log_start = 0  # where the current attempt's output begins in the log
-
-    @property
-    def url(self) -> str:
-        return f"http://{HOST}:{self.port}{self.path}"
-
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
-
-    def log_tail(self, limit: int = 3000) -> str:
-        """The end of the current attempt's output."""
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(self._log_start)
-                data = f.read()
-        except OSError:
-            return ""
-        return data.decode(errors="replace")[-limit:]
-
-    def start(self) -> ServerProcess:
-        for attempt in range(1, PORT_ATTEMPTS + 1):
-            self.port = free_port()
-            env = {**os.environ, "PORT": str(self.port)}
-            with open(self.log_path, "ab") as log:
-                log.write(f"--- {self.name} on port {self.port}\n".encode())
-                log.flush()
-                self._log_start = log.tell()
-                self.proc = subprocess.Popen(
-                    self.argv(self.port), stdin=subprocess.DEVNULL, stdout=log,
-                    stderr=subprocess.STDOUT, env=env,
-                )
-            try:
-                self._wait_ready()
-                return self
-            except _PortTaken:
-                self.stop()
-                if attempt == PORT_ATTEMPTS:
-                    pytest.fail(f"{self.name}: {PORT_ATTEMPTS} ports were taken in a row")
-            except BaseException:
-                self.stop()
-                raise
-        raise AssertionError("unreachable")
-
-    def _wait_ready(self) -> None:
-        """Poll the port (connect attempts) until this process listens on it, bounded."""
-        assert self.proc is not None
-        deadline = time.monotonic() + READY_TIMEOUT
-        while True:
-            code = self.proc.poll()
-            if code is not None:
-                if "already in use" in self.log_tail().lower():  # EADDRINUSE
-                    raise _PortTaken
-                pytest.fail(f"{self.name} exited with {code} before listening:\n"
-                            f"{self.log_tail()}")
-            try:
-                socket.create_connection((HOST, self.port), timeout=1.0).close()
-            except OSError:
-                pass
-            else:
-                listeners = tcp_listeners(self.port)
-                ours = socket_inodes(self.pid)
-                if any(inode in ours for _, inode in listeners):
-                    addresses = sorted({address for address, _ in listeners})
-                    assert addresses == [HOST], (
-                        f"{self.name} listens on {addresses}, not on {HOST} only")
-                    return
-                if listeners:
-                    raise _PortTaken  # someone else's listener answered
-            if time.monotonic() > deadline:
-                pytest.fail(f"{self.name} did not listen on {HOST}:{self.port} within "
-                            f"{READY_TIMEOUT} s:\n{self.log_tail()}")
-            try:
-                self.proc.wait(0.05)  # the pause between attempts; notices an early exit
-            except subprocess.TimeoutExpired:
-                pass
-
-    def stop(self) -> None:
-        """SIGTERM, a bounded wait, then SIGKILL. Idempotent."""
-        proc = self.proc
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(STOP_TIMEOUT)
-
-
-def node() -> str:
-    found = shutil.which("node")
-    assert found, "node is not on PATH: server-everything needs Node 20+"
-    return found
-
-
-def everything_argv(mode: str) -> Callable[[int], List[str]]:
-    entry = require_everything()
-    assert LOOPBACK_PRELOAD.exists(), f"{LOOPBACK_PRELOAD} is missing"
-    command = [node(), "--require", str(LOOPBACK_PRELOAD), str(entry), mode]
-    return lambda port: command  # the port goes in $PORT
-
-
-def sdk_argv(transport: str) -> Callable[[int], List[str]]:
-    script = SERVERS / "sdk_server.py"
-    assert script.exists(), f"{script} is missing"
-    assert importlib.util.find_spec("mcp") is not None, (
-        "the official MCP Python SDK (PyPI `mcp`) is not installed: it is a test dependency")
-    return lambda port: [PY, str(script), "--transport", transport, "--host", HOST,
-                         "--port", str(port)]
-
-
-def _serve(name: str, argv: Callable[[int], List[str]], path: str,
-           factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    server = ServerProcess(name, argv, path, factory.mktemp(name)).start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
+# -- HTTP servers ------------------------------------------------------------------------
 
 # Module-scoped: each server starts once, before the first test that needs it takes its
 # leak baseline (pytest sets up higher-scoped fixtures before function-scoped ones, the
@@ -274,23 +91,23 @@ def _serve(name: str, argv: Callable[[int], List[str]], path: str,
 
 @pytest.fixture(scope="module")
 def everything_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    yield from _serve("everything-http", everything_argv("streamableHttp"), "/mcp",
-                      tmp_path_factory)
+    yield from serve("everything-http", everything_argv("streamableHttp"), "/mcp",
+                     tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def everything_sse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    yield from _serve("everything-sse", everything_argv("sse"), "/sse", tmp_path_factory)
+    yield from serve("everything-sse", everything_argv("sse"), "/sse", tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def sdk_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    yield from _serve("sdk-http", sdk_argv("streamable-http"), "/mcp", tmp_path_factory)
+    yield from serve("sdk-http", sdk_argv("streamable-http"), "/mcp", tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def sdk_sse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    yield from _serve("sdk-sse", sdk_argv("sse"), "/sse", tmp_path_factory)
+    yield from serve("sdk-sse", sdk_argv("sse"), "/sse", tmp_path_factory)
 
 
 # -- peers -------------------------------------------------------------------------------
@@ -298,59 +115,83 @@ def sdk_sse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]
 
 @dataclass(frozen=True)
 class PeerSpec:
-    server: str  # the fixture that runs it
-    kind: str  # "everything" or "sdk"
-    transport: Optional[str]  # forced transport, None: connect()'s default
-    protocol_version: Optional[str]  # pinned, None: negotiate
-    expected_version: str
-    era: str
+    """What a peer is: a server, the transport to it and the protocol era."""
+
+    kind: str  # "everything", "sdk" or "fake"
+    transport: str  # "stdio", "http" (Streamable HTTP) or "sse" (legacy HTTP+SSE)
+    era: str = "session"  # "session" (2025-11-25) or "stateless" (2026-07-28)
+
+    @property
+    def name(self) -> str:
+        return "-".join([self.kind, self.transport] + ([self.era] if self.kind == "sdk" else []))
+
+    @property
+    def server_fixture(self) -> Optional[str]:
+        """The fixture that runs the server; None over stdio, where the client starts it."""
+        return None if self.transport == "stdio" else f"{self.kind}_{self.transport}"
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """Pinned for the SDK's session era; the client negotiates everything else."""
+        return LATEST if self.kind == "sdk" and self.era == "session" else None
+
+    @property
+    def expected_version(self) -> str:
+        return MODERN if self.era == "stateless" else LATEST
 
 
-PEER_SPECS: Dict[str, PeerSpec] = {
-    "everything-http": PeerSpec("everything_http", "everything", None, None, LATEST, "session"),
-    "everything-sse": PeerSpec("everything_sse", "everything", "sse", None, LATEST, "session"),
-    "sdk-http-session": PeerSpec("sdk_http", "sdk", None, LATEST, LATEST, "session"),
-    "sdk-http-stateless": PeerSpec("sdk_http", "sdk", None, None, MODERN, "stateless"),
-    "sdk-sse-session": PeerSpec("sdk_sse", "sdk", "sse", LATEST, LATEST, "session"),
-    "sdk-sse-stateless": PeerSpec("sdk_sse", "sdk", "sse", None, MODERN, "stateless"),
-}
-EVERYTHING_PEERS = [name for name, spec in PEER_SPECS.items() if spec.kind == "everything"]
-SDK_PEERS = [name for name, spec in PEER_SPECS.items() if spec.kind == "sdk"]
+PEER_SPECS: Dict[str, PeerSpec] = {spec.name: spec for spec in [
+    *(PeerSpec("everything", transport) for transport in TRANSPORTS),
+    *(PeerSpec("sdk", transport, era) for transport in TRANSPORTS for era in ERAS),
+    PeerSpec("fake", "stdio"),
+]}
 
 
-@dataclass
-class Peer:
+def named(kind: Optional[str] = None, transport: Optional[str] = None) -> List[str]:
+    """The names of the peers of that kind on that transport (the fake server only when
+    asked for by kind)."""
+    return [name for name, spec in PEER_SPECS.items()
+            if (spec.kind == kind if kind else spec.kind != "fake")
+            and transport in (None, spec.transport)]
+
+
+@dataclass(frozen=True)
+class Peer(PeerSpec):
     """A server and how to connect to it."""
 
-    name: str
-    spec: PeerSpec
-    server: ServerProcess
+    server: Optional[ServerProcess] = None  # None over stdio
 
     @property
-    def kind(self) -> str:
-        return self.spec.kind
-
-    @property
-    def era(self) -> str:
-        return self.spec.era
+    def target(self) -> Any:
+        """What ``connect()`` is given: the server's URL, or the command that starts it."""
+        if self.server is not None:
+            return self.server.url
+        return {"everything": everything_command, "sdk": sdk_command,
+                "fake": fake_server_command}[self.kind]()
 
     def connect(self, **kwargs: Any) -> mcp_sync.Client:
         kwargs.setdefault("timeout", T)
         kwargs.setdefault("name", self.kind)
-        kwargs.setdefault("protocol_version", self.spec.protocol_version)
+        kwargs.setdefault("protocol_version", self.protocol_version)
         # The era probe gets the tests' patience: these tests are about each era's
-        # features, and a server's first 2026-07-28 answer on a loaded machine can take
-        # longer than the 1 s default. test_negotiation_finds_each_servers_era_without_
-        # stalling holds the default to its promise.
+        # features, and a server's first 2026-07-28 answer on a loaded machine (the SDK
+        # peer imports for about a second before it answers over stdio) can take longer
+        # than the 1 s default. The negotiation tests hold the default to its promise.
         kwargs.setdefault("probe_timeout", T)
-        if self.spec.transport is not None:
-            kwargs.setdefault("transport", self.spec.transport)
-        client = mcp_sync.connect(self.server.url, **kwargs)
-        expected = kwargs["protocol_version"] or self.spec.expected_version
+        if self.transport == "sse":
+            kwargs.setdefault("transport", "sse")
+        client = mcp_sync.connect(self.target, **kwargs)
+        expected = kwargs["protocol_version"] or self.expected_version
         if client.protocol_version != expected:
             client.close()
             pytest.fail(f"{self.name} negotiated {client.protocol_version}, not {expected}")
         return client
+
+
+def _peer(request: pytest.FixtureRequest) -> Peer:
+    spec = PEER_SPECS[request.param]
+    server = None if spec.server_fixture is None else request.getfixturevalue(spec.server_fixture)
+    return Peer(spec.kind, spec.transport, spec.era, server)
 
 
 @pytest.fixture(scope="module")
@@ -360,50 +201,72 @@ def peer(request: pytest.FixtureRequest) -> Peer:
     Module-scoped like the servers, so that the server it pulls in is started before the
     test's leak baseline.
     """
-    spec = PEER_SPECS[request.param]
-    return Peer(request.param, spec, request.getfixturevalue(spec.server))
+    return _peer(request)
+
+
+@pytest.fixture(scope="module")
+def sdk_peer(request: pytest.FixtureRequest) -> Peer:
+    """A second peer, for a test that talks to two (see ``peer``)."""
+    return _peer(request)
 
 
 def peers(*names: str) -> Any:
     return pytest.mark.parametrize("peer", list(names), indirect=True)
 
 
-ALL = peers(*PEER_SPECS)
-EVERYTHING = peers(*EVERYTHING_PEERS)
-SDK = peers(*SDK_PEERS)
+ALL = peers(*named())
+EVERYTHING = peers(*named("everything"))
+SDK = peers(*named("sdk"))
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = T, what: str = "condition") -> Any:
-    """Poll ``predicate`` until it returns something truthy; fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
+def assert_echoes(client: mcp_sync.Client, peer: Peer, text: str) -> None:
+    """The client still works: an echo of ``text`` comes back."""
+    if peer.kind == "everything":
+        assert client.call_tool("echo", {"message": text}, timeout=T).text == f"Echo: {text}"
+    else:
+        assert client.call_tool("echo", {"text": text}, timeout=T).text == text
 
 
-class Recorder:
-    """Thread-safe record of callback invocations (and the threads they ran on)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.calls: List[Tuple[Any, ...]] = []
-        self.threads: List[str] = []
-
-    def __call__(self, *args: Any) -> None:
-        with self._lock:
-            self.calls.append(args)
-            self.threads.append(threading.current_thread().name)
-
-    def snapshot(self) -> List[Tuple[Any, ...]]:
-        with self._lock:
-            return list(self.calls)
+def assert_adds(client: mcp_sync.Client, peer: Peer, a: int, b: int) -> None:
+    """The client still works: the peer's sum of ``a`` and ``b`` comes back."""
+    if peer.kind == "everything":
+        assert client.call_tool("get-sum", {"a": a, "b": b}, timeout=T).text == (
+            f"The sum of {a} and {b} is {a + b}.")
+    else:
+        assert client.call_tool("add", {"a": a, "b": b}, timeout=T).text == str(a + b)
 
 
-# -- the servers themselves --------------------------------------------------------------
+def assert_carries_on(client: mcp_sync.Client, peer: Peer) -> None:
+    """After a call given up on (timed out, cancelled) that the server may still be
+    running: the client goes on working, and close() does not wait for that call."""
+    client.ping(timeout=T)
+    assert_adds(client, peer, 2, 2)
+    assert_echoes(client, peer, "after")
+    assert client.connected
+    closing = time.monotonic()
+    client.close()
+    assert time.monotonic() - closing < CLOSE_BOUND[peer.transport]
+    assert not client.connected
+
+
+def long_call(peer: Peer, interval: float) -> Tuple[str, Dict[str, Any]]:
+    """A 10 s call (progress every ``interval`` s) that does not block the server."""
+    if peer.kind == "everything":
+        return "trigger-long-running-operation", {"duration": 10, "steps": round(10 / interval)}
+    return "slow", {"seconds": 10, "interval": interval}
+
+
+def roundtrips(model: Any, raw: Dict[str, Any]) -> None:
+    """``raw`` from a real server parses into ``model`` and serialises back unchanged
+    (bar defaults the model adds, such as ``isError: false``)."""
+    parsed = model.model_validate(raw)
+    wire = parsed.to_wire()
+    if "isError" in wire and "isError" not in raw:
+        assert wire.pop("isError") is False
+    assert wire == raw
+
+
+# -- the HTTP servers themselves ---------------------------------------------------------
 
 
 def test_servers_listen_on_loopback_only(
@@ -469,7 +332,7 @@ def test_a_taken_port_is_retried_on_another(
         squatter.listen()
         taken = squatter.getsockname()[1]
         ports = iter([taken, free_port()])
-        monkeypatch.setattr(sys.modules[__name__], "free_port", lambda: next(ports))
+        monkeypatch.setattr(_peer_processes, "free_port", lambda: next(ports))
         server = ServerProcess("retry", everything_argv("streamableHttp"), "/mcp", tmp_path)
         try:
             server.start()
@@ -483,15 +346,14 @@ def test_a_taken_port_is_retried_on_another(
     assert f"--- retry on port {taken}" in log and f"--- retry on port {server.port}" in log
 
 
-# -- handshake and transport selection ---------------------------------------------------
+# -- handshake and negotiation -----------------------------------------------------------
 
 
 @EVERYTHING
 def test_everything_initialize(peer: Peer) -> None:
-    transport = mcp_sync.SseTransport if peer.name.endswith("sse") else mcp_sync.HttpTransport
     with peer.connect() as client:
         assert client.connected
-        assert isinstance(client.transport, transport)
+        assert isinstance(client.transport, TRANSPORT_CLASS[peer.transport])
         assert client.protocol_version == LATEST and client.era == "session"
         assert client.server_info.name == "mcp-servers/everything"
         assert client.server_info.title == "Everything Reference Server"
@@ -509,10 +371,9 @@ def test_everything_initialize(peer: Peer) -> None:
 
 @SDK
 def test_sdk_initialize(peer: Peer) -> None:
-    transport = mcp_sync.SseTransport if "-sse-" in peer.name else mcp_sync.HttpTransport
     with peer.connect() as client:
-        assert isinstance(client.transport, transport)
-        assert client.protocol_version == peer.spec.expected_version
+        assert isinstance(client.transport, TRANSPORT_CLASS[peer.transport])
+        assert client.protocol_version == peer.expected_version
         assert client.era == peer.era
         assert client.server_info.name == "sdk-peer"
         assert client.server_info.version == "1.0.0"
@@ -525,22 +386,87 @@ def test_sdk_initialize(peer: Peer) -> None:
     assert not client.connected
 
 
+@peers("everything-stdio", "sdk-stdio-session")
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-03-26", "2024-11-05"])
+def test_pinned_older_protocol_version(peer: Peer, version: str) -> None:
+    with peer.connect(protocol_version=version) as client:
+        assert client.protocol_version == version
+        assert_echoes(client, peer, "old")
+
+
+#: How long connecting with the default negotiation may take: over stdio it includes
+#: starting the server (the SDK peer imports for about a second).
+STALL_BOUND = {"stdio": 10.0, "http": 5.0}
+
+
+@pytest.mark.parametrize(
+    ("peer", "sdk_peer"),
+    [("everything-stdio", "sdk-stdio-stateless"), ("everything-http", "sdk-http-stateless")],
+    ids=["stdio", "http"], indirect=True,
+)
 def test_negotiation_finds_each_servers_era_without_stalling(
-    everything_http: ServerProcess, sdk_http: ServerProcess,
+    peer: Peer, sdk_peer: Peer,
 ) -> None:
     """With no pinned version (and nothing remembered) the client probes for 2026-07-28
-    over HTTP and falls back to initialize at once when the server predates it."""
-    forget_protocol_eras()
+    and falls back to the initialize handshake at once when the server predates it."""
+    bound = STALL_BOUND[peer.transport]
     started = time.monotonic()
-    with mcp_sync.connect(everything_http.url, name="everything", timeout=T) as client:
-        assert time.monotonic() - started < 5  # no multi-second stall on the probe
+    with mcp_sync.connect(peer.target, name="everything", timeout=T) as client:
+        assert time.monotonic() - started < bound  # no multi-second stall on the probe
         assert client.protocol_version == LATEST
         assert client.call_tool("echo", {"message": "x"}, timeout=T).text == "Echo: x"
     started = time.monotonic()
-    with mcp_sync.connect(sdk_http.url, name="sdk", timeout=T) as client:
-        assert time.monotonic() - started < 5
+    with mcp_sync.connect(sdk_peer.target, name="sdk", timeout=T) as client:
+        assert time.monotonic() - started < bound
         assert client.protocol_version == MODERN and client.era == "stateless"
+        assert client.server_info.name == "sdk-peer"
         assert client.call_tool("add", {"a": 20, "b": 22}, timeout=T).text == "42"
+
+
+def test_negotiation_with_a_slow_starting_stateless_server() -> None:
+    """The era probe's short timeout runs from the spawn, so a server slower to start
+    than that (the SDK alone takes about a second to import) answers the probe late and
+    rejects the fallback initialize with -32022: the client must then take the stateless
+    era the server offers, not fail."""
+    command = [*sdk_command(), "--startup-delay", "1.5"]
+    for _ in range(2):  # the second client must not inherit a wrong verdict
+        with mcp_sync.connect(command, name="slow-sdk", timeout=T, probe_timeout=0.5) as client:
+            assert client.protocol_version == MODERN
+            assert client.call_tool("add", {"a": 1, "b": 2}, timeout=T).text == "3"
+
+
+@peers(*named(transport="stdio"))
+def test_real_results_parse_and_roundtrip(peer: Peer) -> None:
+    """mcp_sync.types models accept what real servers send, and lose nothing of it."""
+    calls = {
+        "everything": [
+            ("get-structured-content", {"location": "Chicago"}),
+            ("get-annotated-message", {"messageType": "error", "includeImage": True}),
+            ("get-resource-links", {"count": 4}),
+            ("get-resource-reference", {"resourceType": "Blob", "resourceId": 2}),
+            ("get-tiny-image", {}),
+        ],
+        "sdk": [
+            ("add", {"a": 1, "b": 2}), ("weather", {"city": "Oslo"}), ("tiny_image", {}),
+            ("link", {}), ("fail", {}),
+        ],
+    }[peer.kind]
+    with peer.connect() as client:
+        if client.protocol_version == LATEST:  # a real initialize result, not a discover one
+            roundtrips(types.InitializeResult, dict(client.agreement.result))  # type: ignore[union-attr]
+        for method, model in [
+            ("tools/list", types.ListToolsResult),
+            ("resources/list", types.ListResourcesResult),
+            ("resources/templates/list", types.ListResourceTemplatesResult),
+            ("prompts/list", types.ListPromptsResult),
+        ]:
+            roundtrips(model, client.request(method, timeout=T))
+        for name, args in calls:
+            raw = client.request("tools/call", {"name": name, "arguments": args}, timeout=T)
+            roundtrips(types.CallToolResult, raw)
+
+
+# -- transport selection over HTTP -------------------------------------------------------
 
 
 @pytest.mark.parametrize("server_name", ["everything_sse", "sdk_sse"])
@@ -555,7 +481,6 @@ def test_sse_url_falls_back_to_legacy_sse(
         "everything_sse": ("echo", {"message": "fell back"}, "Echo: fell back"),
         "sdk_sse": ("add", {"a": 40, "b": 2}, "42"),
     }[server_name]
-    forget_protocol_eras()
     started = time.monotonic()
     with mcp_sync.connect(server.url, name="fallback", timeout=T) as client:
         assert time.monotonic() - started < 5
@@ -624,7 +549,7 @@ def test_everything_lists_tools_by_declared_capabilities(peer: Peer) -> None:
         # (and says so with tools/list_changed, which drops the client's cached list).
         assert wait_for(
             lambda: {t.name for t in client.list_tools(timeout=T)} >= CAPABILITY_TOOLS,
-            what="the capability-gated tools",
+            T, "the capability-gated tools",
         )
 
 
@@ -638,6 +563,7 @@ def test_everything_call_tools(peer: Peer) -> None:
         assert client.call_tool("get-sum", {"a": 2, "b": 3.5}, timeout=T).text == (
             "The sum of 2 and 3.5 is 5.5."
         )
+        assert "is 40" in client.call_tool("get-sum", {"a": -2, "b": 42}, timeout=T).text
 
         client.list_tools(timeout=T)  # so the client knows the outputSchema and checks it
         weather = client.call_tool("get-structured-content", {"location": "Chicago"}, timeout=T)
@@ -645,11 +571,13 @@ def test_everything_call_tools(peer: Peer) -> None:
         assert weather.structured is not None
         assert set(weather.structured) == {"temperature", "conditions", "humidity"}
         assert isinstance(weather.structured["temperature"], (int, float))
+        assert isinstance(weather.structured["conditions"], str)
 
         image = client.call_tool("get-tiny-image", timeout=T)
         assert len(image.images) == 1
         assert image.images[0].mime_type == "image/png"
         assert base64.b64decode(image.images[0].data).startswith(PNG_MAGIC)
+        assert "image" in image.text  # the text blocks around it
 
         annotated = client.call_tool(
             "get-annotated-message", {"messageType": "error", "includeImage": True}, timeout=T
@@ -657,6 +585,7 @@ def test_everything_call_tools(peer: Peer) -> None:
         first = annotated.content[0]
         assert isinstance(first, types.TextContent) and first.annotations is not None
         assert first.annotations.priority == 1.0
+        assert set(first.annotations.audience or ()) == {"user", "assistant"}
         assert len(annotated.images) == 1
 
         links = client.call_tool("get-resource-links", {"count": 3}, timeout=T)
@@ -675,9 +604,6 @@ def test_everything_call_tools(peer: Peer) -> None:
         assert isinstance(embedded[0].resource, types.TextResourceContents)
         assert embedded[0].resource.uri == "demo://resource/dynamic/text/4"
         assert embedded[0].resource.text.startswith("Resource 4:")
-
-        unknown = client.call_tool("nope", {"x": 1}, timeout=T)
-        assert unknown.is_error is True and "Tool nope not found" in unknown.text
 
 
 @SDK
@@ -707,8 +633,16 @@ def test_sdk_call_tools(peer: Peer) -> None:
         assert failed.is_error is True  # a result, not an exception
         assert "Error executing tool fail" in failed.text
 
-        unknown = client.call_tool("nope", {"x": 1}, timeout=T)
-        assert unknown.is_error is True and "Unknown tool: nope" in unknown.text
+
+@ALL
+def test_unknown_tool_is_an_error_result(peer: Peer) -> None:
+    """Both SDKs answer an unknown tool with an ``isError`` result, not a JSON-RPC error."""
+    expected = "Tool nope not found" if peer.kind == "everything" else "Unknown tool: nope"
+    with peer.connect() as client:
+        result = client.call_tool("nope", {"x": 1}, timeout=T)
+        assert result.is_error is True
+        assert expected in result.text
+        assert client.call_tool("echo", {"message": "ok", "text": "ok"}, timeout=T)
 
 
 #: What each kind of peer answers ``prompts/get`` of an unknown prompt with, per era:
@@ -718,17 +652,24 @@ UNKNOWN_PROMPT = {
     ("everything", "session"): (-32602, "MCP error -32602: Prompt no-such-prompt not found"),
     ("sdk", "session"): (0, "Unknown prompt: no-such-prompt"),
     ("sdk", "stateless"): (-32603, "Internal server error"),
+    ("fake", "session"): (-32602, "Unknown prompt: no-such-prompt"),
 }
 
 
 @ALL
-def test_unknown_resource_and_prompt_raise_server_error(peer: Peer) -> None:
+def test_unknown_resource_raises_server_error(peer: Peer) -> None:
     with peer.connect() as client:
         with pytest.raises(ServerError) as resource_error:
             client.read_resource("nope://nothing", timeout=T)
         assert resource_error.value.code == -32602
         assert "nope://nothing" in resource_error.value.message
+        assert resource_error.value.method == "resources/read"
+        client.ping(timeout=T)  # the connection lives on
 
+
+@peers(*named(), *named("fake"))
+def test_unknown_prompt_raises_server_error(peer: Peer) -> None:
+    with peer.connect() as client:
         with pytest.raises(ServerError) as prompt_error:
             client.get_prompt("no-such-prompt", timeout=T)
         error = prompt_error.value
@@ -761,6 +702,7 @@ def test_everything_resources(peer: Peer) -> None:
             "demo://resource/dynamic/text/{resourceId}",
             "demo://resource/dynamic/blob/{resourceId}",
         }
+        assert all(isinstance(t, types.ResourceTemplate) for t in templates)
 
         (dynamic,) = client.read_resource("demo://resource/dynamic/text/3", timeout=T).contents
         assert isinstance(dynamic, types.TextResourceContents)
@@ -852,6 +794,9 @@ def test_everything_completion(peer: Peer) -> None:
             ref, {"name": "name", "value": ""}, {"arguments": {"department": "Sales"}}, timeout=T
         )
         assert names.completion.values == ["David", "Eve", "Frank"]
+        none = client.complete(ref, {"name": "name", "value": "Z"},
+                               {"arguments": {"department": "Sales"}}, timeout=T)
+        assert none.completion.values == []
 
         template = {"type": "ref/resource", "uri": "demo://resource/dynamic/text/{resourceId}"}
         ids = client.complete(template, {"name": "resourceId", "value": "5"}, timeout=T)
@@ -874,7 +819,7 @@ def test_sdk_completion(peer: Peer) -> None:
         assert items.completion.values == ["40", "41", "42"]
 
 
-# -- progress and timeouts ---------------------------------------------------------------
+# -- progress ----------------------------------------------------------------------------
 
 
 @EVERYTHING
@@ -887,8 +832,8 @@ def test_everything_progress(peer: Peer) -> None:
         )
         assert result.text == "Long running operation completed. Duration: 1.2 seconds, Steps: 4."
         # Progress is delivered on the callback thread; the last one may trail the result.
-        calls = wait_for(lambda: len(progress.snapshot()) == 4 and progress.snapshot(),
-                         what="four progress notifications")
+        calls = progress.wait_for(lambda calls: len(calls) == 4 and calls, T,
+                                  "four progress notifications")
         assert [c[0] for c in calls] == [1.0, 2.0, 3.0, 4.0]
         assert all(c[1] == 4.0 for c in calls)
         assert all(name.startswith("mcp-sync-callback-") for name in progress.threads)
@@ -901,8 +846,8 @@ def test_sdk_progress(peer: Peer) -> None:
         result = client.call_tool("slow", {"seconds": 0.6, "interval": 0.1}, timeout=T,
                                   on_progress=progress)
         assert result.text == "slept 0.6 s in 6 steps"
-        calls = wait_for(lambda: len(progress.snapshot()) == 6 and progress.snapshot(),
-                         what="six progress notifications")
+        calls = progress.wait_for(lambda calls: len(calls) == 6 and calls, T,
+                                  "six progress notifications")
         values = [c[0] for c in calls]
         assert values == sorted(values) and len(set(values)) == 6  # strictly increasing
         assert values[-1] == 6.0 and all(c[1] == 6.0 for c in calls)
@@ -915,12 +860,10 @@ def test_progress_extends_a_short_timeout(peer: Peer) -> None:
     """A per-call timeout shorter than the operation but longer than its progress interval
     succeeds (with and without an on_progress callback); without the extension the same
     call times out, and the client carries on."""
-    tool, args, duration, expected, echo = {
+    tool, args, duration, expected = {
         "everything": ("trigger-long-running-operation", {"duration": 2, "steps": 8}, 2.0,
-                       "Long running operation completed. Duration: 2 seconds, Steps: 8.",
-                       ("echo", {"message": "alive"}, "Echo: alive")),
-        "sdk": ("slow", {"seconds": 2.0, "interval": 0.25}, 2.0, "slept 2.0 s in 8 steps",
-                ("echo", {"text": "alive"}, "alive")),
+                       "Long running operation completed. Duration: 2 seconds, Steps: 8."),
+        "sdk": ("slow", {"seconds": 2.0, "interval": 0.25}, 2.0, "slept 2.0 s in 8 steps"),
     }[peer.kind]
     with peer.connect() as client:
         seen = Recorder()
@@ -929,8 +872,8 @@ def test_progress_extends_a_short_timeout(peer: Peer) -> None:
         result = client.call_tool(tool, args, timeout=1.0, on_progress=seen)
         assert time.monotonic() - started >= duration - 0.1  # it really outlived its timeout
         assert result.text == expected
-        values = [c[0] for c in wait_for(lambda: len(seen.snapshot()) == 8 and seen.snapshot(),
-                                         what="eight progress notifications")]
+        values = [c[0] for c in seen.wait_for(lambda calls: len(calls) == 8 and calls, T,
+                                              "eight progress notifications")]
         assert values == sorted(values) and len(set(values)) == 8  # strictly increasing
         assert values[-1] == 8.0
 
@@ -941,23 +884,10 @@ def test_progress_extends_a_short_timeout(peer: Peer) -> None:
         with pytest.raises(RequestTimeout):
             client.call_tool(tool, args, timeout=1.0)
         assert time.monotonic() - started < duration
-        assert client.call_tool(echo[0], echo[1], timeout=T).text == echo[2]
+        assert_echoes(client, peer, "alive")
 
 
 # -- timeouts and cancellation -----------------------------------------------------------
-
-
-def _long_call(peer: Peer, interval: float) -> Tuple[str, Dict[str, Any]]:
-    """A 10 s call (progress every ``interval`` s) that does not block the server."""
-    if peer.kind == "everything":
-        return "trigger-long-running-operation", {"duration": 10, "steps": round(10 / interval)}
-    return "slow", {"seconds": 10, "interval": interval}
-
-
-def _quick_call(client: mcp_sync.Client, peer: Peer, a: int, b: int) -> str:
-    if peer.kind == "everything":
-        return client.call_tool("get-sum", {"a": a, "b": b}, timeout=T).text
-    return client.call_tool("add", {"a": a, "b": b}, timeout=T).text
 
 
 @ALL
@@ -965,7 +895,7 @@ def test_timeout_cancels_then_keep_working(peer: Peer) -> None:
     """A call past its timeout raises RequestTimeout (a TimeoutError) at its deadline, is
     cancelled on the wire, and the client goes on working: the late answer (if any) is
     dropped, and neither the next calls nor close() wait for it."""
-    tool, args = _long_call(peer, interval=5.0)  # no progress to push the deadline out
+    tool, args = long_call(peer, interval=5.0)  # no progress to push the deadline out
     with peer.connect() as client:
         started = time.monotonic()
         with pytest.raises(RequestTimeout) as timed_out:
@@ -978,13 +908,7 @@ def test_timeout_cancels_then_keep_working(peer: Peer) -> None:
         with pytest.raises(RequestTimeout):
             future.result(timeout=T)
 
-        client.ping(timeout=T)
-        expected = "The sum of 1 and 2 is 3." if peer.kind == "everything" else "3"
-        assert _quick_call(client, peer, 1, 2) == expected
-        assert client.connected
-        closing = time.monotonic()
-    assert time.monotonic() - closing < 5  # close() did not wait for the abandoned calls
-    assert not client.connected
+        assert_carries_on(client, peer)
 
 
 @ALL
@@ -992,10 +916,10 @@ def test_cancel_a_long_call_then_keep_working(peer: Peer) -> None:
     """``future.cancel()`` on a long call cancels it on the wire (``notifications/cancelled``
     in the session era, closing the request's stream in the stateless one over Streamable
     HTTP); server-everything never answers a cancelled request, so nothing may wait for
-    that answer."""
-    tool, args = _long_call(peer, interval=0.5)
+    that answer (not the next call, not close())."""
+    tool, args = long_call(peer, interval=0.5)
     started = threading.Event()
-    with peer.connect() as client:
+    with peer.connect(notification_handler=Recorder()) as client:
         future = client.call_tool_future(tool, args, timeout=60,
                                          on_progress=lambda *a: started.set())
         assert started.wait(T), "the long operation never reported progress"
@@ -1004,12 +928,7 @@ def test_cancel_a_long_call_then_keep_working(peer: Peer) -> None:
         assert future.cancelled()
         with pytest.raises(CancelledError):
             future.result(timeout=T)
-        expected = "The sum of 2 and 2 is 4." if peer.kind == "everything" else "4"
-        assert _quick_call(client, peer, 2, 2) == expected
-        assert client.connected
-        closing = time.monotonic()
-    assert time.monotonic() - closing < 5
-    assert not client.connected
+        assert_carries_on(client, peer)
 
 
 # -- sampling ----------------------------------------------------------------------------
@@ -1065,6 +984,25 @@ def test_sdk_sampling_with_a_dict_answer(peer: Peer) -> None:
         assert seen.threads[0].startswith(expected)
 
 
+@peers("sdk-stdio-session")
+def test_sampling_handler_that_raises_becomes_an_error_for_the_server(
+    peer: Peer, caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.CRITICAL, logger="mcp_sync.session")  # the expected traceback
+    def sampling(params: Any) -> Any:
+        raise RuntimeError("no model available")
+
+    with peer.connect(sampling_handler=sampling) as client:
+        # The client answers sampling/createMessage with -32603 and a generic message (the
+        # handler's own text stays in the client's log); the SDK server re-raises that MCP
+        # error out of its tool as the call's own error.
+        with pytest.raises(ServerError) as error:
+            client.call_tool("sample", {"prompt": "?"}, timeout=T)
+        assert error.value.code == -32603
+        assert error.value.message == "the client's sampling handler failed"
+        assert client.call_tool("add", {"a": 2, "b": 2}, timeout=T).text == "4"
+
+
 # -- elicitation -------------------------------------------------------------------------
 
 
@@ -1087,12 +1025,19 @@ def test_everything_elicitation(peer: Peer) -> None:
         assert params.message == "Please provide inputs for the following fields:"
         schema = params.requested_schema
         assert schema.required == ["name"]
-        assert isinstance(schema.properties["name"], types.StringSchema)
-        assert isinstance(schema.properties["check"], types.BooleanSchema)
-        assert isinstance(schema.properties["integer"], types.NumberSchema)
+        props = schema.properties
+        assert isinstance(props["name"], types.StringSchema)
+        assert isinstance(props["check"], types.BooleanSchema)
+        assert isinstance(props["integer"], types.NumberSchema)
+        assert isinstance(props["untitledSingleSelectEnum"], types.UntitledSingleSelectEnumSchema)
+        assert isinstance(props["titledMultipleSelectEnum"], types.TitledMultiSelectEnumSchema)
+        assert isinstance(props["legacyTitledEnum"], types.LegacyTitledEnumSchema)
         assert seen.threads[0].startswith("mcp-sync-handler-")
 
-    with peer.connect(elicitation_handler=lambda p: types.ElicitResult(action="decline")) \
+
+@EVERYTHING
+def test_everything_elicitation_declined(peer: Peer) -> None:
+    with peer.connect(elicitation_handler=lambda params: types.ElicitResult(action="decline")) \
             as client:
         result = client.call_tool("trigger-elicitation-request", timeout=T)
         assert "User declined to provide the requested information" in result.text
@@ -1136,7 +1081,7 @@ def test_everything_roots_and_list_changed(peer: Peer) -> None:
             lambda: (lambda t: "file:///tmp/scratch" in t and t)(
                 client.call_tool("get-roots-list", timeout=T).text
             ),
-            what="the server to fetch the changed roots",
+            T, "the server to fetch the changed roots",
         )
         assert "Current MCP Roots (3 total)" in text
 
@@ -1164,7 +1109,7 @@ def test_everything_logging_handler(peer: Peer) -> None:
         assert "Started simulated" in client.call_tool("toggle-simulated-logging", timeout=T).text
         try:
             # One message right away (then one every 5 s), at a random level.
-            ((params,),) = wait_for(lambda: logs.snapshot()[:1], what="a log message")
+            ((params,),) = logs.wait_for(lambda calls: calls[:1], T, "a log message")
         finally:
             assert "Stopped simulated" in client.call_tool(
                 "toggle-simulated-logging", timeout=T).text
@@ -1175,6 +1120,35 @@ def test_everything_logging_handler(peer: Peer) -> None:
         assert logs.threads[0].startswith("mcp-sync-callback-")
 
 
+@EVERYTHING
+def test_everything_logging_without_handler_goes_to_python_logging(
+    peer: Peer, caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.server.everything")
+    python_levels = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
+                     "error": logging.ERROR, "critical": logging.CRITICAL}
+
+    def server_records() -> List[logging.LogRecord]:
+        return [r for r in caplog.records if r.name == "mcp_sync.server.everything"]
+
+    with peer.connect() as client:
+        client.set_logging_level("debug", timeout=T)
+        client.call_tool("toggle-simulated-logging", timeout=T)
+        try:
+            records = wait_for(server_records, T, "a log record from the server")
+        finally:
+            client.call_tool("toggle-simulated-logging", timeout=T)
+    record = records[0]
+    message = record.getMessage()
+    assert "message" in message
+    level = message.split("-")[0].split(" ")[0].lower()  # "Warning-level message" -> warning
+    assert level in LEVELS
+    if level in python_levels:
+        assert record.levelno == python_levels[level]
+    else:  # notice, alert, emergency sit between/above the standard levels
+        assert record.levelno > logging.INFO
+
+
 @SDK
 def test_sdk_logging_handler_and_level(peer: Peer) -> None:
     """The level reaches the server (logging/setLevel in the session era, the request
@@ -1183,8 +1157,7 @@ def test_sdk_logging_handler_and_level(peer: Peer) -> None:
     with peer.connect(logging_handler=logs) as client:
         client.set_logging_level("debug", timeout=T)
         client.call_tool("log", {"message": "hi"}, timeout=T)
-        calls = wait_for(lambda: len(logs.snapshot()) == 8 and logs.snapshot(),
-                         what="eight log messages")
+        calls = logs.wait_for(lambda calls: len(calls) == 8 and calls, T, "eight log messages")
         assert all(isinstance(c[0], types.LoggingMessageNotificationParams) for c in calls)
         assert [c[0].level for c in calls] == LEVELS  # in order, on one callback thread
         assert [c[0].data for c in calls] == [f"{level}: hi" for level in LEVELS]
@@ -1195,43 +1168,117 @@ def test_sdk_logging_handler_and_level(peer: Peer) -> None:
             client.set_logging_level("error", timeout=T)
             client.call_tool("log", {"message": "late"}, timeout=T)
             client.call_tool("add", {"a": 1, "b": 1}, timeout=T)
-            later = wait_for(lambda: len(logs.snapshot()) >= 12 and logs.snapshot()[8:],
-                             what="four more log messages")
+            later = logs.wait_for(lambda calls: len(calls) >= 12 and calls[8:], T,
+                                  "four more log messages")
             assert [c[0].data for c in later] == [
                 f"{level}: late" for level in ("error", "critical", "alert", "emergency")
             ]
+            with pytest.raises(ValueError):
+                client.set_logging_level("verbose", timeout=T)
         finally:
-            # The server keeps the session-era level process-wide; the next test's
-            # clients share this process.
+            # Over HTTP the server keeps the session-era level process-wide, and the next
+            # test's clients share this process.
             client.set_logging_level("debug", timeout=T)
 
 
-@ALL
-def test_logging_without_handler_goes_to_python_logging(
+@SDK
+def test_sdk_logging_without_handler_goes_to_python_logging(
     peer: Peer, caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, logger=f"mcp_sync.server.{peer.kind}")
-    prefix = f"mcp_sync.server.{peer.kind}"
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.server.sdk")
 
-    def records() -> List[logging.LogRecord]:
-        return [r for r in caplog.records if r.name.startswith(prefix)]
+    def server_records() -> List[logging.LogRecord]:
+        return [r for r in caplog.records if r.name.startswith("mcp_sync.server.sdk")]
 
     with peer.connect() as client:
         client.set_logging_level("debug", timeout=T)
-        if peer.kind == "sdk":
-            client.call_tool("log", {"message": "to python", "logger": "peer"}, timeout=T)
-            found = wait_for(lambda: len(records()) == 8 and records(), what="eight records")
-            by_message = {r.getMessage(): r.levelno for r in found}
-            assert by_message["debug: to python"] == logging.DEBUG
-            assert by_message["error: to python"] == logging.ERROR
-            assert by_message["emergency: to python"] > logging.CRITICAL
-            assert {r.name for r in found} == {f"{prefix}.peer"}
-            return
-        client.call_tool("toggle-simulated-logging", timeout=T)
+        client.call_tool("log", {"message": "to python", "logger": "peer"}, timeout=T)
+        records = wait_for(lambda: len(server_records()) == 8 and server_records(), T,
+                           "eight log records")
+    assert {r.name for r in records} == {"mcp_sync.server.sdk.peer"}
+    by_message = {r.getMessage(): r.levelno for r in records}
+    assert by_message["debug: to python"] == logging.DEBUG
+    assert by_message["info: to python"] == logging.INFO
+    assert by_message["warning: to python"] == logging.WARNING
+    assert by_message["error: to python"] == logging.ERROR
+    assert by_message["critical: to python"] == logging.CRITICAL
+    assert logging.INFO < by_message["notice: to python"] < logging.WARNING
+    assert by_message["alert: to python"] > logging.CRITICAL
+    assert by_message["emergency: to python"] > by_message["alert: to python"]
+
+
+# -- notifications -----------------------------------------------------------------------
+
+
+@peers("everything-stdio")
+def test_everything_notifications_list_changed_and_resource_updates(peer: Peer) -> None:
+    seen = Recorder()
+    uri = "demo://resource/static/document/features.md"
+    with peer.connect(notification_handler=seen, sampling_handler=lambda p: {}) as client:
+        # The server registers capability-gated tools after the handshake and says so.
+        seen.wait_for(lambda calls: "notifications/tools/list_changed" in seen.methods(), T,
+                      "tools/list_changed")
+        client.subscribe_resource(uri, timeout=T)
+        assert "Started" in client.call_tool("toggle-subscriber-updates", timeout=T).text
         try:
-            found = wait_for(records, what="a log record from the server")
+            updated = seen.wait_for(
+                lambda calls: seen.with_method("notifications/resources/updated"), T,
+                "resources/updated")
         finally:
-            client.call_tool("toggle-simulated-logging", timeout=T)
-    message = found[0].getMessage()
-    level = message.split("-")[0].split(" ")[0].lower()  # "Warning-level message" -> warning
-    assert level in LEVELS and "message" in message
+            client.call_tool("toggle-subscriber-updates", timeout=T)
+            client.unsubscribe_resource(uri, timeout=T)
+        assert updated[0] == {"uri": uri}
+        assert all(name.startswith("mcp-sync-callback-") for name in seen.threads)
+
+
+@peers(*named("sdk", "stdio"))
+def test_sdk_notifications(peer: Peer) -> None:
+    """resources/updated for subscribed resources only (resources/subscribe in the session
+    era, subscriptions/listen in the stateless one); list_changed in the session era."""
+    seen = Recorder()
+    updated = "notifications/resources/updated"
+
+    def updated_uris() -> List[str]:
+        return [params["uri"] for params in seen.with_method(updated)]
+
+    with peer.connect(notification_handler=seen) as client:
+        client.subscribe_resource("res://greeting", timeout=T)
+        client.call_tool("changes", timeout=T)
+        seen.wait_for(lambda calls: "res://greeting" in updated_uris(), T, "resources/updated")
+        if peer.era == "session":
+            wanted = ["notifications/tools/list_changed", "notifications/prompts/list_changed",
+                      "notifications/resources/list_changed", updated]
+            seen.wait_for(lambda calls: all(m in seen.methods() for m in wanted), T,
+                          f"all of {wanted}")
+            # Notifications reach the handler in the order the server sent them.
+            assert [m for m in seen.methods() if m in wanted] == wanted
+            assert seen.with_method(updated) == [{"uri": "res://greeting"}]
+
+        client.unsubscribe_resource("res://greeting", timeout=T)
+        client.subscribe_resource("res://blob", timeout=T)
+        client.call_tool("changes", timeout=T)
+        seen.wait_for(lambda calls: "res://blob" in updated_uris(), T,
+                      "resources/updated for the blob")
+        assert updated_uris().count("res://greeting") == 1  # no longer subscribed
+        assert all(name.startswith("mcp-sync-callback-") for name in seen.threads)
+
+
+@peers(*named("sdk", "stdio"))
+def test_notification_handler_can_call_the_client(peer: Peer) -> None:
+    """A callback may call back into the client (it runs on the callback thread)."""
+    answers: List[Optional[str]] = []
+    done = threading.Event()
+    holder: Dict[str, mcp_sync.Client] = {}
+
+    def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
+        if method == "notifications/resources/updated" and not done.is_set():
+            contents = holder["client"].read_resource(params["uri"], timeout=T).contents  # type: ignore[index]
+            answers.append(getattr(contents[0], "text", None))
+            done.set()
+
+    with peer.connect(notification_handler=on_notification) as client:
+        holder["client"] = client
+        client.subscribe_resource("res://greeting", timeout=T)
+        client.call_tool("changes", timeout=T)
+        assert done.wait(T)
+    assert answers == ["Hello from the SDK peer"]

@@ -1,0 +1,95 @@
+"""Waiting helpers shared by the test modules: every wait has a deadline.
+
+* ``wait_for``: polls a condition that no event announces (what a server holds, what a
+  log handler collected) until it is truthy.
+* ``Recorder``: a callback that records its calls; waits on it are woken by each call,
+  not by polling.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, List, Tuple
+
+import pytest
+
+#: How long a wait may take by default: generous, the VM is small and noisy.
+WAIT = 30.0
+#: How often ``wait_for`` asks again.
+POLL_INTERVAL = 0.05
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = WAIT,
+             what: str = "condition") -> Any:
+    """Poll ``predicate`` until it returns something truthy, and return that; fail the test
+    after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(POLL_INTERVAL)  # polling: nothing signals the change
+
+
+class Recorder:
+    """A thread-safe callback that records the arguments of each call and the name of the
+    thread it ran on (``calls[i]`` ran on ``threads[i]``)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()  # guards calls and threads
+        self.calls: List[Tuple[Any, ...]] = []
+        self.threads: List[str] = []
+
+    def __call__(self, *args: Any) -> None:
+        with self._changed:
+            self.calls.append(args)
+            self.threads.append(threading.current_thread().name)
+            self._changed.notify_all()
+
+    def snapshot(self) -> List[Tuple[Any, ...]]:
+        """The calls so far."""
+        with self._changed:
+            return list(self.calls)
+
+    def mark(self) -> int:
+        """How many calls there have been: a ``since`` for ``next_call``."""
+        with self._changed:
+            return len(self.calls)
+
+    def methods(self) -> List[str]:
+        """As a notification handler: the methods notified so far."""
+        return [call[0] for call in self.snapshot()]
+
+    def with_method(self, method: str) -> List[Any]:
+        """As a notification handler: the params of each ``method`` notification."""
+        return [call[1] for call in self.snapshot() if call[0] == method]
+
+    def wait_for(self, match: Callable[[List[Tuple[Any, ...]]], Any], timeout: float = WAIT,
+                 what: str = "a matching call") -> Any:
+        """Block until ``match(calls so far)`` is truthy and return it; fail the test after
+        ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                found = match(list(self.calls))
+                if found:
+                    return found
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    pytest.fail(f"timed out after {timeout} s waiting for {what}; "
+                                f"calls so far: {self.calls[-20:]!r}")
+                self._changed.wait(remaining)
+
+    def next_call(self, match: Callable[..., Any], since: int = 0, timeout: float = WAIT,
+                  what: str = "a matching call") -> Tuple[Any, ...]:
+        """The arguments of the first call after the first ``since`` for which
+        ``match(*arguments)`` is truthy, waiting (bounded) for it to happen."""
+        def first(calls: List[Tuple[Any, ...]]) -> List[Tuple[Any, ...]]:
+            return [args for args in calls[since:] if match(*args)][:1]  # [()] is truthy
+
+        found: Tuple[Any, ...]
+        (found,) = self.wait_for(first, timeout, what)
+        return found

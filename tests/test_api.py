@@ -1,0 +1,27 @@
+"""The public API: the names mcp_sync exports, pinned."""
+
+from __future__ import annotations
+
+import mcp_sync
+from mcp_sync import RequestTimeout
+
+
+def test_public_api_is_pinned() -> None:
+    assert sorted(mcp_sync.__all__) == sorted([
+        "DEFAULT", "AuthError", "CallbackError", "CapabilityError", "Client",
+        "ClientNotConnected", "CommandNotFound", "ConnectionClosed", "ForkedClientError",
+        "HTTPError", "InvalidToolSchema", "ListingTooLarge",
+        "HttpTransport", "MCPError", "MemoryTransport", "MessageTooLarge", "MethodNotFound",
+        "ProtocolError",
+        "Manager", "HeaderMismatch", "MissingClientCapability", "ProtocolVersionRejected",
+        "RequestCancelled", "RequestContext", "RequestTimeout", "ServerError", "SessionExpired",
+        "SseTransport",
+        "StdioTransport", "ToolError", "Toolbox", "InvalidToolCall", "Transport",
+        "TransportError", "URLElicitationRequired",
+        "UnsupportedProtocolVersion", "__version__", "connect", "request_context", "types",
+    ])
+    for name in mcp_sync.__all__:
+        assert getattr(mcp_sync, name) is not None
+    assert issubclass(RequestTimeout, TimeoutError)
+    for name in mcp_sync.exceptions.__all__:
+        assert issubclass(getattr(mcp_sync, name), mcp_sync.MCPError)
