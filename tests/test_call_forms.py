@@ -38,7 +38,7 @@ from mcp_sync import (
 )
 
 from .conftest import PY, SERVERS
-from .servers.forms_server import MODERN, Forms
+from .servers.forms_server import STATELESS, Forms
 from .servers.http_server import McpHttpServer, Recorded
 
 WAIT = 10.0  # the bound on anything a test waits for; nothing comes near it
@@ -97,7 +97,7 @@ class Peer:
     def __init__(self, transport: str, era: str) -> None:
         self.transport = transport
         self.era = era
-        self.stateless = era == MODERN
+        self.stateless = era == STATELESS
 
     @property
     def http(self) -> bool:
@@ -174,7 +174,7 @@ def transport(request: pytest.FixtureRequest) -> str:
     return request.param  # type: ignore[no-any-return]
 
 
-@pytest.fixture(params=[SESSION, MODERN], ids=["session", "stateless"])
+@pytest.fixture(params=[SESSION, STATELESS], ids=["session", "stateless"])
 def era(request: pytest.FixtureRequest) -> str:
     return request.param  # type: ignore[no-any-return]
 
@@ -188,7 +188,7 @@ def peer(transport: str, era: str) -> Iterator[Peer]:
         made.stop()
 
 
-stateless_only = pytest.mark.parametrize("era", [MODERN], ids=["stateless"])
+stateless_only = pytest.mark.parametrize("era", [STATELESS], ids=["stateless"])
 session_only = pytest.mark.parametrize("era", [SESSION], ids=["session"])
 http_only = pytest.mark.parametrize("transport", ["http"])
 stdio_only = pytest.mark.parametrize("transport", ["stdio"])
@@ -225,7 +225,7 @@ def test_a_plain_result(form: Form, peer: Peer) -> None:
     meta = calls[0]["params"]["_meta"]
     assert meta["trace"] == "t-1"
     if peer.stateless:
-        assert meta[META_VERSION] == MODERN
+        assert meta[META_VERSION] == STATELESS
 
 
 def test_arguments_that_are_not_a_mapping_are_refused_unsent(form: Form, peer: Peer) -> None:
@@ -422,14 +422,14 @@ def test_an_unsupported_version_answer_switches_and_retries_once(
     tag = f"switch-{form.name}"
     with peer.connect() as client:
         assert form(client, "rejects_version", {"tag": tag, "times": 1}).text == "attempt 2"
-        assert client.protocol_version == MODERN
+        assert client.protocol_version == STATELESS
         calls = peer.calls(client, "rejects_version")
     assert len(calls) == 2 and distinct([c["id"] for c in calls])
-    assert [c["params"]["_meta"][META_VERSION] for c in calls] == [MODERN, MODERN]
+    assert [c["params"]["_meta"][META_VERSION] for c in calls] == [STATELESS, STATELESS]
     if isinstance(peer, HttpPeer):
         posts = [r for r in peer.posts("tools/call")
                  if r.json["params"]["name"] == "rejects_version"]
-        assert [r.header("mcp-protocol-version") for r in posts] == [MODERN, MODERN]
+        assert [r.header("mcp-protocol-version") for r in posts] == [STATELESS, STATELESS]
 
 
 @stateless_only

@@ -21,7 +21,7 @@ from mcp_sync import CapabilityError, ServerError, URLElicitationRequired, types
 
 from .conftest import PY, SERVERS, fake_server_command
 
-SDK_MODERN = [PY, str(SERVERS / "sdk_modern_server.py")]
+SDK_STATELESS = [PY, str(SERVERS / "sdk_stateless_server.py")]
 CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 
 # A request of each kind the server may send, and an answer the client may give to it.
@@ -240,7 +240,7 @@ def test_stateless_cancelling_the_future_cancels_its_handlers() -> None:
         finished.set()
         return {"action": "decline"}
 
-    with mcp_sync.connect(SDK_MODERN, timeout=20, elicitation_handler=elicit) as client:
+    with mcp_sync.connect(SDK_STATELESS, timeout=20, elicitation_handler=elicit) as client:
         assert client.era == "stateless"
         future = client.call_tool_future("confirm")
         assert started.wait(20)

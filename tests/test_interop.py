@@ -70,7 +70,7 @@ from .helpers import Recorder, wait_for
 # Seconds for any single call that should be quick. Generous: the VM is small and noisy.
 T = 20.0
 LATEST = "2025-11-25"
-MODERN = "2026-07-28"
+STATELESS = "2026-07-28"
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 TRANSPORTS = ["stdio", "http", "sse"]
@@ -137,7 +137,7 @@ class PeerSpec:
 
     @property
     def expected_version(self) -> str:
-        return MODERN if self.era == "stateless" else LATEST
+        return STATELESS if self.era == "stateless" else LATEST
 
 
 PEER_SPECS: Dict[str, PeerSpec] = {spec.name: spec for spec in [
@@ -418,7 +418,7 @@ def test_negotiation_finds_each_servers_era_without_stalling(
     started = time.monotonic()
     with mcp_sync.connect(sdk_peer.target, name="sdk", timeout=T) as client:
         assert time.monotonic() - started < bound
-        assert client.protocol_version == MODERN and client.era == "stateless"
+        assert client.protocol_version == STATELESS and client.era == "stateless"
         assert client.server_info.name == "sdk-peer"
         assert client.call_tool("add", {"a": 20, "b": 22}, timeout=T).text == "42"
 
@@ -431,7 +431,7 @@ def test_negotiation_with_a_slow_starting_stateless_server() -> None:
     command = [*sdk_command(), "--startup-delay", "1.5"]
     for _ in range(2):  # the second client must not inherit a wrong verdict
         with mcp_sync.connect(command, name="slow-sdk", timeout=T, probe_timeout=0.5) as client:
-            assert client.protocol_version == MODERN
+            assert client.protocol_version == STATELESS
             assert client.call_tool("add", {"a": 1, "b": 2}, timeout=T).text == "3"
 
 

@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mcp_sync.testing import FakeServer, RpcError, ToolContext
 
-MODERN = "2026-07-28"
+STATELESS = "2026-07-28"
 SESSION_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 NUMBER_RESULT = {"type": "object", "properties": {"value": {"type": "number"}},
                  "required": ["value"]}
@@ -172,7 +172,7 @@ class Forms:
 
         @fake.method("server/discover")
         def discover(params: Dict[str, Any]) -> Dict[str, Any]:
-            return {"resultType": "complete", "supportedVersions": [MODERN, *SESSION_VERSIONS],
+            return {"resultType": "complete", "supportedVersions": [STATELESS, *SESSION_VERSIONS],
                     "capabilities": fake.capabilities(),
                     "_meta": {"io.modelcontextprotocol/serverInfo": {
                         "name": fake.name, "version": fake.version}}}
@@ -193,7 +193,7 @@ class Forms:
                     attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
                 if attempt == 1:
                     raise RpcError({"code": -32022, "message": "Unsupported protocol version",
-                                    "data": {"supported": [MODERN]}})
+                                    "data": {"supported": [STATELESS]}})
             if len(answered) < len(plan):
                 return {"resultType": "input_required", "content": [],
                         "inputRequests": plan[len(answered)],
@@ -216,7 +216,7 @@ class Forms:
             if attempt <= times:
                 meta = self._call(ctx)["params"].get("_meta") or {}
                 raise RpcError({"code": -32022, "message": "Unsupported protocol version",
-                                "data": {"supported": [MODERN],
+                                "data": {"supported": [STATELESS],
                                          "requested": meta.get(
                                              "io.modelcontextprotocol/protocolVersion")}})
             return f"attempt {attempt}"

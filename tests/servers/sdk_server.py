@@ -56,7 +56,7 @@ TINY_PNG = bytes.fromhex(
 BLOB = bytes(range(256))
 LANGUAGES = ["python", "perl", "php", "rust", "ruby"]
 RESOURCE_URIS = ["res://greeting", "res://blob"]
-MODERN = "2026-07-28"
+STATELESS = "2026-07-28"
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 mcp = MCPServer(
@@ -197,7 +197,7 @@ async def changes(ctx: Context) -> str:
     """Announce that tools, prompts and resources changed, and that every resource was
     updated: as notifications to resources/subscribe subscribers in the session era, as
     events on subscriptions/listen streams in the stateless (2026-07-28) era."""
-    if ctx.protocol_version == MODERN:
+    if ctx.protocol_version == STATELESS:
         await ctx.notify_tools_changed()
         await ctx.notify_prompts_changed()
         await ctx.notify_resources_changed()

@@ -20,7 +20,7 @@ from mcp_sync.testing import FakeServer, RpcError
 
 from .conftest import PY, SERVERS, fake_server_command
 
-SDK_MODERN = [PY, str(SERVERS / "sdk_modern_server.py")]
+SDK_STATELESS = [PY, str(SERVERS / "sdk_stateless_server.py")]
 
 
 
@@ -34,32 +34,32 @@ def sample(params: Any) -> Dict[str, Any]:
     return {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"}
 
 
-def connect_modern(**kwargs: Any) -> mcp_sync.Client:
+def connect_stateless(**kwargs: Any) -> mcp_sync.Client:
     kwargs.setdefault("timeout", 20.0)
     # The probe waits for the SDK peer's start (about a second, more on a loaded machine);
     # the tests that hold the 1 s default to its promise pass probe_timeout themselves.
     kwargs.setdefault("probe_timeout", 20.0)
-    return mcp_sync.connect(SDK_MODERN, **kwargs)
+    return mcp_sync.connect(SDK_STATELESS, **kwargs)
 
 
 def test_auto_negotiation_lands_on_the_stateless_era() -> None:
-    with connect_modern() as client:
+    with connect_stateless() as client:
         assert client.era == "stateless"
         assert client.protocol_version == "2026-07-28"
-        assert client.server_info.name == "sdk-modern"
-        assert client.instructions == "Modern test server."
+        assert client.server_info.name == "sdk-stateless"
+        assert client.instructions == "Stateless test server."
         assert client.server_capabilities.tools is not None
         names = {tool.name for tool in client.list_tools()}
         assert {"add", "confirm", "ask_llm", "regional"} <= names
         assert client.call_tool("add", {"a": 2, "b": 40}).structured == {"result": 42}
-        assert client.read_resource("test://greeting").text == "hello from the modern server"
+        assert client.read_resource("test://greeting").text == "hello from the stateless server"
         prompt = client.get_prompt("review", {"code": "x = 1"})
         assert "Please review: x = 1" in prompt.messages[0].content.text
         client.ping()  # server/discover stands in for ping
 
 
 def test_multi_round_trip_requests_use_the_handlers() -> None:
-    with connect_modern(elicitation_handler=elicit, sampling_handler=sample,
+    with connect_stateless(elicitation_handler=elicit, sampling_handler=sample,
                         roots=[{"uri": "file:///a"}, {"uri": "file:///b"}]) as client:
         assert client.call_tool("confirm").text == "confirmed=True name=ada"
         assert client.call_tool("ask_llm").text == "llm said: Paris"
@@ -69,7 +69,7 @@ def test_multi_round_trip_requests_use_the_handlers() -> None:
 
 
 def test_a_missing_capability_is_a_clear_error() -> None:
-    with connect_modern() as client:
+    with connect_stateless() as client:
         with pytest.raises(mcp_sync.MissingClientCapability) as info:
             client.call_tool("ask_llm")
         assert info.value.code == -32021
@@ -79,7 +79,7 @@ def test_a_missing_capability_is_a_clear_error() -> None:
 
 def test_progress_and_timeout_in_the_stateless_era() -> None:
     seen: List[float] = []
-    with connect_modern(max_total_timeout=3.0) as client:
+    with connect_stateless(max_total_timeout=3.0) as client:
         result = client.call_tool("slow", {"seconds": 1.0}, timeout=0.6,
                                   on_progress=lambda p, total, message: seen.append(p))
         assert result.text == "done"
@@ -98,7 +98,7 @@ def test_subscription_receives_list_changed_and_refreshes_the_cache() -> None:
         if method == "notifications/tools/list_changed":
             changed.set()
 
-    with connect_modern(notification_handler=on_notification) as client:
+    with connect_stateless(notification_handler=on_notification) as client:
         with client.subscribe(tools=True) as subscription:
             assert subscription.acknowledged == {"toolsListChanged": True}
             before = {tool.name for tool in client.list_tools()}
@@ -113,7 +113,7 @@ def test_subscription_receives_list_changed_and_refreshes_the_cache() -> None:
 
 
 def test_pinned_session_version_uses_initialize_on_a_dual_era_server() -> None:
-    with connect_modern(protocol_version="2025-11-25") as client:
+    with connect_stateless(protocol_version="2025-11-25") as client:
         assert client.era == "session"
         assert client.protocol_version == "2025-11-25"
         assert client.call_tool("add", {"a": 1, "b": 2}).structured == {"result": 3}
@@ -154,9 +154,9 @@ def test_the_era_is_cached_per_server_command() -> None:
         assert received == []
 
 
-def modern_fake(supported: Optional[List[str]] = None) -> FakeServer:
-    """A fake server answering server/discover like a modern one."""
-    server = FakeServer("modern-fake")
+def stateless_fake(supported: Optional[List[str]] = None) -> FakeServer:
+    """A fake server answering server/discover like a stateless one."""
+    server = FakeServer("stateless-fake")
     versions = supported or ["2026-07-28"]
 
     @server.tool()
@@ -178,7 +178,7 @@ def modern_fake(supported: Optional[List[str]] = None) -> FakeServer:
 
 
 def test_every_request_carries_the_envelope() -> None:
-    server = modern_fake()
+    server = stateless_fake()
     with mcp_sync.Client(MemoryTransport(server), timeout=5,
                          client_info={"name": "tester", "version": "1"},
                          elicitation_handler=elicit) as client:
@@ -197,18 +197,18 @@ def test_every_request_carries_the_envelope() -> None:
 
 
 def test_unsupported_version_error_picks_a_common_version() -> None:
-    server = modern_fake(["2025-06-18", "2024-11-05"])
+    server = stateless_fake(["2025-06-18", "2024-11-05"])
     with mcp_sync.Client(MemoryTransport(server), timeout=5) as client:
         # the server only lists session-era versions: the handshake uses the newest common
         assert client.era == "session"
         assert client.protocol_version == "2025-06-18"
-    server = modern_fake(["1999-01-01"])
+    server = stateless_fake(["1999-01-01"])
     with pytest.raises(mcp_sync.UnsupportedProtocolVersion, match="1999-01-01"):
         mcp_sync.Client(MemoryTransport(server), timeout=5).connect()
 
 
 def test_input_rounds_are_bounded_and_missing_sampling_handler_is_clear() -> None:
-    server = modern_fake()
+    server = stateless_fake()
     rounds: List[Dict[str, Any]] = []
 
     @server.tool()
@@ -235,7 +235,7 @@ def test_input_rounds_are_bounded_and_missing_sampling_handler_is_clear() -> Non
 
 
 def test_a_handler_that_raises_fails_the_call_with_callback_error() -> None:
-    server = modern_fake()
+    server = stateless_fake()
 
     @server.tool()
     def wants_llm() -> Dict[str, Any]:
@@ -264,11 +264,11 @@ def test_a_logging_handler_receives_logs_without_set_logging_level() -> None:
         received.append(params)
         arrived.set()
 
-    with connect_modern(logging_handler=on_log) as client:
+    with connect_stateless(logging_handler=on_log) as client:
         assert client.era == "stateless"
         assert client.call_tool("log_it", {"text": "from the stateless era"}).text == "logged"
         assert arrived.wait(10), "the logging handler received nothing"
         assert received[0].level == "info" and received[0].data == "from the stateless era"
     # Without a handler, nothing is asked for: the envelope names no level.
-    with connect_modern() as client:
+    with connect_stateless() as client:
         assert client.log_level is None

@@ -2,7 +2,7 @@
 
 Peers:
 
-* the official SDK's server (``tests/servers/sdk_modern_server.py streamable-http PORT``,
+* the official SDK's server (``tests/servers/sdk_stateless_server.py streamable-http PORT``,
   ``mcp`` 2.3.0), dual-era, one process for the whole module;
 * a scripted stateless server of our own (:class:`StatelessServer`: the threaded
   ``tests/servers/http_server.py`` with every POST answered by a hook), which records the
@@ -47,7 +47,7 @@ from .conftest import PY, SERVERS, require_everything
 from .servers.http_server import McpHttpServer, Recorded, echo_fake
 
 WAIT = 10.0  # the bound for anything a test waits on; nothing should come near it
-MODERN = "2026-07-28"
+STATELESS = "2026-07-28"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 
 
@@ -106,7 +106,7 @@ class ServerProcess:
 def sdk_url() -> Iterator[str]:
     """The official SDK server over Streamable HTTP (its default, dual-era mode)."""
     port = free_port()
-    server = ServerProcess([PY, str(SERVERS / "sdk_modern_server.py"), "streamable-http",
+    server = ServerProcess([PY, str(SERVERS / "sdk_stateless_server.py"), "streamable-http",
                             str(port)], "Uvicorn running on")
     try:
         assert server.process.poll() is None, "".join(server.output)
@@ -152,16 +152,16 @@ def decoded(header: str) -> str:
 def test_auto_negotiation_lands_on_the_stateless_era(sdk_url: str) -> None:
     with connect(sdk_url) as client:
         assert client.era == "stateless"
-        assert client.protocol_version == MODERN
+        assert client.protocol_version == STATELESS
         assert isinstance(client.transport, HttpTransport)
         assert client.transport.session_id is None
-        assert client.server_info.name == "sdk-modern"
-        assert client.instructions == "Modern test server."
+        assert client.server_info.name == "sdk-stateless"
+        assert client.instructions == "Stateless test server."
         names = {tool.name for tool in client.list_tools()}
         assert {"add", "slow", "confirm", "ask_llm", "regional", "grow"} <= names
         assert client.call_tool("add", {"a": 2, "b": 40}).structured == {"result": 42}
         assert [r.uri for r in client.list_resources()] == ["test://greeting"]
-        assert client.read_resource("test://greeting").text == "hello from the modern server"
+        assert client.read_resource("test://greeting").text == "hello from the stateless server"
         assert [p.name for p in client.list_prompts()] == ["review"]
         prompt = client.get_prompt("review", {"code": "x = 1"})
         assert "Please review: x = 1" in prompt.messages[0].content.text
@@ -297,7 +297,7 @@ def test_the_same_server_pinned_to_the_session_era(sdk_url: str) -> None:
         assert client.transport.session_id is not None
         assert client.call_tool("add", {"a": 1, "b": 2}).structured == {"result": 3}
         assert client.call_tool("confirm").text == "confirmed=True name=ada"
-        assert client.read_resource("test://greeting").text == "hello from the modern server"
+        assert client.read_resource("test://greeting").text == "hello from the stateless server"
 
 
 # -- a scripted stateless server ------------------------------------------------------------
@@ -344,7 +344,7 @@ class StatelessServer:
         method, params = message.get("method"), message.get("params") or {}
         if method == "server/discover":
             result: Reply = {
-                "resultType": "complete", "supportedVersions": [MODERN],
+                "resultType": "complete", "supportedVersions": [STATELESS],
                 "capabilities": {"tools": {}, "resources": {}, "prompts": {}},
                 "serverInfo": {"name": "stateless-test", "version": "1"},
             }
@@ -417,8 +417,8 @@ def test_the_2026_http_binding_on_the_wire() -> None:
                        "prompts/get", "server/discover"]
     for request in recorded:
         assert request.header("mcp-session-id") is None
-        assert request.header("mcp-protocol-version") == MODERN
-        assert request.json["params"]["_meta"][META_VERSION] == MODERN
+        assert request.header("mcp-protocol-version") == STATELESS
+        assert request.json["params"]["_meta"][META_VERSION] == STATELESS
         assert request.header("mcp-method") == request.rpc_method
     call, read, prompt = recorded[2], recorded[3], recorded[4]
     assert call.header("mcp-name") == "lookup"
@@ -519,7 +519,7 @@ def test_the_2026_error_codes_in_400_bodies_are_specific_errors() -> None:
         "needs_sampling": error_reply(-32021, "Missing required client capability",
                                       {"requiredCapabilities": {"sampling": {}}}),
         "future_only": error_reply(-32022, "Unsupported protocol version",
-                                   {"supported": ["2099-01-01"], "requested": MODERN}),
+                                   {"supported": ["2099-01-01"], "requested": STATELESS}),
     }
     tools = [tool(name) for name in calls] + [tool("echo")]
     with StatelessServer(tools, calls) as server:
@@ -545,7 +545,7 @@ def test_the_2026_error_codes_in_400_bodies_are_specific_errors() -> None:
 def test_a_server_sharing_no_version_refuses_the_connection_with_its_own_error() -> None:
     def future_only(handler: Any, message: Any) -> bool:
         error = {"code": -32022, "message": "Unsupported protocol version",
-                 "data": {"supported": ["2099-01-01"], "requested": MODERN}}
+                 "data": {"supported": ["2099-01-01"], "requested": STATELESS}}
         handler.send_json({"jsonrpc": "2.0", "id": message.get("id"), "error": error}, 400)
         return True
 
@@ -635,14 +635,14 @@ def test_a_stateless_server_slow_to_answer_the_probe_is_not_mistaken(refusal: st
         if refusal == "-32022":
             handler.send_json({"jsonrpc": "2.0", "id": message["id"], "error": {
                 "code": -32022, "message": "Unsupported protocol version",
-                "data": {"supported": [MODERN], "requested": "2025-11-25"}}}, 400)
+                "data": {"supported": [STATELESS], "requested": "2025-11-25"}}}, 400)
             return True
         return False  # the stateless server's own answer: method not found
 
     server = StatelessServer([tool("echo")])
     probe_closed = busy_on_the_first_probe(server, refuse)
     with server, connect(server.url, probe_timeout=0.3) as client:
-        assert client.era == "stateless" and client.protocol_version == MODERN
+        assert client.era == "stateless" and client.protocol_version == STATELESS
         assert client.server_info.name == "stateless-test"
         assert client.call_tool("echo", {"text": "hi"}).text == '{"text": "hi"}'
         methods = [r.rpc_method for r in server.requests]
@@ -668,7 +668,7 @@ def test_a_silent_probe_over_http_is_not_remembered() -> None:
             assert client.era == "session" and client.protocol_version == "2025-11-25"
         assert probe_closed.is_set()
         with connect(server.url, probe_timeout=0.3) as client:
-            assert client.era == "stateless" and client.protocol_version == MODERN
+            assert client.era == "stateless" and client.protocol_version == STATELESS
             assert client.call_tool("echo", {"text": "hi"}).text == '{"text": "hi"}'
         methods = [r.rpc_method for r in server.requests if r.rpc_method]
     assert methods[:2] == ["server/discover", "initialize"]

@@ -1,6 +1,6 @@
 """An official-SDK (PyPI ``mcp``) server for the 2026-07-28 tests: dual-era by default.
 
-Usage: sdk_modern_server.py [stdio | streamable-http PORT]
+Usage: sdk_stateless_server.py [stdio | streamable-http PORT]
 
 Tools: ``add``; ``slow`` (progress; a cancelled call is remembered by its ``tag``);
 ``was_cancelled`` (whether the tagged call was cancelled, waiting up to a bound for it);
@@ -21,7 +21,7 @@ from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
 from mcp_types import ListRootsResult, SamplingMessage, TextContent
 from pydantic import BaseModel, Field
 
-mcp = MCPServer("sdk-modern", instructions="Modern test server.")
+mcp = MCPServer("sdk-stateless", instructions="Stateless test server.")
 
 
 class Confirmation(BaseModel):
@@ -135,7 +135,7 @@ async def log_it(text: str, ctx: Context) -> str:
 @mcp.resource("test://greeting")
 def greeting() -> str:
     """A fixed text resource."""
-    return "hello from the modern server"
+    return "hello from the stateless server"
 
 
 @mcp.prompt()
