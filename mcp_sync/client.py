@@ -476,7 +476,7 @@ class Client:
         """
         session = self._session
         return (self._state is _State.CONNECTED and session is not None
-                and not session.closed and not session._forked)
+                and not session.closed and not session.forked)
 
     @property
     def dropped_notifications(self) -> int:
@@ -504,7 +504,7 @@ class Client:
         with self._lock:
             if self.connected:
                 return self
-            if self._session is not None and self._session._forked:
+            if self._session is not None and self._session.forked:
                 # The transport still holds the parent's process or HTTP session; starting
                 # it again here would signal, or end, what the parent is using.
                 raise ForkedClientError(
@@ -1147,7 +1147,7 @@ class Client:
         model = types.CallToolResult2026 if stateless else types.CallToolResult
         result: types.CallToolResult = _parse(model, data, "tools/call result")
         if tool is not None and tool.output_schema and not result.is_error:
-            result._output_declared = True  # .data may then parse the text as JSON
+            result.declare_output()  # .data may then parse the text as JSON
             # 2026-07-28: structuredContent is any JSON value, and a null sent is one.
             sent = stateless and "structured_content" in result.model_fields_set
             structured = result.structured_content if sent else result.data
@@ -1640,9 +1640,7 @@ def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any
     """A future for ``convert(result)`` of ``future``; cancelling it cancels ``future``."""
     outer: RequestFuture = RequestFuture()
     if isinstance(future, RequestFuture):
-        outer._session, outer.request_id, outer.method = (
-            future._session, future.request_id, future.method
-        )
+        outer.follow(future)
 
     def relay(inner: Future[Any]) -> None:
         if outer.done():

@@ -168,6 +168,12 @@ class RequestFuture(Future):  # type: ignore[type-arg]
         self.request_id: Optional[int] = None
         self.method: str = ""
 
+    def follow(self, other: RequestFuture) -> None:
+        """Stand for ``other``'s request: its id and method, and ``cancel()`` cancels it
+        on the wire (a future derived from ``other``, converting its result)."""
+        self._session, self.request_id, self.method = (
+            other._session, other.request_id, other.method)
+
     def cancel(self) -> bool:
         if not super().cancel():
             return False  # finished already: nothing to cancel on the wire
@@ -323,6 +329,11 @@ class Session:
         self.agreement = agreement
         self._request_meta = agreement.envelope
         self.transport.agree(agreement)
+
+    @property
+    def forked(self) -> bool:
+        """True in a process forked after this session started: its link is the parent's."""
+        return self._forked
 
     @property
     def closed(self) -> bool:

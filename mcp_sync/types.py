@@ -1190,6 +1190,11 @@ class CallToolResult(Result):
     # Set by the client when the tool declares an outputSchema: .data may read the text.
     _output_declared: bool = PrivateAttr(default=False)
 
+    def declare_output(self) -> None:
+        """Note that the tool declared an ``outputSchema`` (the client calls this): a
+        successful result's :attr:`data` may then be its text parsed as JSON."""
+        self._output_declared = True
+
     @property
     def text(self) -> str:
         """All text content blocks joined with newlines."""
