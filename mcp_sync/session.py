@@ -543,7 +543,13 @@ class Session:
             else:
                 self.transport.send(message)
         except MCPError as exc:
-            self.table.pop(entry.id)
+            if self.table.pop(entry.id) is None:
+                # Settled while send() was blocked (a transport that writes on the
+                # caller's thread: its deadline passed, and cutting the write short is
+                # what failed it): that outcome stands, and the caller waits for it.
+                log.debug("sending %s id=%s to %s ended after it was settled: %r", method,
+                          entry.id, self.name, exc)
+                return entry
             if isinstance(exc, ConnectionClosed) and exc.request_sent is None:
                 exc.request_sent = False  # the transport was closed: nothing went out
             raise

@@ -32,12 +32,13 @@ import urllib3
 import urllib3.connection
 import urllib3.poolmanager
 
-__all__ = ["Interruptible", "InterruptibleAdapter", "sending", "set_read_timeout"]
+__all__ = ["Interruptible", "InterruptibleAdapter", "sending", "set_read_timeout",
+           "shutdown_response", "socket_of"]
 
 log = logging.getLogger(__name__)
 
 
-def _socket_of(response: requests.Response) -> Optional[socket.socket]:
+def socket_of(response: requests.Response) -> Optional[socket.socket]:
     """The socket under a streamed response, if it can be found (private attributes)."""
     raw = response.raw
     connection = getattr(raw, "_connection", None)
@@ -55,7 +56,7 @@ def _shutdown_socket(sock: socket.socket) -> None:
         pass  # closed already: nothing is blocked on it
 
 
-def _shutdown_response(response: requests.Response) -> None:
+def shutdown_response(response: requests.Response) -> None:
     """Make a read blocked on ``response`` (in another thread) return at once.
 
     Closing a socket does not wake a thread blocked on it; shutting it down does. A
@@ -72,14 +73,14 @@ def _shutdown_response(response: requests.Response) -> None:
         return
     if getattr(raw, "_connection", None) is None:
         return
-    sock = _socket_of(response)
+    sock = socket_of(response)
     if sock is not None:
         _shutdown_socket(sock)
 
 
 def set_read_timeout(response: requests.Response, timeout: Optional[float]) -> None:
     """Change the socket timeout of a streamed response once its headers are in."""
-    sock = _socket_of(response)
+    sock = socket_of(response)
     if sock is None:
         log.debug("cannot find the socket of a response from %s to set its timeout",
                   response.url)
@@ -124,7 +125,14 @@ class Interruptible:
             self.response = response
             aborted = self.aborted.is_set()
         if aborted:
-            _shutdown_response(response)
+            shutdown_response(response)
+
+    def detach(self) -> None:
+        """Called once the response is closed: its connection may serve another request,
+        which a later :meth:`abort` must leave alone."""
+        with self.lock:
+            self.sock = None
+            self.response = None
 
     def abort(self) -> None:
         """Stop this exchange: wake its thread from whatever read or wait it is in."""
@@ -132,7 +140,7 @@ class Interruptible:
             self.aborted.set()
             sock, response = self.sock, self.response
         if response is not None:
-            _shutdown_response(response)
+            shutdown_response(response)
         elif sock is not None:
             _shutdown_socket(sock)
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
 from typing import Any, Dict, Mapping, Optional, Tuple
 from urllib.parse import urljoin, urlsplit
@@ -40,6 +39,14 @@ from ..exceptions import (
 )
 from ._bodies import ACCEPT_ENCODING, read_decoded
 from ._deadlines import Watchdog
+from ._interrupt import (
+    Interruptible,
+    InterruptibleAdapter,
+    sending,
+    set_read_timeout,
+    shutdown_response,
+    socket_of,
+)
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, response_id_in
 from ._requests import (
     close_session,
@@ -97,87 +104,17 @@ def _default_name(url: str) -> str:
     return name_safe(label)[:40] or "sse"
 
 
-def _stream_socket(response: requests.Response) -> Optional[socket.socket]:
-    """The socket a streamed response is read from (private attributes; None if unknown).
-
-    On a kept-alive connection it is the connection's; when the server closes the
-    connection after the response (HTTP/1.0, ``Connection: close``) http.client has
-    already let go of it there, and only the response's file object still holds it.
-    """
-    raw = response.raw
-    sock = getattr(getattr(raw, "_connection", None), "sock", None)
-    if sock is None:
-        file = getattr(getattr(raw, "_fp", None), "fp", None)
-        sock = getattr(getattr(file, "raw", None), "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None
-
-
-def _wake_reader(response: requests.Response) -> None:
-    """Make a thread blocked reading a streamed response return (it then closes it).
-
-    Closing a socket does not wake a ``recv()`` blocked on it in another thread (on
-    Linux), and closing the response under the reader races with it; shutting the socket
-    down makes the read return at once.
-    """
-    sock = _stream_socket(response)
-    if sock is None:
-        log.debug("cannot find the SSE socket; closing the response instead")
-        response.close()
-        return
-    try:
-        sock.shutdown(socket.SHUT_RDWR)
-    except OSError as exc:  # closed already: nothing is blocked on it
-        log.debug("shutting down an SSE stream: %r", exc)
-
-
 def _unbounded_reads(response: requests.Response, read_timeout: float) -> None:
     """Let reads on the stream block indefinitely once the headers have arrived.
 
     The GET is made with a read timeout so that a server that never answers cannot hold
     the reader forever; an open stream, though, may rightly stay silent for a long time.
     """
-    sock = _stream_socket(response)
-    if sock is None:
+    if socket_of(response) is None:
         log.warning("mcp-sync: cannot lift the read timeout of the SSE stream from %s; it "
                     "will end after %s s without data", response.url, read_timeout)
         return
-    try:
-        sock.settimeout(None)
-    except OSError as exc:
-        log.debug("cannot lift the read timeout of an SSE stream: %r", exc)
-
-
-class _Post:
-    """One POST in flight, and the means to end it from another thread.
-
-    ``lock`` guards ``response`` against ``abort()`` racing the sender.
-    """
-
-    __slots__ = ("aborted", "lock", "response")
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.response: Optional[requests.Response] = None
-        self.aborted = False
-
-    def attach(self, response: requests.Response) -> None:
-        with self.lock:
-            self.response = response
-            aborted = self.aborted
-        if aborted:
-            _wake_reader(response)
-
-    def detach(self) -> None:
-        with self.lock:
-            self.response = None
-
-    def abort(self) -> None:
-        """Make a read of the reply (in another thread) return at once."""
-        with self.lock:
-            self.aborted = True
-            response = self.response
-        if response is not None:
-            _wake_reader(response)
+    set_read_timeout(response, None)
 
 
 class SseTransport(Transport):
@@ -256,7 +193,7 @@ class SseTransport(Transport):
         self._watchdog = Watchdog(f"mcp-sync-deadline-{self.name}")
         # The POSTs of requests in flight, by request id (guarded by _state_lock): the
         # session's cancel() at a request's deadline ends its POST.
-        self._posts: Dict[Any, _Post] = {}
+        self._posts: Dict[Any, Interruptible] = {}
 
     @property
     def target(self) -> str:
@@ -292,7 +229,13 @@ class SseTransport(Transport):
             self._reset()
         self._started = True
         if self._http is None:
-            self._http = requests.Session()
+            # Its connections hand each POST's socket to the POST before they wait for
+            # the response headers: the POST's deadline can cut that wait short too.
+            http = requests.Session()
+            adapter = InterruptibleAdapter()
+            http.mount("http://", adapter)
+            http.mount("https://", adapter)
+            self._http = http
         self._on_message, self._on_close = on_message, on_close
         self._on_request_failed = on_request_failed
         # A daemon so that a forgotten transport never blocks interpreter exit; close()
@@ -499,7 +442,7 @@ class SseTransport(Transport):
         data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
         post_headers = {"Accept-Encoding": ACCEPT_ENCODING, **self.headers, **(headers or {}),
                         "Content-Type": "application/json"}
-        post = _Post()
+        post = Interruptible()
         # One deadline for the whole POST: a server trickling its acknowledgement cannot
         # hold the sender past it.
         deadline = self._watchdog.watch(self.post_timeout, post.abort)
@@ -510,11 +453,15 @@ class SseTransport(Transport):
         try:
             try:
                 # Streamed: the reply's body is read with a bound below, never whole.
-                response = http.post(
-                    endpoint, data=data, headers=post_headers, auth=self.auth,
-                    hooks={"response": [refuse_cross_origin]},
-                    timeout=(self.connect_timeout, self.post_timeout), stream=True,
-                )
+                sending(post)
+                try:
+                    response = http.post(
+                        endpoint, data=data, headers=post_headers, auth=self.auth,
+                        hooks={"response": [refuse_cross_origin]},
+                        timeout=(self.connect_timeout, self.post_timeout), stream=True,
+                    )
+                finally:
+                    sending(None)
             except requests.RequestException as exc:
                 if self._closing:
                     raise ConnectionClosed(
@@ -522,13 +469,17 @@ class SseTransport(Transport):
                     ) from exc
                 method = message.get("method")
                 label = doing(method if isinstance(method, str) else None, connected=False)
+                if post.aborted.is_set():
+                    raise TransportError(
+                        f"{label or 'POST'}: no answer from {excerpt(endpoint, 200)} within "
+                        f"its deadline ({self.post_timeout} s, or the request's own)") from exc
                 if isinstance(exc, requests.ConnectionError):
                     raise TransportError(f"{label or 'POST'}: cannot reach "
                                          f"{excerpt(endpoint, 200)}: "
                                          f"{failure_reason(exc)}") from exc
                 raise TransportError(  # the endpoint, and requests' text about it, is the server's
                     f"POST to {excerpt(endpoint, 200)} failed: {excerpt(exc, 300)}") from exc
-            post.attach(response)
+            post.attach_response(response)
             try:
                 if not 200 <= response.status_code < 300:
                     method = message.get("method")
@@ -539,7 +490,7 @@ class SseTransport(Transport):
                 # 64 KiB of it) only to reuse the connection, and not waited for past the
                 # deadline or the request's end (a read cut short returns what came).
                 _read_excerpt(response, _ACK_LIMIT)
-                if post.aborted:
+                if post.aborted.is_set():
                     log.debug("stopped reading the acknowledgement of %s from %s",
                               message.get("method") or "a response", self.name)
             finally:
@@ -579,7 +530,7 @@ class SseTransport(Transport):
             # Under the lock: the reader only closes (and maybe pools) the response after
             # taking it from _response under this lock, so its socket is still the stream's.
             if self._response is not None:
-                _wake_reader(self._response)
+                shutdown_response(self._response)
         join_or_warn(self._reader, self.close_timeout, "closing the transport", log)
         self._report_close(None)  # no-op if the reader reported already
         self._watchdog.stop(self.close_timeout)

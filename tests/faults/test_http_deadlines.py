@@ -138,3 +138,60 @@ def test_a_legacy_notification_post_ends_at_post_timeout(legacy: LegacySseServer
                           close_timeout=1.0) as client:
         assert time.monotonic() - started < 2.0 + SLACK
         assert_usable(client)
+
+
+def trickle_headers(handler: Any, stopping: Any) -> None:
+    """A reply whose status line and headers come one byte every TRICKLE_GAP seconds."""
+    head = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"
+    try:
+        for index in range(len(head)):
+            handler.wfile.write(head[index:index + 1])
+            handler.wfile.flush()
+            if stopping.wait(TRICKLE_GAP):
+                return
+    except OSError:
+        pass  # the client dropped the connection: what the deadline does
+    handler.close_connection = True
+
+
+def test_a_legacy_call_ends_at_its_deadline_when_its_post_headers_trickle(
+        legacy: LegacySseServer) -> None:
+    """The POST's own connection hands its socket to the POST before it waits for the
+    response headers, so the call's deadline cuts that wait short too. Before, the caller
+    sat in the POST until the last header byte came (about 20 s here), each byte within
+    the per-read bound."""
+    def hook(handler: Any, message: Any) -> bool:
+        if not (isinstance(message, dict) and message.get("method") == "tools/call"
+                and (message.get("params") or {}).get("name") == "fault"):
+            return False
+        trickle_headers(handler, handler.server.owner.stopping)  # and never answers
+        return True
+
+    legacy.post_hook = hook
+    transport = SseTransport(legacy.url, close_timeout=1.0)
+    with mcp_sync.Client(transport, timeout=5.0, close_timeout=1.0).connect() as client:
+        with expect(RequestTimeout, 1.5 + SLACK,
+                    fault="legacy sse: a call's POST headers trickle (deadline 1.5 s)") as out:
+            client.call_tool("fault", {}, timeout=1.5)
+        assert out.elapsed >= 1.4
+        assert_usable(client)
+
+
+def test_a_legacy_notification_post_whose_headers_trickle_fails_at_post_timeout(
+        legacy: LegacySseServer) -> None:
+    """connect(url, transport="sse", timeout=2) while the POST of
+    notifications/initialized gets its status line a byte at a time: connect fails at
+    that timeout, saying so, instead of waiting for the server."""
+    def hook(handler: Any, message: Any) -> bool:
+        if not (isinstance(message, dict)
+                and message.get("method") == "notifications/initialized"):
+            return False
+        trickle_headers(handler, handler.server.owner.stopping)
+        return True
+
+    legacy.post_hook = hook
+    with expect(mcp_sync.TransportError, 2.0 + SLACK,
+                fault="legacy sse: the POST of notifications/initialized trickles its "
+                      "headers (timeout 2 s)") as out:
+        mcp_sync.connect(legacy.url, transport="sse", timeout=2.0, close_timeout=1.0)
+    assert "within its deadline" in str(out.error)
