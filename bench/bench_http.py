@@ -132,7 +132,7 @@ def sse_data(body: bytes) -> bytes:
 class BareClient:
     """The reference: ``requests.Session().post(url, data=..., headers=...)`` per call, with
     default settings, the reply's JSON (or the SSE body's ``data:`` lines) parsed and the id
-    matched. One shared Session serves the 8 threads of the throughput runs."""
+    matched. One shared RpcSession serves the 8 threads of the throughput runs."""
 
     name = BARE
 

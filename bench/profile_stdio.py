@@ -17,7 +17,7 @@ on the other, interleaved blocks, medians of per-block ratios to the bare loop, 
   transport subclass whose reader thread resolves response futures itself instead of
   queueing them for the dispatch thread (one thread hand-off fewer per call).
 
-This script reaches into private attributes (``Client._session``, ``Session.table``) on
+This script reaches into private attributes (``Client._rpc``, ``Session.table``) on
 purpose; if the library's internals move, adjust it. It changes no library file.
 
 For a sampling profile of the same loop::
@@ -116,11 +116,11 @@ def main() -> int:
     bare.start()
     client = mcp_sync.connect(argv)
     client.list_tools()
-    session = client._session
+    session = client._rpc
     fast_transport = FastPathStdio(argv[0], argv[1:])
     fast = mcp_sync.Client(fast_transport)
     fast.connect()
-    fast_transport.session = fast._session
+    fast_transport.session = fast._rpc
     fast.list_tools()
 
     params = {"name": "echo", "arguments": {"text": "hello"}}

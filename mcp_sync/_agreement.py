@@ -6,7 +6,7 @@ stateless era, and what follows from them for the wire (which headers a request
 mirrors, whether the server keeps an MCP session, how a request is cancelled). It is
 immutable: a change (another version after a -32022, a new log level in the envelope, a
 renewed session) is a new agreement, handed down once through
-:meth:`Session.agree <mcp_sync.session.Session.agree>` to the session and its transport.
+:meth:`RpcSession.agree <mcp_sync.rpc.RpcSession.agree>` to the session and its transport.
 Nothing below the client reads ``_meta`` or compares era names: they ask the agreement.
 Negotiation (``_negotiation.py``) makes it.
 """

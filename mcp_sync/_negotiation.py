@@ -45,7 +45,7 @@ from .exceptions import (
 )
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .rpc import RpcSession
 
 __all__ = ["Agreement", "Offer", "choose_version", "forget_protocol_eras", "negotiate"]
 
@@ -155,7 +155,7 @@ def choose_version(data: Any, name: str, rejected: Optional[ServerError] = None)
     )
 
 
-def negotiate(session: Session, offer: Offer) -> Agreement:
+def negotiate(session: RpcSession, offer: Offer) -> Agreement:
     """Find the era and the version with the server behind ``session``; the agreement
     is handed to the session (and its transport) before this returns.
 
@@ -167,7 +167,7 @@ def negotiate(session: Session, offer: Offer) -> Agreement:
 
 
 class _Negotiation:
-    def __init__(self, session: Session, offer: Offer) -> None:
+    def __init__(self, session: RpcSession, offer: Offer) -> None:
         self.session = session
         self.offer = offer
         self.name = offer.name

@@ -32,10 +32,10 @@ from ._core import settle
 from ._protocol import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
 from ._threads import start_thread
 from .exceptions import MCPError, ProtocolError, ServerError, SessionExpired
-from .session import RequestFuture
+from .rpc import RequestFuture
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .rpc import RpcSession
 
 __all__ = ["Rounds", "RoundsFuture", "RoundsHost"]
 
@@ -48,9 +48,9 @@ class RoundsHost:
     stateless: Callable[[], bool]
     max_input_rounds: int
     #: Adopt another version of the stateless era (a -32022 named it in ``data``).
-    switch_version: Callable[[Session, ServerError], None]
+    switch_version: Callable[[RpcSession, ServerError], None]
     #: A new session after the server forgot the old one; returns it.
-    renew: Callable[[Session, SessionExpired], Session]
+    renew: Callable[[RpcSession, SessionExpired], RpcSession]
     #: The next round's params: the original ones plus the handlers' answers.
     next_round: Callable[[Dict[str, Any], Dict[str, Any], threading.Event], Dict[str, Any]]
 
@@ -76,7 +76,7 @@ class Rounds:
     header mismatch once.
     """
 
-    def __init__(self, host: RoundsHost, session: Session, method: str,
+    def __init__(self, host: RoundsHost, session: RpcSession, method: str,
                  params: Optional[Dict[str, Any]], *, inputs: bool = True,
                  refresh: Optional[Callable[[], None]] = None) -> None:
         self.host = host
@@ -136,7 +136,7 @@ class Rounds:
         else:  # pragma: no cover - DONE and FAIL need no preparing
             raise AssertionError(step)
 
-    def run(self, send: Callable[[Session, Optional[Dict[str, Any]]], Any]) -> Any:
+    def run(self, send: Callable[[RpcSession, Optional[Dict[str, Any]]], Any]) -> Any:
         """The blocking driver: send, decide, prepare, until done. Each retry happens at
         most once (a round's version switch, the refresh, the renewal) and rounds are
         bounded, so this ends."""
@@ -166,7 +166,7 @@ class RoundsFuture(RequestFuture):
     def __init__(
         self,
         machine: Rounds,
-        send: Callable[[Session, Optional[Dict[str, Any]]], RequestFuture],
+        send: Callable[[RpcSession, Optional[Dict[str, Any]]], RequestFuture],
         convert: Callable[[Any], Any],
         *,
         offload: bool = False,

@@ -1,8 +1,8 @@
 """The MCP client: the handshake, every MCP method, pagination, and the callbacks a
 server can call back into.
 
-``Client`` never touches a process or a socket itself; it drives a :class:`Session` over
-a :class:`~mcp_sync.transports.base.Transport`.
+``Client`` never touches a process or a socket itself; it drives an
+:class:`~mcp_sync.rpc.RpcSession` over a :class:`~mcp_sync.transports.base.Transport`.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ from .exceptions import (
     ToolError,
     excerpt,
 )
-from .session import RequestFuture, Session
+from .rpc import RequestFuture, RpcSession
 from .transports.base import Transport, server_label
 
 if TYPE_CHECKING:
@@ -398,7 +398,7 @@ class Client:
         self.on_connection_lost = on_connection_lost
         self.validate_output = validate_output
         # The session whose handshake succeeded; only its loss is reported.
-        self._connected_session: Optional[Session] = None
+        self._connected_rpc: Optional[RpcSession] = None
         #: The log level sent in every request's envelope (2026-07-28), set by
         #: set_logging_level(). A server sends log messages only to requests that name
         #: one, so a client with a logging_handler asks for "info" and up by itself, as
@@ -423,12 +423,12 @@ class Client:
         # Guards the connection state: connect() and close() run one at a time.
         self._lock = threading.RLock()
         self._state = _State.NEW
-        self._session: Optional[Session] = None
+        self._rpc: Optional[RpcSession] = None
         self._agreement: Optional[Agreement] = None
         # What a session-era session holds that a new one must be told again (_renew):
         # the resources subscribed (a count per URI) and the level set.
         self._resource_uris: Counter[str] = collections.Counter()
-        self._session_log_level: Optional[str] = None
+        self._mcp_session_log_level: Optional[str] = None
         self._server_info: Any = None
         self._server_capabilities: Any = None
         # Cached lists, dropped on the matching */list_changed notification.
@@ -474,7 +474,7 @@ class Client:
 
         False in a process forked after connecting: the connection is the parent's.
         """
-        session = self._session
+        session = self._rpc
         return (self._state is _State.CONNECTED and session is not None
                 and not session.closed and not session.forked)
 
@@ -484,7 +484,7 @@ class Client:
         1024 behind: log messages, progress and cancellations only (the first drop is
         logged as a warning). See "Queues and their bounds" in docs/architecture.md.
         """
-        session = self._session
+        session = self._rpc
         return session.dropped_notifications if session is not None else 0
 
     def connect(self) -> Client:
@@ -504,26 +504,26 @@ class Client:
         with self._lock:
             if self.connected:
                 return self
-            if self._session is not None and self._session.forked:
+            if self._rpc is not None and self._rpc.forked:
                 # The transport still holds the parent's process or HTTP session; starting
                 # it again here would signal, or end, what the parent is using.
                 raise ForkedClientError(
                     f"this client's connection to {self.name} was made in the parent process "
                     "before fork(); create a new client in this process"
                 )
-            if self._session is not None:
-                self._session.close()
-            self._open_session()
+            if self._rpc is not None:
+                self._rpc.close()
+            self._open_rpc()
             return self
 
-    def _open_session(self) -> Session:
+    def _open_rpc(self) -> RpcSession:
         """A new session on the transport, negotiated (``self._lock`` held)."""
         self._forget_lists()
 
         def lost(error: Any) -> None:
             self._connection_lost(session, error)
 
-        session = Session(
+        session = RpcSession(
             self.transport,
             name=self.name,
             request_handlers=self._request_handlers(),
@@ -534,7 +534,7 @@ class Client:
             close_timeout=self.close_timeout,
             on_close=lost,
         )
-        self._session = session
+        self._rpc = session
         try:
             session.start()
             self._agreement = None
@@ -546,10 +546,10 @@ class Client:
             raise
         self._adopt_server_name(session)
         self._state = _State.CONNECTED
-        self._connected_session = session
+        self._connected_rpc = session
         return session
 
-    def _renew(self, dead: Session, cause: SessionExpired) -> Session:
+    def _renew(self, dead: RpcSession, cause: SessionExpired) -> RpcSession:
         """The server forgot the MCP session of ``dead`` (``cause``): start a new one on
         the same transport, as :meth:`connect` would, and replay what the old one held:
         the resources subscribed with ``resources/subscribe`` and the level set with
@@ -563,16 +563,16 @@ class Client:
                 ``on_connection_lost`` told).
         """
         with self._lock:
-            if self._session is not dead:
-                return self._live_session()
+            if self._rpc is not dead:
+                return self._live_rpc()
             if self._state is not _State.CONNECTED:
                 raise cause
             uris = list(self._resource_uris)
-            level = self._session_log_level
+            level = self._mcp_session_log_level
             log.info("mcp-sync %s: %s; starting a new session", self.name, cause.reason)
             dead.close()
             try:
-                session = self._open_session()
+                session = self._open_rpc()
             except MCPError as exc:
                 log.warning("mcp-sync %s: no new session after the old one expired: %s",
                             self.name, exc)
@@ -584,14 +584,14 @@ class Client:
                 self._replay(session, "logging/setLevel", {"level": level})
             return session
 
-    def _replay(self, session: Session, method: str, params: Dict[str, Any]) -> None:
+    def _replay(self, session: RpcSession, method: str, params: Dict[str, Any]) -> None:
         try:
             session.request(method, params)
         except MCPError as exc:
             log.warning("mcp-sync %s: could not repeat %s %s on the new session: %s",
                         self.name, method, excerpt(repr(params), 200), exc)
 
-    def _adopt_server_name(self, session: Session) -> None:
+    def _adopt_server_name(self, session: RpcSession) -> None:
         """Name a server whose label was derived from its command or URL after the
         ``serverInfo.name`` it gave in the handshake (made a label: letters, digits,
         ``._-``), so that later messages, loggers and threads say which server it is."""
@@ -607,10 +607,10 @@ class Client:
         self._server_log = logging.getLogger(f"mcp_sync.server.{name}")
         session.rename(name)
 
-    def _connection_lost(self, session: Session, error: Any) -> None:
+    def _connection_lost(self, session: RpcSession, error: Any) -> None:
         # On the dead session's callback thread; reads state without the lock (connect()
         # may hold it) and reports only a session that connected and was not closed.
-        if self._connected_session is not session or self._state is not _State.CONNECTED:
+        if self._connected_rpc is not session or self._state is not _State.CONNECTED:
             return
         if isinstance(error, SessionExpired):
             return  # not a dead connection: the next request starts a new session (_renew)
@@ -631,7 +631,7 @@ class Client:
         Requests still pending fail with :class:`~mcp_sync.ConnectionClosed`.
         """
         with self._lock:
-            session = self._session
+            session = self._rpc
             self._state = _State.CLOSED
             subscriptions, self._subscriptions = list(self._subscriptions), []
             self._resource_subscription = None
@@ -745,7 +745,7 @@ class Client:
         Listings of what the server does not offer are empty; calls that need it raise
         (:meth:`_require_capability`).
         """
-        self._live_session()
+        self._live_rpc()
         return self._has_capability(*path)
 
     def _require_capability(self, what: str, *path: str) -> None:
@@ -757,8 +757,8 @@ class Client:
 
     # -- requests ------------------------------------------------------------------------
 
-    def _live_session(self) -> Session:
-        session = self._session
+    def _live_rpc(self) -> RpcSession:
+        session = self._rpc
         if session is None or self._state is _State.NEW:
             raise ClientNotConnected(f"client for {self.name} is not connected; call connect()")
         if self._state is _State.CLOSED:
@@ -807,7 +807,7 @@ class Client:
         send's extra headers (a refresh may change them)."""
         machine = self._rounds(method, params, inputs=inputs, refresh=refresh)
 
-        def send(session: Session, round_params: Optional[Dict[str, Any]]) -> Any:
+        def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> Any:
             return session.request(method, round_params, timeout=self._timeout(timeout),
                                    on_progress=on_progress,
                                    headers=headers() if headers is not None else None)
@@ -822,10 +822,10 @@ class Client:
             name=lambda: self.name, stateless=self._stateless,
             max_input_rounds=self.max_input_rounds, switch_version=self._switch_to_listed,
             renew=self._renew, next_round=self._next_round)
-        return Rounds(host, self._live_session(), method, params, inputs=inputs,
+        return Rounds(host, self._live_rpc(), method, params, inputs=inputs,
                       refresh=refresh)
 
-    def _switch_to_listed(self, session: Session, rejected: ServerError) -> None:
+    def _switch_to_listed(self, session: RpcSession, rejected: ServerError) -> None:
         """A -32022: switch to the newest stateless-era version the server lists.
 
         Raises:
@@ -836,7 +836,7 @@ class Client:
             raise rejected
         self._switch_version(session, version)
 
-    def _switch_version(self, session: Session, version: str) -> None:
+    def _switch_version(self, session: RpcSession, version: str) -> None:
         log.info("%s asked for protocol version %s; switching", self.name, version)
         self._agreement = self._require_agreement().with_version(version)
         session.agree(self._agreement)
@@ -930,7 +930,7 @@ class Client:
         The future's ``cancel()`` cancels the request on the wire. Its result is a dict,
         or a ``result_type`` model; a timeout fails it with ``RequestTimeout``.
         """
-        future = self._live_session().submit(
+        future = self._live_rpc().submit(
             method, params, timeout=self._timeout(timeout), on_progress=on_progress
         )
         if result_type is None:
@@ -939,7 +939,7 @@ class Client:
 
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
         """Send a notification to the server."""
-        self._live_session().notify(method, params)
+        self._live_rpc().notify(method, params)
 
     def ping(self, *, timeout: Timeout = DEFAULT) -> None:
         """Check that the server answers. Raises on timeout or a closed connection.
@@ -1228,7 +1228,7 @@ class Client:
         machine = self._rounds("tools/call", params, inputs=True,
                                refresh=plan.refresh_if_repairable())
 
-        def send(session: Session, round_params: Optional[Dict[str, Any]]) -> RequestFuture:
+        def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> RequestFuture:
             return session.submit("tools/call", round_params, timeout=self._timeout(timeout),
                                   on_progress=on_progress, headers=plan.headers)
 
@@ -1360,7 +1360,7 @@ class Client:
             notifications["resourceSubscriptions"] = [str(uri) for uri in resource_uris]
         if not notifications:
             raise ValueError("subscribe() needs at least one kind of notification")
-        self._live_session()
+        self._live_rpc()
         subscription = Subscription(self._subscription_host(), notifications,
                                     ack_timeout=self._timeout(timeout))
         self._subscriptions.append(subscription)
@@ -1379,7 +1379,7 @@ class Client:
                     self._subscriptions.remove(subscription)
 
         return SubscriptionHost(
-            name=lambda: self.name, stateless=self._stateless, live_session=self._live_session,
+            name=lambda: self.name, stateless=self._stateless, live_session=self._live_rpc,
             subscribe_uri=self._subscribe_session_era,
             unsubscribe_uri=self._unsubscribe_session_era,
             has_capability=self._has_capability, forget=forget,
@@ -1453,12 +1453,12 @@ class Client:
         self._require_capability("logging", "logging")
         if self._stateless():
             self.log_level = level
-            session = self._live_session()
+            session = self._live_rpc()
             self._agreement = self._require_agreement().with_log_level(level)
             session.agree(self._agreement)
             return
         self.request("logging/setLevel", {"level": level}, timeout=timeout)
-        self._session_log_level = level
+        self._mcp_session_log_level = level
 
     def send_roots_list_changed(self) -> None:
         """Tell the server the roots changed (it will ask for them again).

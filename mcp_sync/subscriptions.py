@@ -21,7 +21,7 @@ from ._threads import join_or_warn, start_thread
 from .exceptions import ConnectionClosed, MCPError, RequestTimeout
 
 if TYPE_CHECKING:
-    from .session import RequestFuture, Session
+    from .rpc import RequestFuture, RpcSession
 
 __all__ = ["Subscription", "SubscriptionHost"]
 
@@ -41,7 +41,7 @@ class SubscriptionHost:
     #: True in the stateless era (``subscriptions/listen``).
     stateless: Callable[[], bool]
     #: The live session (raises ``ClientNotConnected`` when there is none).
-    live_session: Callable[[], Session]
+    live_session: Callable[[], RpcSession]
     #: ``resources/subscribe`` and ``resources/unsubscribe`` (session era), as the
     #: client sends and remembers them (a renewed session repeats what is subscribed).
     subscribe_uri: Callable[[str], None]

@@ -20,7 +20,7 @@ import pytest
 
 from mcp_sync import ConnectionClosed
 from mcp_sync._queues import Admission, CallbackQueue
-from mcp_sync.session import MAX_CALLBACKS, MAX_SERVER_REQUESTS
+from mcp_sync.rpc import MAX_CALLBACKS, MAX_SERVER_REQUESTS
 
 from .faults import workloads
 

@@ -103,7 +103,7 @@ class DroppedAnswers(logging.Handler):
 
 @pytest.fixture
 def dropped() -> Iterator[DroppedAnswers]:
-    logger = logging.getLogger("mcp_sync.session")
+    logger = logging.getLogger("mcp_sync.rpc")
     handler, level = DroppedAnswers(), logger.level
     logger.setLevel(logging.DEBUG)
     logger.addHandler(handler)

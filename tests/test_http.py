@@ -499,7 +499,7 @@ def test_a_404_on_the_get_stream_has_the_next_request_start_a_new_session(
         server.expire_sessions()  # ends the GET stream too: the transport re-opens it
         server.wait_for(lambda r: r.method == "GET" and r.header("Mcp-Session-Id") == first,
                         count=2)
-        session = client._session  # the dying session (no public handle; test only)
+        session = client._rpc  # the dying session (no public handle; test only)
         assert session is not None and session.wait_closed(WAIT)
         assert not client.connected
         assert client.call_tool("echo", {"text": "new"}).text == "new"

@@ -36,7 +36,7 @@ def test_stdio_64_threads_on_one_client() -> None:
         result = workloads.hammer(client, THREADS, CALLS, timeout=300)
         print(f"\nstdio load {describe(result)}")
         assert (result.ok, result.lost, result.mismatched) == (result.total, 0, 0), result.errors
-        assert len(client._session.table) == 0  # type: ignore[union-attr]
+        assert len(client._rpc.table) == 0  # type: ignore[union-attr]
     finally:
         client.close()
 
@@ -50,7 +50,7 @@ def test_http_64_threads_on_one_client(reply: str) -> None:
             print(f"\nhttp ({reply}) load {describe(result)}")
             assert (result.ok, result.lost, result.mismatched) == (result.total, 0, 0), (
                 result.errors)
-            assert len(client._session.table) == 0  # type: ignore[union-attr]
+            assert len(client._rpc.table) == 0  # type: ignore[union-attr]
         finally:
             client.close()
 

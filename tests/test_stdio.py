@@ -375,7 +375,7 @@ def test_many_threads_share_one_client() -> None:
             thread.join(120)
         assert not any(t.is_alive() for t in threads)
         assert errors == []
-        assert len(client._session.table) == 0  # type: ignore[union-attr]
+        assert len(client._rpc.table) == 0  # type: ignore[union-attr]
 
 
 def test_command_not_found_names_the_command() -> None:
@@ -675,7 +675,7 @@ def test_is_error_result_is_a_result() -> None:
 def test_cancelled_request_raises_request_cancelled() -> None:
     with connect() as client:
         future = client.submit("tools/call", {"name": "slow", "arguments": {"seconds": 30}})
-        client._session._cancel(future.request_id, "test")  # type: ignore[union-attr,attr-defined]
+        client._rpc._cancel(future.request_id, "test")  # type: ignore[union-attr,attr-defined]
         with pytest.raises(RequestCancelled):
             future.result(5)
 

@@ -7,7 +7,7 @@ deadline passing) means shutting down the socket its thread reads
 
 * **once the response headers are in**, the streamed response's socket
   (:meth:`Interruptible.attach_response`);
-* **before that**, while ``Session.send`` waits for the headers and gives nothing to hold,
+* **before that**, while ``requests.Session.send`` waits for the headers and gives nothing to hold,
   the socket the connections of :class:`InterruptibleAdapter` hand, just before they
   wait, to the exchange the current thread is sending (:func:`sending`,
   :meth:`Interruptible.attach_socket`). A ``requests.Session`` without that adapter (one
@@ -94,7 +94,7 @@ def set_read_timeout(response: requests.Response, timeout: Optional[float]) -> N
 class Interruptible:
     """An HTTP exchange in flight, and the means to stop it from another thread.
 
-    The sending thread names it (:func:`sending`) before ``Session.send``, so that the
+    The sending thread names it (:func:`sending`) before ``requests.Session.send``, so that the
     socket reaches it (:meth:`attach_socket`) before the wait for the response headers,
     and attaches the response once they are in (:meth:`attach_response`). :meth:`abort`
     sets ``aborted`` and shuts down whichever it holds; one attached after the abort is

@@ -59,7 +59,7 @@ passes).
 The hot path does what ``requests.Session.post`` does minus what need not be redone per
 call: proxies from the environment, the CA bundle, ``.netrc`` and the merged headers are
 worked out once in :meth:`HttpTransport.start`; each message then costs one prepared
-request, one ``Session.send`` and big reads of its body.
+request, one ``requests.Session.send`` and big reads of its body.
 """
 
 from __future__ import annotations

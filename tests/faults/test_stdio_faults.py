@@ -285,7 +285,7 @@ def test_a_response_to_a_cancelled_request_is_ignored() -> None:
             client.call_tool("ignore_cancel", timeout=0.5)
         client.notify("fault/continue")
         assert_usable(client)
-        assert len(client._session.table) == 0  # type: ignore[union-attr]
+        assert len(client._rpc.table) == 0  # type: ignore[union-attr]
 
 
 # -- floods --------------------------------------------------------------------------------

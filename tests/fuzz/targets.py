@@ -26,7 +26,7 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from mcp_sync._core import ANSWERS, Kind, Waiter, classify
-from mcp_sync.session import Session
+from mcp_sync.rpc import RpcSession
 from mcp_sync.transports._sse import ServerSentEvent, SSEDecoder, iter_events
 from mcp_sync.transports.base import CloseCallback, MessageCallback, Transport
 from mcp_sync.transports.http import HttpTransport
@@ -116,7 +116,7 @@ PENDING_IDS = (1, 2, 3)
 
 def _route_once(message: Any, fast: bool) -> Tuple[Any, ...]:
     transport = _NullTransport()
-    session = Session(transport, name="fuzz")
+    session = RpcSession(transport, name="fuzz")
     requests: List[Any] = []
     session._pool.submit = (  # type: ignore[method-assign]
         lambda fn, *args: requests.append(args) or True)

@@ -1,5 +1,11 @@
-"""The JSON-RPC session: requests, responses, notifications and server requests over a
-transport, with deadlines, progress and cancellation.
+"""The JSON-RPC session (:class:`RpcSession`): requests, responses, notifications and
+server requests over a transport, with deadlines, progress and cancellation.
+
+Three things are called "session" around here, and each has its own name: this one, the
+JSON-RPC conversation over one transport start (``RpcSession``, the client's ``_rpc``);
+the MCP session a session-era server keeps (its ``Mcp-Session-Id``, ``SessionExpired``
+when it is forgotten); and ``requests.Session``, the HTTP connection pool an HTTP
+transport sends through (``HttpTransport(session=...)``).
 
 Threads (all daemons, so a session nobody closed never keeps the interpreter alive;
 ``close()`` stops and joins each with a bound):
@@ -37,7 +43,7 @@ Every queue between the transport and user code is bounded (docs/architecture.md
   the dispatch thread waits up to ``CALLBACK_GRACE`` for room (callbacks that are only
   behind lose nothing); once they take none in that time they are stuck, and then
   log messages, progress and cancellations are dropped (one warning, then counted in
-  :attr:`Session.dropped_notifications`), a repeated change notification is merged,
+  :attr:`RpcSession.dropped_notifications`), a repeated change notification is merged,
   and a notification that may not be lost, with nothing droppable to make room for it,
   fails the connection.
 * the server requests waiting for or running in a handler, ``max_server_requests``:
@@ -91,7 +97,7 @@ from .transports.base import Transport
 if TYPE_CHECKING:
     from ._agreement import Agreement
 
-__all__ = ["RequestFuture", "Session"]
+__all__ = ["RequestFuture", "RpcSession"]
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +149,7 @@ _HANDLER_FAILED = {
 
 
 # Sessions alive in this process, so that a fork() marks them unusable in the child.
-_live_sessions: weakref.WeakSet[Session] = weakref.WeakSet()
+_live_sessions: weakref.WeakSet[RpcSession] = weakref.WeakSet()
 
 
 def _mark_forked() -> None:
@@ -164,7 +170,7 @@ class RequestFuture(Future):  # type: ignore[type-arg]
 
     def __init__(self) -> None:
         super().__init__()
-        self._session: Optional[Session] = None
+        self._session: Optional[RpcSession] = None
         self.request_id: Optional[int] = None
         self.method: str = ""
 
@@ -183,7 +189,7 @@ class RequestFuture(Future):  # type: ignore[type-arg]
         return True
 
 
-class Session:
+class RpcSession:
     """A JSON-RPC 2.0 conversation with one server over one transport.
 
     Can be shared between threads: any number of threads may call :meth:`request` at once.
@@ -825,7 +831,7 @@ class Session:
                 self._warned_refusal = True
                 log.warning("mcp-sync %s: %d requests from the server are waiting for a "
                             "handler already; refusing more as busy (counted in "
-                            "Session.refused_requests)", self.name, self._max_server_requests)
+                            "RpcSession.refused_requests)", self.name, self._max_server_requests)
             self._reply({"jsonrpc": "2.0", "id": request_id, "error": {
                 "code": INTERNAL_ERROR,
                 "message": "the client is busy: too many requests from this server are "
