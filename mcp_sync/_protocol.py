@@ -14,7 +14,7 @@ Nothing here imports the rest of the package: every layer may import it.
 from __future__ import annotations
 
 import enum
-from typing import Union
+from typing import Any, Union
 
 __all__ = [
     "DEFAULT",
@@ -27,6 +27,7 @@ __all__ = [
     "SUPPORTED_PROTOCOL_VERSIONS",
     "Timeout",
     "era_of",
+    "json_type",
 ]
 
 #: The era of the ``initialize`` handshake and a server-kept session.
@@ -91,6 +92,22 @@ META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 META_PROGRESS_TOKEN = "progressToken"
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type name (a word of the ``type`` keyword) of a decoded JSON
+    value: ``"integer"`` for 1, never ``"number"``; a bool is ``"boolean"``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "object" if isinstance(value, dict) else "array"
 
 
 class _Default(enum.Enum):

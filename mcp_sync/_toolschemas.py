@@ -30,6 +30,8 @@ import json
 import re
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
+from ._protocol import json_type
+
 __all__ = [
     "OPEN_SCHEMA",
     "bounded_schema",
@@ -256,7 +258,7 @@ class _Converter:
         kinds = node.get("type")
         if kinds is None:
             if values is not None:
-                kinds = sorted({_json_type(value) for value in values})
+                kinds = sorted({json_type(value) for value in values})
             elif "properties" in node:
                 kinds = "object"
             else:
@@ -354,18 +356,6 @@ class _Converter:
                 "additionalProperties": False}
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "object" if isinstance(value, dict) else "array"
 
 
 def _nullable(schema: Dict[str, Any]) -> Dict[str, Any]:

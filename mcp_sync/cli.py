@@ -77,6 +77,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from ._protocol import json_type
 from ._text import excerpt, name_safe, printable, printable_json
 from .client import DEFAULT, Client
 from .exceptions import (
@@ -350,20 +351,6 @@ _TYPE_WORDS = {"string": "a string", "integer": "an integer", "number": "a numbe
                "array": "a JSON array", "object": "a JSON object"}
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
 def _schema_types(schema: Any) -> Optional[List[str]]:
     """The JSON types a property's schema allows (``type``, a list of types, ``anyOf`` /
     ``oneOf`` of typed branches, ``enum``/``const`` values), or ``None`` when the schema
@@ -385,9 +372,9 @@ def _schema_types(schema: Any) -> Optional[List[str]]:
                 return None
             kinds += branch_kinds
     elif "const" in schema:
-        kinds = [_json_type(schema["const"])]
+        kinds = [json_type(schema["const"])]
     elif isinstance(schema.get("enum"), list) and schema["enum"]:
-        kinds = [_json_type(value) for value in schema["enum"]]
+        kinds = [json_type(value) for value in schema["enum"]]
     if not kinds or any(k not in _JSON_TYPES for k in kinds):
         return None
     return list(dict.fromkeys(kinds))
@@ -430,7 +417,7 @@ def _value(key: str, value: str, schema: Any, tool: str) -> Any:
     except ValueError:
         parsed = value
     else:
-        kind = _json_type(parsed)
+        kind = json_type(parsed)
         if kind == "number" and not math.isfinite(parsed):
             kind = "out of range"  # 1e999 parses as infinity, which JSON cannot carry
         if kind == "number" and "integer" in kinds and "number" not in kinds and (

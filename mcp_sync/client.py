@@ -1490,29 +1490,29 @@ class Client:
         from . import types
 
         assert self.sampling_handler is not None
-        params = params or {}
-        refusal = self._sampling_refusal(params)
-        if refusal is not None:
-            raise ServerError(INVALID_PARAMS, refusal)
-        model = (types.CreateMessageRequestParams2026 if self._stateless()
-                 else types.CreateMessageRequestParams)
-        parsed = self._parse_request(model, params, "sampling request",
-                                     "sampling/createMessage")
-        return _dump(self.sampling_handler(parsed))
+        return self._answer(self.sampling_handler, params or {}, self._sampling_refusal,
+                            types.CreateMessageRequestParams2026
+                            if self._stateless() else types.CreateMessageRequestParams,
+                            "sampling request", "sampling/createMessage")
 
     def _answer_elicitation(self, params: Optional[Dict[str, Any]]) -> Any:
         from . import types
 
         assert self.elicitation_handler is not None
-        params = params or {}
-        refusal = self._elicitation_refusal(params)
+        return self._answer(self.elicitation_handler, params or {}, self._elicitation_refusal,
+                            types.ElicitRequestParams2026
+                            if self._stateless() else types.ElicitRequestParams,
+                            "elicitation request", "elicitation/create")
+
+    def _answer(self, handler: Callable[[Any], Any], params: Dict[str, Any],
+                refusal_of: Callable[[Dict[str, Any]], Optional[str]], model: Any,
+                what: str, method: str) -> Any:
+        """A handler's answer to a server request: refused (-32602) when the client did
+        not declare what it needs, else its params parsed into ``model`` for it."""
+        refusal = refusal_of(params)
         if refusal is not None:
             raise ServerError(INVALID_PARAMS, refusal)
-        model = (types.ElicitRequestParams2026 if self._stateless()
-                 else types.ElicitRequestParams)
-        parsed = self._parse_request(model, params, "elicitation request",
-                                     "elicitation/create")
-        return _dump(self.elicitation_handler(parsed))
+        return _dump(handler(self._parse_request(model, params, what, method)))
 
     def _parse_request(self, model: Any, params: Any, what: str, method: str) -> Any:
         """A server request's params as ``model``.
