@@ -18,7 +18,7 @@ PYTHONS = ["3.9", "3.13"]
 
 # The test modules of the library's own layers: the public API's names, the sans-I/O core,
 # the transports over real pipes and sockets (stdio, memory, Streamable HTTP, legacy SSE),
-# configuration and the CLI.
+# configuration, the CLI and the one-call helper.
 CORE_MODULES = [
     "tests/test_api.py",
     "tests/test_core.py",
@@ -28,6 +28,7 @@ CORE_MODULES = [
     "tests/test_sse_legacy.py",
     "tests/test_config.py",
     "tests/test_cli.py",
+    "tests/test_call_tool_once.py",
 ]
 
 # What those modules import beyond the library itself (no SDK, no Node).

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .client import DEFAULT, Client
-from .connect import connect
+from .connect import call_tool, connect
 from .context import RequestContext, request_context
 from .exceptions import (
     AuthError,
@@ -105,6 +105,7 @@ __all__ = [
     "URLElicitationRequired",
     "UnsupportedProtocolVersion",
     "__version__",
+    "call_tool",
     "connect",
     "request_context",
     "types",

@@ -6,16 +6,19 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
-from typing import Any, Dict, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
 
 from ._negotiation import REFUSED_STATUSES
-from ._protocol import DEFAULT
+from ._protocol import DEFAULT, Timeout
 from .client import Client
 from .exceptions import HTTPError, MCPError, excerpt
 from .transports.base import Transport
 from .transports.stdio import StdioTransport, split_command
 
-__all__ = ["Target", "connect", "http_url", "make_transport"]
+if TYPE_CHECKING:
+    from . import types
+
+__all__ = ["Target", "call_tool", "connect", "http_url", "make_transport"]
 
 log = logging.getLogger(__name__)
 
@@ -280,6 +283,39 @@ def connect(
         # No MCP server of either kind here: the Streamable HTTP refusal (with its hint
         # about the endpoint path) says more than the fallback's failed GET.
         raise refused from legacy_error
+
+
+def call_tool(
+    target: Target,
+    name: str,
+    arguments: Optional[Mapping[str, Any]] = None,
+    *,
+    timeout: Timeout = DEFAULT,
+    raise_on_error: bool = False,
+    **connect_kwargs: Any,
+) -> types.CallToolResult:
+    """One tool call, no lifecycle: connect to ``target``, call ``name``, close.
+
+    For a script or a cron job that needs one result::
+
+        result = mcp_sync.call_tool(["python", "server.py"], "add", {"a": 1, "b": 2})
+        print(result.data)
+
+    ``target`` and ``connect_kwargs`` are :func:`connect`'s (``env=``, ``headers=``,
+    ``close_timeout=``...). ``timeout`` bounds each step (the handshake, the tool listing
+    the output check needs, the call), not their sum; ``DEFAULT`` is the client's default
+    (``MCP_SYNC_TIMEOUT``, else 30 s). The server's protocol era is remembered for the
+    process, so a second call to the same server skips the era probe. The server is
+    stopped (stdio) or its session ended (HTTP) before this returns, whatever happened.
+    ``raise_on_error`` is :meth:`Client.call_tool`'s.
+
+    Raises:
+        what :func:`connect` and :meth:`Client.call_tool` raise.
+    """
+    if timeout is not DEFAULT:
+        connect_kwargs["timeout"] = timeout
+    with connect(target, **connect_kwargs) as client:
+        return client.call_tool(name, arguments, raise_on_error=raise_on_error)
 
 
 def _is_url_target(target: Target) -> bool:

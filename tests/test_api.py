@@ -18,7 +18,8 @@ def test_public_api_is_pinned() -> None:
         "SseTransport",
         "StdioTransport", "ToolError", "Toolbox", "InvalidToolCall", "Transport",
         "TransportError", "URLElicitationRequired",
-        "UnsupportedProtocolVersion", "__version__", "connect", "request_context", "types",
+        "UnsupportedProtocolVersion", "__version__", "call_tool", "connect", "request_context",
+        "types",
     ])
     for name in mcp_sync.__all__:
         assert getattr(mcp_sync, name) is not None
