@@ -35,6 +35,7 @@ from typing import (
 
 from ._core import ProgressCallback
 from ._negotiation import Agreement, Offer, choose_version, forget_protocol_eras, negotiate
+from ._otel import observer_for
 from ._protocol import (
     DEFAULT,
     INTERNAL_ERROR,
@@ -315,6 +316,14 @@ class Client:
             let a :class:`~mcp_sync.Manager` do it. (If the link dies while
             :meth:`connect` is returning, the hook may be skipped: check
             :attr:`connected`.)
+        tracing: OpenTelemetry tracing of every request sent (one CLIENT span each, its
+            W3C trace context sent in ``params._meta`` and, over HTTP, in the headers;
+            see docs/tracing.md). ``None`` (the default): on when ``opentelemetry-api``
+            is installed (the ``[otel]`` extra) and ``MCP_SYNC_TRACING`` is not ``0``;
+            ``False``: off, and no ``opentelemetry`` module is imported; ``True``: on
+            (``ImportError`` without the API).
+        tracer_provider: the OpenTelemetry ``TracerProvider`` the spans go to (default:
+            the global one).
 
     Callbacks run on the session's callback thread or handler pool, never on a reader or
     dispatch thread, and may call the client. In the stateless era a blocking call's
@@ -356,6 +365,8 @@ class Client:
         max_input_rounds: int = 10,
         on_connection_lost: Optional[Callable[[Any], None]] = None,
         validate_output: bool = True,
+        tracing: Optional[bool] = None,
+        tracer_provider: Any = None,
     ) -> None:
         if not isinstance(transport, Transport):
             raise TypeError(_not_a_transport(transport))
@@ -397,6 +408,8 @@ class Client:
         self.max_input_rounds = max_input_rounds
         self.on_connection_lost = on_connection_lost
         self.validate_output = validate_output
+        # Told of every request each session sends (tracing); None when tracing is off.
+        self._observer = observer_for(tracing, tracer_provider)
         # The session whose handshake succeeded; only its loss is reported.
         self._connected_rpc: Optional[RpcSession] = None
         #: The log level sent in every request's envelope (2026-07-28), set by
@@ -533,6 +546,7 @@ class Client:
             max_total_timeout=self.max_total_timeout,
             close_timeout=self.close_timeout,
             on_close=lost,
+            observer=self._observer,
         )
         self._rpc = session
         try:

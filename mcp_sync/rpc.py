@@ -62,7 +62,7 @@ import threading
 import time
 import weakref
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Protocol, Tuple
 
 from ._core import (
     ANSWERS,
@@ -161,6 +161,73 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_mark_forked)
 
 
+class RequestObserver(Protocol):
+    """Watches the requests a session sends (tracing, ``_otel.py``): told of each one
+    before it is written, and of its outcome once it settles, on whatever thread."""
+
+    def started(self, session: RpcSession, method: str, params: Optional[Mapping[str, Any]],
+                request_id: Any) -> Tuple[Any, Optional[Mapping[str, Any]],
+                                          Optional[Mapping[str, str]]]:
+        """Called on the sending thread; returns ``(token, meta, headers)``: ``meta`` is
+        merged into the request's ``params._meta`` and ``headers`` into its transport
+        headers (either may be None); ``token`` is handed back to :meth:`finished`."""
+
+    def finished(self, token: Any, result: Any, error: Optional[BaseException]) -> None:
+        """Called once per started request, with its result or its error."""
+
+
+class _Observed:
+    """Stands for a request's future in the table: tells the observer of the outcome
+    before the future's owner can see it, and exactly once."""
+
+    __slots__ = ("_done", "_lock", "_observer", "_outcome", "_token", "future")
+
+    def __init__(self, future: Any, observer: RequestObserver) -> None:
+        self.future = future
+        self._observer = observer
+        self._lock = threading.Lock()
+        self._token: Any = _UNSET
+        self._outcome: Optional[Tuple[Any, Optional[BaseException]]] = None
+        self._done = False
+
+    def begin(self, token: Any) -> None:
+        """The observer's token, known once the request has an id; an outcome that came
+        first is reported now."""
+        with self._lock:
+            self._token = token
+            outcome = self._outcome if self._done else None
+        if outcome is not None:
+            self._report(token, *outcome)
+
+    def set_result(self, result: Any) -> None:
+        self._settled(result, None)
+        self.future.set_result(result)
+
+    def set_exception(self, error: BaseException) -> None:
+        self._settled(None, error)
+        self.future.set_exception(error)
+
+    def _settled(self, result: Any, error: Optional[BaseException]) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            token = self._token
+            if token is _UNSET:
+                self._outcome = (result, error)
+                return
+        self._report(token, result, error)
+
+    def _report(self, token: Any, result: Any, error: Optional[BaseException]) -> None:
+        try:
+            self._observer.finished(token, result, error)
+        except Exception:  # an observer never breaks a request
+            log.exception("request observer failed")
+
+
+_UNSET = object()
+
+
 class RequestFuture(Future):  # type: ignore[type-arg]
     """A :class:`concurrent.futures.Future` for one request.
 
@@ -211,6 +278,9 @@ class RpcSession:
             notification that arrived before it), when the transport closed without
             :meth:`close` having been called: the server exited or the link broke. Never
             called for :meth:`close`. (The client's ``on_connection_lost`` hook.)
+        observer: a :class:`RequestObserver` told of every request sent and of its
+            outcome (the client's tracing); what it returns joins the request's ``_meta``
+            and transport headers.
     """
 
     def __init__(
@@ -230,8 +300,10 @@ class RpcSession:
         max_callbacks: int = MAX_CALLBACKS,
         max_server_requests: int = MAX_SERVER_REQUESTS,
         max_replies: int = MAX_REPLIES,
+        observer: Optional[RequestObserver] = None,
     ) -> None:
         self.transport = transport
+        self.observer = observer
         self.name = name or transport.name
         self.request_handlers: Dict[str, RequestHandler] = dict(request_handlers or {})
         self.on_notification = on_notification
@@ -514,8 +586,9 @@ class RpcSession:
             max_total_timeout = self.max_total_timeout
         if reset_timeout_on_progress is None:
             reset_timeout_on_progress = self.reset_timeout_on_progress
+        observed = _Observed(future, self.observer) if self.observer is not None else None
         entry = self.table.open(
-            method, future, now=time.monotonic(), timeout=timeout,
+            method, observed or future, now=time.monotonic(), timeout=timeout,
             max_total_timeout=max_total_timeout, on_progress=on_progress,
             reset_on_progress=reset_timeout_on_progress, cancellable=cancellable,
             direct=direct, subject=request_subject(method, params),
@@ -526,6 +599,8 @@ class RpcSession:
         meta: Optional[Dict[str, Any]] = None
         if self._request_meta is not None:
             meta = dict(self._request_meta)
+        if observed is not None:
+            meta, headers = self._observe(observed, method, params, entry.id, meta, headers)
         if on_progress is not None or (
             reset_timeout_on_progress and method in _LONG_RUNNING and timeout is not None
         ):
@@ -542,6 +617,8 @@ class RpcSession:
         if self._closed_error is not None and self.table.pop(entry.id) is not None:
             closed = self._make_closed_error()
             closed.request_sent = False
+            if observed is not None:
+                observed._settled(None, closed)
             raise closed
         try:
             if headers:
@@ -558,11 +635,34 @@ class RpcSession:
                 return entry
             if isinstance(exc, ConnectionClosed) and exc.request_sent is None:
                 exc.request_sent = False  # the transport was closed: nothing went out
+            if observed is not None:
+                observed._settled(None, exc)
             raise
         if self._closed_error is not None and self.table.pop(entry.id) is not None:
             settle(future, error=self._make_closed_error())
         log.debug("sent %s id=%s to %s", method, entry.id, self.name)
         return entry
+
+    def _observe(self, observed: _Observed, method: str, params: Optional[Dict[str, Any]],
+                 request_id: Any, meta: Optional[Dict[str, Any]],
+                 headers: Optional[Mapping[str, str]],
+                 ) -> Tuple[Optional[Dict[str, Any]], Optional[Mapping[str, str]]]:
+        """Tell the observer of a request about to be sent; returns its ``_meta`` and
+        headers with what the observer adds (the caller's own headers win)."""
+        assert self.observer is not None
+        try:
+            token, extra_meta, extra_headers = self.observer.started(
+                self, method, params, request_id)
+        except Exception:  # an observer never stops a request
+            log.exception("request observer failed on %s", method)
+            observed.begin(None)
+            return meta, headers
+        observed.begin(token)
+        if extra_meta:
+            meta = {**extra_meta, **(meta or {})}
+        if extra_headers:
+            headers = {**extra_headers, **(headers or {})}
+        return meta, headers
 
     def request(
         self,
@@ -604,15 +704,26 @@ class RpcSession:
             if cancellable:
                 self._cancel(entry.id, "interrupted by the user (KeyboardInterrupt)")
             else:
-                self.table.pop(entry.id)
+                self._give_up(self.table.pop(entry.id),
+                              RequestCancelled(f"{method} (id={entry.id}) interrupted"))
             raise
         # If someone else popped it just now (its response, its deadline, the close), the
         # outcome is a moment away.
-        if self.table.pop(entry.id) is None and waiter.wait(self.close_timeout):
+        popped = self.table.pop(entry.id)
+        if popped is None and waiter.wait(self.close_timeout):
             return waiter.outcome()
         if cancellable:
             self._send_cancel(entry.id, "timed out")
-        raise RequestTimeout(method, entry.id, bound, entry.subject)
+        timed_out = RequestTimeout(method, entry.id, bound, entry.subject)
+        self._give_up(popped, timed_out)
+        raise timed_out
+
+    @staticmethod
+    def _give_up(entry: Optional[Pending], error: BaseException) -> None:
+        """A blocking caller gives up on a request it popped: its observer (if any) is
+        told of ``error``; the caller raises it."""
+        if entry is not None and isinstance(entry.future, _Observed):
+            entry.future._settled(None, error)
 
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
         """Send a notification.

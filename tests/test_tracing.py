@@ -1,0 +1,299 @@
+"""OpenTelemetry tracing (``tracing=``, mcp_sync/_otel.py): one CLIENT span per request
+sent, its trace context carried to the server in ``_meta`` and, over HTTP, in headers.
+
+Peers: the fake stdio server (both eras) and the threaded Streamable HTTP server with a
+FakeServer (both eras). The spans go to an in-memory exporter of the OpenTelemetry SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from typing import Any, Dict, Iterator, List, Tuple
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+import mcp_sync
+from mcp_sync import RequestTimeout, ServerError
+from mcp_sync.testing import FakeServer
+
+from .conftest import PY, fake_server_command
+from .servers.http_server import McpHttpServer, echo_fake
+
+T = 20.0
+
+
+@pytest.fixture
+def traced() -> Tuple[TracerProvider, InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+def spans_named(exporter: InMemorySpanExporter, name: str) -> List[ReadableSpan]:
+    return [s for s in exporter.get_finished_spans() if s.name == name]
+
+
+def one(exporter: InMemorySpanExporter, name: str) -> ReadableSpan:
+    found = spans_named(exporter, name)
+    names = [s.name for s in exporter.get_finished_spans()]
+    assert len(found) == 1, f"{name!r} in {names}"
+    return found[0]
+
+
+def traceparent(span: ReadableSpan) -> str:
+    context = span.get_span_context()
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+
+
+def received_calls(client: mcp_sync.Client, tool: str) -> List[Dict[str, Any]]:
+    """The tools/call messages for ``tool`` the fake stdio server received."""
+    messages = json.loads(client.call_tool("received", {"method": "tools/call"}).text)
+    return [m for m in messages if m["params"]["name"] == tool]
+
+
+# -- stdio -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_each_request_gets_a_client_span_over_stdio(
+        traced: Tuple[TracerProvider, InMemorySpanExporter], era: str) -> None:
+    provider, exporter = traced
+    command = fake_server_command(*(["--stateless"] if era == "2026-07-28" else []))
+    with mcp_sync.connect(command, protocol_version=era, timeout=T, tracing=True,
+                          tracer_provider=provider) as client:
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+        assert client.read_resource("test://hello").text == "hello world"
+        client.get_prompt("greet", {"who": "ada"})
+        client.ping()
+
+    call = one(exporter, "tools/call echo")
+    assert call.kind is SpanKind.CLIENT
+    attributes = call.attributes or {}
+    assert attributes["mcp.method.name"] == "tools/call"
+    assert str(attributes["jsonrpc.request.id"]).isdigit()
+    assert attributes["mcp.protocol.version"] == era
+    assert attributes["gen_ai.tool.name"] == "echo"
+    assert attributes["gen_ai.operation.name"] == "execute_tool"
+    assert attributes["network.transport"] == "pipe"
+    assert "server.address" not in attributes and "mcp.session.id" not in attributes
+    assert call.status.status_code is StatusCode.UNSET
+    assert call.end_time is not None
+
+    read = one(exporter, "resources/read test://hello")
+    assert (read.attributes or {})["mcp.resource.uri"] == "test://hello"
+    assert (read.attributes or {})["mcp.method.name"] == "resources/read"
+    prompt = one(exporter, "prompts/get greet")
+    assert (prompt.attributes or {})["gen_ai.prompt.name"] == "greet"
+    assert "gen_ai.tool.name" not in (prompt.attributes or {})
+    ping_name = "ping" if era == "2025-11-25" else "server/discover"
+    assert spans_named(exporter, ping_name)
+    assert spans_named(exporter, "tools/list")  # the call listed the tools first
+    if era == "2025-11-25":
+        assert spans_named(exporter, "initialize")
+    ids = [(s.attributes or {})["jsonrpc.request.id"] for s in exporter.get_finished_spans()]
+    assert len(ids) == len(set(ids))  # one span per request
+
+
+def test_failures_set_the_status_and_error_type(
+        traced: Tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = traced
+    with mcp_sync.connect(fake_server_command(), timeout=T, tracing=True,
+                          tracer_provider=provider) as client:
+        with pytest.raises(ServerError):
+            client.read_resource("test://missing")
+        assert client.call_tool("fail", {"message": "no"}).is_error
+        with pytest.raises(RequestTimeout):
+            client.call_tool("slow", {"seconds": 5.0}, timeout=0.3)
+        assert client.call_tool("echo", {"text": "still fine"}).text == "still fine"
+
+    missing = one(exporter, "resources/read test://missing")
+    assert missing.status.status_code is StatusCode.ERROR
+    assert (missing.attributes or {})["error.type"] == "-32002"
+    assert (missing.attributes or {})["rpc.response.status_code"] == "-32002"
+    failed = one(exporter, "tools/call fail")
+    assert failed.status.status_code is StatusCode.ERROR
+    assert (failed.attributes or {})["error.type"] == "tool_error"
+    slow = one(exporter, "tools/call slow")
+    assert slow.status.status_code is StatusCode.ERROR
+    assert (slow.attributes or {})["error.type"] == "timeout"
+    fine = one(exporter, "tools/call echo")
+    assert fine.status.status_code is StatusCode.UNSET
+    assert "error.type" not in (fine.attributes or {})
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_the_callers_span_is_the_parent_and_reaches_the_stdio_server(
+        traced: Tuple[TracerProvider, InMemorySpanExporter], era: str) -> None:
+    provider, exporter = traced
+    tracer = provider.get_tracer("test")
+    command = fake_server_command(*(["--stateless"] if era == "2026-07-28" else []))
+    with mcp_sync.connect(command, protocol_version=era, timeout=T, tracing=True,
+                          tracer_provider=provider) as client:
+        with tracer.start_as_current_span("caller") as caller:
+            future = client.call_tool_future("echo", {"text": "one"})
+            assert future.result(T).text == "one"
+        messages = received_calls(client, "echo")
+
+    span = one(exporter, "tools/call echo")
+    assert span.parent is not None
+    assert span.parent.span_id == caller.get_span_context().span_id
+    assert span.context.trace_id == caller.get_span_context().trace_id
+    (message,) = messages
+    meta = message["params"]["_meta"]
+    assert meta["traceparent"] == traceparent(span)
+    assert meta["traceparent"].split("-")[1] == f"{caller.get_span_context().trace_id:032x}"
+    if era == "2026-07-28":  # the envelope is kept beside the trace context
+        assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+
+
+# -- Streamable HTTP -------------------------------------------------------------------------
+
+
+def stateless_fake() -> FakeServer:
+    fake = echo_fake("stateless-http")
+
+    @fake.method("server/discover")
+    def discover(params: Dict[str, Any]) -> Dict[str, Any]:
+        return {"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "h", "version": "1"}}}
+
+    return fake
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_http_spans_and_headers(traced: Tuple[TracerProvider, InMemorySpanExporter],
+                                era: str) -> None:
+    provider, exporter = traced
+    tracer = provider.get_tracer("test")
+    stateless = era == "2026-07-28"
+    with McpHttpServer(stateless_fake() if stateless else echo_fake("h")) as server:
+        server.stateless = stateless
+        with mcp_sync.connect(server.url, protocol_version=era, timeout=T, tracing=True,
+                              tracer_provider=provider) as client:
+            session_id = client.transport.session_id  # type: ignore[attr-defined]
+            with tracer.start_as_current_span("caller") as caller:
+                assert client.call_tool("echo", {"text": "x"}).text == "x"
+        posts = server.matching(lambda r: r.method == "POST" and r.rpc_method == "tools/call")
+
+    span = one(exporter, "tools/call echo")
+    attributes = span.attributes or {}
+    assert attributes["network.transport"] == "tcp"
+    assert attributes["server.address"] == "127.0.0.1"
+    assert attributes["server.port"] == server.port
+    assert attributes["mcp.protocol.version"] == era
+    assert attributes["gen_ai.tool.name"] == "echo"
+    if stateless:
+        assert session_id is None and "mcp.session.id" not in attributes
+    else:
+        assert session_id and attributes["mcp.session.id"] == session_id
+    assert span.parent is not None and span.parent.span_id == caller.get_span_context().span_id
+    (post,) = posts
+    assert post.header("traceparent") == traceparent(span)
+    assert post.json["params"]["_meta"]["traceparent"] == traceparent(span)
+    assert f"{caller.get_span_context().trace_id:032x}" in str(post.header("traceparent"))
+
+
+# -- the switch ------------------------------------------------------------------------------
+
+
+def test_tracing_false_emits_nothing(traced: Tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = traced
+    with mcp_sync.connect(fake_server_command(), timeout=T, tracing=False,
+                          tracer_provider=provider) as client:
+        assert client.call_tool("echo", {"text": "x"}).text == "x"
+        (message,) = received_calls(client, "echo")
+    assert exporter.get_finished_spans() == ()
+    assert "traceparent" not in (message["params"].get("_meta") or {})
+
+
+@pytest.fixture
+def global_provider() -> Iterator[InMemorySpanExporter]:
+    """The process's global TracerProvider (settable once), its exporter cleared."""
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield exporter
+    exporter.shutdown()
+
+
+def test_on_by_default_with_the_global_provider_and_off_by_environment(
+        global_provider: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MCP_SYNC_TRACING", raising=False)
+    with mcp_sync.connect(fake_server_command(), timeout=T) as client:
+        client.call_tool("echo", {"text": "x"})
+    assert one(global_provider, "tools/call echo").kind is SpanKind.CLIENT
+    global_provider.clear()
+    monkeypatch.setenv("MCP_SYNC_TRACING", "0")
+    with mcp_sync.connect(fake_server_command(), timeout=T) as client:
+        client.call_tool("echo", {"text": "x"})
+    assert global_provider.get_finished_spans() == ()
+
+
+def run_python(code: str, **env: str) -> None:
+    result = subprocess.run(
+        [PY, "-c", textwrap.dedent(code), *fake_server_command()],
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+CONNECT_AND_CALL = """
+    import sys
+    {prelude}
+    import mcp_sync
+    with mcp_sync.connect(sys.argv[1:], timeout=20{kwargs}) as client:
+        assert client.call_tool("echo", {{"text": "x"}}).text == "x"
+    loaded = [m for m, v in sys.modules.items() if m.startswith("opentelemetry") and v]
+    assert not loaded, loaded
+"""
+
+
+def test_nothing_is_imported_when_tracing_is_off() -> None:
+    run_python(CONNECT_AND_CALL.format(prelude="", kwargs=", tracing=False"))
+    run_python(CONNECT_AND_CALL.format(prelude="", kwargs=""), MCP_SYNC_TRACING="0")
+
+
+def test_nothing_is_needed_without_the_api() -> None:
+    # The API made unimportable: the default switch finds it missing and stays off...
+    hide = "sys.modules['opentelemetry'] = None"
+    run_python(CONNECT_AND_CALL.format(prelude=hide, kwargs=""))
+    # ...and asking for tracing says what to install.
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        subprocess.run([PY, "-c", textwrap.dedent(f"""
+            import sys
+            {hide}
+            import mcp_sync
+            mcp_sync.Client(mcp_sync.StdioTransport(sys.argv[1:]), tracing=True)
+        """), *fake_server_command()], capture_output=True, text=True, timeout=60,
+            check=True)
+    assert "mcp-sync[otel]" in failed.value.stderr
+
+
+def test_the_import_follows_the_switch() -> None:
+    """With the API installed, the default switch (on) loads it: the checks above are
+    not vacuous."""
+    code = """
+        import sys, mcp_sync
+        assert not [m for m in sys.modules if m.startswith("opentelemetry")]
+        with mcp_sync.connect(sys.argv[1:], timeout=20) as client:
+            client.ping()
+        assert "opentelemetry.trace" in sys.modules
+    """
+    env = {k: v for k, v in os.environ.items() if k != "MCP_SYNC_TRACING"}
+    result = subprocess.run([PY, "-c", textwrap.dedent(code), *fake_server_command()],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert sys.modules.get("opentelemetry.trace") is not None
