@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 from typing import Any, Dict, Iterator, List, Tuple
+from urllib.parse import urlsplit
 
 import pytest
 from opentelemetry import trace
@@ -27,6 +28,7 @@ from mcp_sync.testing import FakeServer
 
 from .conftest import PY, fake_server_command
 from .servers.http_server import McpHttpServer, echo_fake
+from .servers.legacy_sse_server import LegacySseServer
 
 T = 20.0
 
@@ -202,6 +204,24 @@ def test_http_spans_and_headers(traced: Tuple[TracerProvider, InMemorySpanExport
     assert post.header("traceparent") == traceparent(span)
     assert post.json["params"]["_meta"]["traceparent"] == traceparent(span)
     assert f"{caller.get_span_context().trace_id:032x}" in str(post.header("traceparent"))
+
+
+def test_legacy_sse_posts_carry_the_trace_context(
+        traced: Tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = traced
+    with LegacySseServer(echo_fake("legacy")) as legacy:
+        with mcp_sync.connect(legacy.url, transport="sse", timeout=T, tracing=True,
+                              tracer_provider=provider) as client:
+            assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+        sent = [{k.lower(): v for k, v in headers.items()}.get("traceparent")
+                for method, _, headers in legacy.requests if method == "POST"]
+
+    span = one(exporter, "tools/call echo")
+    assert (span.attributes or {})["network.transport"] == "tcp"
+    assert (span.attributes or {})["server.port"] == urlsplit(legacy.url).port
+    assert traceparent(span) in sent
+    requests = [s for s in exporter.get_finished_spans() if s.name != "tools/call echo"]
+    assert all(traceparent(s) in sent for s in requests)  # initialize, tools/list
 
 
 # -- the switch ------------------------------------------------------------------------------
