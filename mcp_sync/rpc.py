@@ -173,7 +173,8 @@ class RequestObserver(Protocol):
         headers (either may be None); ``token`` is handed back to :meth:`finished`."""
 
     def finished(self, token: Any, result: Any, error: Optional[BaseException]) -> None:
-        """Called once per started request, with its result or its error."""
+        """Called once per request :meth:`started` returned for, with its result or
+        its error."""
 
 
 class _Observed:
@@ -219,6 +220,8 @@ class _Observed:
         self._report(token, result, error)
 
     def _report(self, token: Any, result: Any, error: Optional[BaseException]) -> None:
+        if token is _BROKEN:
+            return  # started() failed: nothing to finish
         try:
             self._observer.finished(token, result, error)
         except Exception:  # an observer never breaks a request
@@ -226,6 +229,7 @@ class _Observed:
 
 
 _UNSET = object()
+_BROKEN = object()
 
 
 class RequestFuture(Future):  # type: ignore[type-arg]
@@ -655,7 +659,7 @@ class RpcSession:
                 self, method, params, request_id)
         except Exception:  # an observer never stops a request
             log.exception("request observer failed on %s", method)
-            observed.begin(None)
+            observed.begin(_BROKEN)
             return meta, headers
         observed.begin(token)
         if extra_meta:

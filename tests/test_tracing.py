@@ -296,7 +296,7 @@ def test_nothing_is_needed_without_the_api() -> None:
             import sys
             {hide}
             import mcp_sync
-            mcp_sync.Client(mcp_sync.StdioTransport(sys.argv[1:]), tracing=True)
+            mcp_sync.Client(mcp_sync.StdioTransport(sys.argv[1], sys.argv[2:]), tracing=True)
         """), *fake_server_command()], capture_output=True, text=True, timeout=60,
             check=True)
     assert "mcp-sync[otel]" in failed.value.stderr
@@ -317,3 +317,53 @@ def test_the_import_follows_the_switch() -> None:
                             env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert sys.modules.get("opentelemetry.trace") is not None
+
+
+# -- the session's observer seam (mcp_sync/rpc.py) -------------------------------------------
+
+
+class Recorder:
+    """A RequestObserver that records what it is told, and fails when asked to."""
+
+    def __init__(self, fail_on: str = "") -> None:
+        self.fail_on = fail_on
+        self.finished_calls: List[Tuple[str, Any, Any]] = []
+
+    def started(self, session: Any, method: str, params: Any, request_id: Any) -> Any:
+        if method == self.fail_on:
+            raise RuntimeError("observer broke")
+        return method, {"observed": True}, None
+
+    def finished(self, token: Any, result: Any, error: Any) -> None:
+        self.finished_calls.append((token, result, error))
+        if token == "tools/call":
+            raise RuntimeError("observer broke at the end")
+
+
+def test_a_failing_observer_never_breaks_a_request(caplog: pytest.LogCaptureFixture) -> None:
+    from mcp_sync import StdioTransport
+    from mcp_sync.rpc import RpcSession
+
+    recorder = Recorder(fail_on="ping")
+    command, *args = fake_server_command()
+    session = RpcSession(StdioTransport(command, args), default_timeout=T,
+                         observer=recorder)
+    session.start()
+    try:
+        session.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                       "clientInfo": {"name": "t", "version": "1"}})
+        session.notify("notifications/initialized")
+        assert session.request("ping") == {}
+        answer = session.request("tools/call", {"name": "received",
+                                                "arguments": {"method": "initialize"}})
+        with pytest.raises(ServerError):
+            session.request("resources/read", {"uri": "test://missing"})
+    finally:
+        session.close()
+    (initialize,) = json.loads(answer["content"][0]["text"])
+    assert initialize["params"]["_meta"] == {"observed": True}  # what started() returned
+    tokens = [token for token, _, _ in recorder.finished_calls]
+    assert tokens == ["initialize", "tools/call", "resources/read"]  # once each; not ping
+    assert isinstance(recorder.finished_calls[2][2], ServerError)
+    assert "request observer failed on ping" in caplog.text
+    assert "observer broke at the end" in caplog.text
