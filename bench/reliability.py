@@ -388,6 +388,13 @@ def main(argv: Optional[List[str]] = None) -> int:
                 figures["provenance"][part] = source
                 carried.append(f"{part} (`{source}`)")
     figures["meta"]["carried_over"] = carried
+    missing = [part for part in PARTS if part not in figures]
+    if missing and not options.no_write:
+        # The figures block is written whole: a partial run with nothing to carry over
+        # (bench/results/ is not kept in git) would wipe the other parts' tables.
+        sys.stderr.write(f"not writing {DOC.name}: no figures for {', '.join(missing)} "
+                         "(run every part once, or pass --no-write)\n")
+        options.no_write = True
     table = render(figures)
     sys.stdout.write(table)
     RESULTS.mkdir(parents=True, exist_ok=True)
