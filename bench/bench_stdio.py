@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""stdio benchmark: mcp_sync against a bare pipe loop and the official MCP Python SDK.
+"""stdio benchmark: mcp_sync against a bare pipe loop, a threaded floor and the official SDK.
 
     python bench/bench_stdio.py            # full run, ~2-4 minutes on a 2-core VM
     python bench/bench_stdio.py --quick    # ~30 s, fewer blocks and runs
@@ -9,7 +9,9 @@ Every client talks to the same stdlib-only server (``bench/echo_server.py``). Th
 process is pinned to one CPU and the server to another; the clients take turns in
 interleaved blocks inside one process (the order rotates every block), and each figure is
 quoted as the median over blocks of the per-block ratio to a reference (the bare pipe
-loop; for throughput, the SDK). Absolute figures are printed too. See bench/README.md.
+loop; for throughput, the SDK) and, for sequential calls and throughput, to the threaded
+floor too: the least a design with a reader thread can cost. Absolute figures are printed
+too. See bench/README.md.
 
 Writes a Markdown table to stdout and to ``bench/results/latest.md``, and the raw
 numbers to ``bench/results/latest.json``.
@@ -21,6 +23,7 @@ import argparse
 import asyncio
 import datetime
 import gc
+import itertools
 import json
 import os
 import platform
@@ -31,7 +34,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -50,15 +53,29 @@ TARGET_COLD_MS = 250.0           # cold start < 250 ms
 TARGET_RSS_MIB = 35.0            # client peak RSS < 35 MiB
 TARGET_10MB_RATIO = 1.5          # 10 MiB echo <= 1.5x the bare loop
 TARGET_IMPORT_MS = 200.0         # import mcp_sync < 200 ms
+# Issue #14: next to the threaded floor and the bare loop's cold start.
+TARGET_SEQ_P50_X_FLOOR = 1.15    # sequential p50 <= 1.15x the threaded floor
+TARGET_THROUGHPUT_X_FLOOR = 0.9  # 8-thread throughput >= 0.9x the threaded floor
+TARGET_COLD_X_BARE = 2.2         # cold start <= 2.2x the bare loop's cold start
+TARGET_RSS_FLOOR_MIB = 25.0      # client peak RSS (connect + 1,000 calls) <= 25 MiB
+TARGET_IDLE_THREADS = {"stdio": 3, "http": 1}  # mcp-sync threads of an idle client
 
-BARE, SYNC, SDK, SDK_THREAD = "bare", "mcp_sync", "sdk", "sdk_thread"
+BARE, FLOOR, SYNC, SDK, SDK_THREAD = "bare", "floor", "mcp_sync", "sdk", "sdk_thread"
 LABELS = {
     BARE: "bare pipe loop",
+    FLOOR: "threaded floor",
     SYNC: "mcp_sync",
     SDK: "SDK (asyncio)",
     SDK_THREAD: "SDK (blocking, loop thread)",
 }
-CLIENTS = (BARE, SYNC, SDK, SDK_THREAD)
+CLIENTS = (BARE, FLOOR, SYNC, SDK, SDK_THREAD)
+# Always run when they can: the others are measured against them.
+REFERENCES = (BARE, FLOOR)
+# The sections each client takes part in (the floor is a reference for sequential calls
+# and throughput only).
+SECTION_CLIENTS = {"seq": CLIENTS, "thr": CLIENTS,
+                   **{s: tuple(c for c in CLIENTS if c != FLOOR) for s in ("payload", "cold",
+                                                                           "rss")}}
 
 PAYLOAD_SIZES = {"1 KiB": 1 << 10, "1 MiB": 1 << 20, "10 MiB": 10 << 20}
 
@@ -149,6 +166,82 @@ class BareClient:
     def close(self) -> None:
         self.stdin.close()
         self.proc.wait(10)
+        self.stdout.close()
+
+
+class _Waiter:
+    """One request's slot: a lock held until the reader thread drops the response in."""
+
+    __slots__ = ("lock", "message")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.lock.acquire()
+        self.message: Any = None
+
+
+class FloorClient:
+    """The threaded floor: the least a design with a reader thread can cost.
+
+    One reader thread reads lines from the server's stdout, parses them and hands each
+    response to the waiter of its id; the caller writes its request (under a lock, so
+    that threads can share the client) and blocks on that waiter. No MCP types, no
+    dispatcher, no deadlines beyond the caller's bounded wait.
+    """
+
+    name = FLOOR
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            server_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=1 << 16
+        )
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
+        self.ids = itertools.count(1)
+        self.waiting: Dict[int, _Waiter] = {}
+        self.write_lock = threading.Lock()
+        self.reader = threading.Thread(target=self._read, name="floor-reader", daemon=True)
+        self.reader.start()
+        self._rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                 "clientInfo": {"name": "floor", "version": "0"}})
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self._rpc("tools/list", {})
+
+    def _read(self) -> None:
+        for line in self.stdout:
+            message = json.loads(line)
+            waiter = self.waiting.pop(message.get("id"), None)
+            if waiter is not None:
+                waiter.message = message
+                waiter.lock.release()
+
+    def _send(self, message: Dict[str, Any]) -> None:
+        data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        with self.write_lock:
+            self.stdin.write(data)
+            self.stdin.flush()
+
+    def _rpc(self, method: str, params: Dict[str, Any]) -> Any:
+        request_id = next(self.ids)
+        waiter = self.waiting[request_id] = _Waiter()
+        self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        if not waiter.lock.acquire(timeout=60):
+            raise TimeoutError(f"no response to {method} #{request_id} within 60 s")
+        return waiter.message["result"]
+
+    def call(self, text: str) -> str:
+        result = self._rpc("tools/call", {"name": "echo", "arguments": {"text": text}})
+        return result["content"][0]["text"]  # type: ignore[no-any-return]
+
+    def seq(self, texts: Sequence[str]) -> List[int]:
+        return _timed_loop(self.call, texts)
+
+    def concurrent(self, workers: int, per_worker: int) -> float:
+        return _threaded(self.call, workers, per_worker)
+
+    def close(self) -> None:
+        self.stdin.close()
+        self.proc.wait(10)
+        self.reader.join(10)
         self.stdout.close()
 
 
@@ -307,7 +400,7 @@ class SdkThreadClient(_SdkBase):
             self.loop.close()
 
 
-CLIENT_CLASSES = {BARE: BareClient, SYNC: SyncClient, SDK: SdkClient,
+CLIENT_CLASSES = {BARE: BareClient, FLOOR: FloorClient, SYNC: SyncClient, SDK: SdkClient,
                   SDK_THREAD: SdkThreadClient}
 
 
@@ -463,6 +556,9 @@ def section_sequential(clients: Dict[str, Any], blocks: int, calls: int) -> Dict
             "cpu_us_per_call": median([b["cpu_us"] for b in per_block[name]]),
             "blocks": per_block[name],
         }
+        if FLOOR in per_block and name not in REFERENCES:
+            out[name]["ratio_p50_floor"] = ratio_summary(
+                [b["p50"] / base["p50"] for b, base in zip(per_block[name], per_block[FLOOR])])
     return out
 
 
@@ -491,6 +587,8 @@ def section_throughput(clients: Dict[str, Any], blocks: int, workers: int,
                                  "cpu_us_per_call": median(cpus[name])}
         if ref is not None:
             entry["x_sdk"] = ratio_summary([a / b for a, b in zip(rates[name], rates[ref])])
+        if FLOOR in rates and name not in REFERENCES:
+            entry["x_floor"] = ratio_summary([a / b for a, b in zip(rates[name], rates[FLOOR])])
         out[name] = entry
     out["_meta"] = {"workers": workers, "calls_per_block": total}
     return out
@@ -703,6 +801,10 @@ def section_cold(names: Sequence[str], runs: int) -> Dict[str, Any]:
     for name in names:
         out[name]["ratio"] = (out[name]["median_ms"] / out[BARE]["median_ms"]
                               if BARE in out else None)
+        if BARE in out:  # paired: the same run of the rotation
+            out[name]["ratio_per_run"] = ratio_summary([
+                t["first_result_ms"] / b["first_result_ms"]
+                for t, b in zip(times[name], times[BARE])])
     log("  cold start: " + ", ".join(f"{n} {out[n]['median_ms']:.0f} ms" for n in order))
     return out
 
@@ -778,6 +880,68 @@ def section_import(runs: int, with_sdk: bool) -> Dict[str, Any]:
     return out
 
 
+# Threads of an idle client: connect, one call, then (after IDLE seconds without a call)
+# the names of the mcp-sync threads alive in the process.
+_THREADS_SNIPPET = """
+import json, threading, time
+import mcp_sync
+def ours():
+    return sorted(t.name for t in threading.enumerate() if t.name.startswith("mcp-sync"))
+client = mcp_sync.connect(TARGET)
+assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+after_call = ours()
+time.sleep(IDLE)  # the measurement is "after IDLE seconds idle": nothing to wait for
+print(json.dumps({"after_call": after_call, "idle": ours()}), flush=True)
+client.close()
+"""
+
+
+def start_http_server() -> Tuple[subprocess.Popen, str]:  # type: ignore[type-arg]
+    """``echo_server.py --http 0`` on the server CPU; the process and its URL."""
+    proc = subprocess.Popen([*server_argv(), "--http", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    if not url.startswith("http://"):
+        proc.kill()
+        proc.wait(10)
+        raise RuntimeError(f"the HTTP echo server printed {url!r} instead of its URL")
+    return proc, url
+
+
+def section_threads(idle: float) -> Dict[str, Any]:
+    """mcp-sync threads of an idle stdio client and an idle Streamable HTTP client.
+
+    Each in a fresh process (so that no other client's threads count), both at once (they
+    only wait). The HTTP one talks to ``echo_server.py --http``.
+    """
+    server, url = start_http_server()
+    try:
+        targets = {"stdio": server_argv(), "http": url}
+        children = {
+            kind: subprocess.Popen(
+                [sys.executable, "-c", f"TARGET = {target!r}\nIDLE = {idle!r}\n"
+                 + _THREADS_SNIPPET],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(),
+                cwd=str(ROOT))
+            for kind, target in targets.items()}
+        out: Dict[str, Any] = {}
+        for kind, child in children.items():
+            stdout, stderr = child.communicate(timeout=idle + 120)
+            if child.returncode != 0:
+                raise RuntimeError(f"threads child ({kind}) failed: {stderr[-2000:]}")
+            data = json.loads(stdout.strip().splitlines()[-1])
+            out[kind] = {"idle": len(data["idle"]), "after_call": len(data["after_call"]),
+                         "idle_names": data["idle"], "after_call_names": data["after_call"]}
+    finally:
+        server.kill()
+        server.wait(10)
+    out["_meta"] = {"idle_wait_s": idle}
+    log("  idle threads: " + ", ".join(
+        f"{k} {out[k]['idle']} ({', '.join(out[k]['idle_names'])})" for k in ("stdio", "http")))
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # Report
 # ---------------------------------------------------------------------------------------
@@ -816,7 +980,9 @@ def render(results: Dict[str, Any]) -> str:
     seq = results.get("sequential")
     if seq:
         row("sequential tools/call p50", {
-            n: f"{seq[n]['p50_us']:.0f} µs ({fmt_ratio(seq[n]['ratio_p50'])})" for n in seq})
+            n: f"{seq[n]['p50_us']:.0f} µs ({fmt_ratio(seq[n]['ratio_p50'])}"
+               + (f"; {fmt_ratio(seq[n]['ratio_p50_floor'])} floor"
+                  if "ratio_p50_floor" in seq[n] else "") + ")" for n in seq})
         row("sequential tools/call p99", {
             n: f"{seq[n]['p99_us']:.0f} µs ({fmt_ratio(seq[n]['ratio_p99'])})" for n in seq})
         row("client CPU per sequential call", {
@@ -828,7 +994,9 @@ def render(results: Dict[str, Any]) -> str:
             if n not in thr:
                 continue
             x = thr[n].get("x_sdk")
-            extra = f" ({fmt_ratio(x)} SDK)" if x else ""
+            ratios = ([f"{fmt_ratio(x)} SDK"] if x else []) + (
+                [f"{fmt_ratio(thr[n]['x_floor'])} floor"] if "x_floor" in thr[n] else [])
+            extra = f" ({'; '.join(ratios)})" if ratios else ""
             if n == BARE:
                 extra += " ¹"
             cells[n] = f"{thr[n]['calls_per_s']:.0f}/s{extra}"
@@ -856,6 +1024,10 @@ def render(results: Dict[str, Any]) -> str:
             SYNC: f"{imp['mcp_sync']['importtime_ms']:.0f} ms",
             **({SDK: f"{imp['mcp']['importtime_ms']:.0f} ms (import mcp)"} if "mcp" in imp
                else {})})
+    threads = results.get("threads")
+    if threads:
+        row("mcp-sync threads, idle client", {
+            SYNC: f"stdio {threads['stdio']['idle']}, HTTP {threads['http']['idle']}"})
     lines.append("")
     if thr and BARE in thr:
         workers = thr["_meta"]["workers"]
@@ -889,22 +1061,41 @@ def targets(results: Dict[str, Any]) -> List[Dict[str, str]]:
         out.append({"name": f"sequential p50 <= {TARGET_SEQ_P50_RATIO}x bare",
                     "measured": f"{r['median']:.2f}x (blocks {r['min']:.2f}-{r['max']:.2f})",
                     "verdict": verdict(r["median"] <= TARGET_SEQ_P50_RATIO)})
+    if seq and SYNC in seq and "ratio_p50_floor" in seq[SYNC]:
+        r = seq[SYNC]["ratio_p50_floor"]
+        out.append({"name": f"sequential p50 <= {TARGET_SEQ_P50_X_FLOOR}x threaded floor",
+                    "measured": f"{r['median']:.2f}x (blocks {r['min']:.2f}-{r['max']:.2f})",
+                    "verdict": verdict(r["median"] <= TARGET_SEQ_P50_X_FLOOR)})
     thr = results.get("throughput")
     if thr and SYNC in thr and "x_sdk" in thr[SYNC]:
         r = thr[SYNC]["x_sdk"]
         out.append({"name": f"8-thread throughput >= {TARGET_THROUGHPUT_X_SDK:g}x SDK",
                     "measured": f"{r['median']:.2f}x (blocks {r['min']:.2f}-{r['max']:.2f})",
                     "verdict": verdict(r["median"] >= TARGET_THROUGHPUT_X_SDK)})
+    if thr and SYNC in thr and "x_floor" in thr[SYNC]:
+        r = thr[SYNC]["x_floor"]
+        out.append({"name": f"8-thread throughput >= {TARGET_THROUGHPUT_X_FLOOR:g}x threaded floor",
+                    "measured": f"{r['median']:.2f}x (blocks {r['min']:.2f}-{r['max']:.2f})",
+                    "verdict": verdict(r["median"] >= TARGET_THROUGHPUT_X_FLOOR)})
     cold = results.get("cold_start")
     if cold and SYNC in cold:
         v = cold[SYNC]["median_ms"]
         out.append({"name": f"cold start < {TARGET_COLD_MS:g} ms", "measured": f"{v:.0f} ms",
                     "verdict": verdict(v < TARGET_COLD_MS)})
+    if cold and SYNC in cold and "ratio_per_run" in cold[SYNC]:
+        r = cold[SYNC]["ratio_per_run"]
+        out.append({"name": f"cold start <= {TARGET_COLD_X_BARE:g}x the bare loop's",
+                    "measured": f"{r['median']:.2f}x (runs {r['min']:.2f}-{r['max']:.2f})",
+                    "verdict": verdict(r["median"] <= TARGET_COLD_X_BARE)})
     rss = results.get("rss")
     if rss and SYNC in rss:
         v = rss[SYNC]["mib"]
         out.append({"name": f"client peak RSS < {TARGET_RSS_MIB:g} MiB",
                     "measured": f"{v:.1f} MiB", "verdict": verdict(v < TARGET_RSS_MIB)})
+        calls = results["meta"]["config"]["rss_calls"]
+        out.append({"name": f"client peak RSS (connect + {calls:,} calls) "
+                            f"<= {TARGET_RSS_FLOOR_MIB:g} MiB",
+                    "measured": f"{v:.1f} MiB", "verdict": verdict(v <= TARGET_RSS_FLOOR_MIB)})
     payload = results.get("payload")
     if payload and "10 MiB" in payload:
         r = payload["10 MiB"][SYNC]["ratio"]
@@ -925,6 +1116,16 @@ def targets(results: Dict[str, Any]) -> List[Dict[str, str]]:
         out.append({"name": "stdio-only run (connect + calls) does not import requests",
                     "measured": f"requests={mods['requests']} (pydantic={mods['pydantic']})",
                     "verdict": verdict(not mods["requests"])})
+    threads = results.get("threads")
+    if threads:
+        idle = threads["_meta"]["idle_wait_s"]
+        for kind, label in (("stdio", "stdio"), ("http", "HTTP")):
+            limit = TARGET_IDLE_THREADS[kind]
+            n = threads[kind]["idle"]
+            out.append({"name": f"mcp-sync threads of an idle {label} client <= {limit}",
+                        "measured": f"{n} after {idle:g} s idle "
+                                    f"({threads[kind]['after_call']} right after the call)",
+                        "verdict": verdict(n <= limit)})
     return out
 
 
@@ -974,7 +1175,7 @@ def machine_meta(args: argparse.Namespace, clients: Sequence[str], pinning: str)
 # Main
 # ---------------------------------------------------------------------------------------
 
-SECTIONS = ("seq", "thr", "payload", "cold", "rss", "import")
+SECTIONS = ("seq", "thr", "payload", "cold", "rss", "import", "threads")
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -985,7 +1186,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--only", default=",".join(SECTIONS),
                    help=f"comma-separated sections to run, from {','.join(SECTIONS)}")
     p.add_argument("--clients", default=",".join(CLIENTS),
-                   help=f"comma-separated clients, from {','.join(CLIENTS)} (bare is always run)")
+                   help=f"comma-separated clients, from {','.join(CLIENTS)} "
+                        "(bare and floor, the references, are always run)")
     p.add_argument("--blocks", type=int,
                    help="interleaved blocks for the sequential and throughput sections (20); "
                         "the large echoes use half as many")
@@ -997,6 +1199,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--rss-runs", type=int, help="peak-RSS runs per client (3)")
     p.add_argument("--rss-calls", type=int, default=1000, help="calls in the RSS child (1000)")
     p.add_argument("--import-runs", type=int, help="import-time runs (15)")
+    p.add_argument("--idle-wait", type=float,
+                   help="seconds an idle client waits after its call before its threads are "
+                        "counted (35: past the 30 s after which idle HTTP threads retire; "
+                        "0 with --quick)")
     p.add_argument("--no-pin", action="store_true", help="do not pin client and server to CPUs")
     p.add_argument("--out", default=str(RESULTS),
                    help="directory for latest.md and latest.json (bench/results)")
@@ -1009,6 +1215,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         "cold_runs": 5 if quick else 21,
         "rss_runs": 1 if quick else 3,
         "import_runs": 5 if quick else 15,
+        "idle_wait": 0.0 if quick else 35.0,
     }
     for key, value in defaults.items():
         if getattr(args, key) is None:
@@ -1050,7 +1257,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if unknown:
         raise SystemExit(f"unknown sections: {sorted(unknown)}")
     wanted = [c.strip() for c in args.clients.split(",") if c.strip()]
-    names = [c for c in CLIENTS if c == BARE or c in wanted]
+    names = [c for c in CLIENTS if c in REFERENCES or c in wanted]
     try:
         import mcp  # noqa: F401
     except ImportError:
@@ -1067,10 +1274,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     noise: Dict[str, Any] = {}
     results["noise"] = noise
 
-    if {"seq", "thr", "payload"} & set(sections):
+    in_process = [s for s in ("seq", "thr", "payload") if s in sections]
+    if in_process:
         clients: Dict[str, Any] = {}
         try:
             for name in names:
+                if not any(name in SECTION_CLIENTS[s] for s in in_process):
+                    continue
                 client = CLIENT_CLASSES[name]()
                 client.start()
                 clients[name] = client
@@ -1094,8 +1304,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if "payload" in sections:
                 log("large echoes ...")
                 meter = NoiseMeter()
-                results["payload"] = section_payload(clients, args.payload_blocks,
-                                                     args.payload_calls)
+                results["payload"] = section_payload(
+                    {n: c for n, c in clients.items() if n in SECTION_CLIENTS["payload"]},
+                    args.payload_blocks, args.payload_calls)
                 noise["payload"] = meter.stop()
         finally:
             for client in clients.values():
@@ -1106,14 +1317,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if "cold" in sections:
         log("cold start ...")
         meter = NoiseMeter()
-        results["cold_start"] = section_cold(names, args.cold_runs)
+        results["cold_start"] = section_cold(
+            [n for n in names if n in SECTION_CLIENTS["cold"]], args.cold_runs)
         noise["cold_start"] = meter.stop()
     if "rss" in sections:
         log("peak RSS ...")
-        results["rss"] = section_rss(names, args.rss_runs, args.rss_calls)
+        results["rss"] = section_rss([n for n in names if n in SECTION_CLIENTS["rss"]],
+                                     args.rss_runs, args.rss_calls)
     if "import" in sections:
         log("import time ...")
         results["import"] = section_import(args.import_runs, with_sdk=SDK in names)
+    if "threads" in sections:
+        log(f"threads of an idle client ({args.idle_wait:g} s idle) ...")
+        results["threads"] = section_threads(args.idle_wait)
 
     results["targets"] = targets(results)
     notes = []
@@ -1125,6 +1341,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         mods = results["rss"][SYNC]["modules"]
         notes.append("after a stdio-only connect + calls with mcp_sync: " + ", ".join(
             f"{m} {'loaded' if v else 'not loaded'}" for m, v in mods.items()))
+    if "threads" in results:
+        threads = results["threads"]
+        notes.append(f"mcp-sync threads {threads['_meta']['idle_wait_s']:g} s after one call: "
+                     + "; ".join(f"{label} client {', '.join(threads[k]['idle_names']) or 'none'}"
+                                 for k, label in (("stdio", "stdio"), ("http", "HTTP"))))
     measured = {k: v for k, v in noise.items() if v}
     if measured:
         notes.append("other processes kept " + ", ".join(
