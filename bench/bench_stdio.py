@@ -760,10 +760,10 @@ def child_env() -> Dict[str, str]:
     return env
 
 
-def run_python(code: str, *, timeout: float = 120,
-               prefix: Sequence[str] = ()) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
-    return subprocess.run([*prefix, sys.executable, "-c", code], capture_output=True, text=True,
-                          env=child_env(), cwd=str(ROOT), timeout=timeout)
+def run_python(code: str, *, timeout: float = 120, prefix: Sequence[str] = (),
+               args: Sequence[str] = ()) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
+    return subprocess.run([*prefix, sys.executable, "-c", code, *args], capture_output=True,
+                          text=True, env=child_env(), cwd=str(ROOT), timeout=timeout)
 
 
 def time_to_ok(code: str) -> Dict[str, float]:
