@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Many servers: a ``mcp_sync.Manager`` of 20 stdio echo servers against one server.
 
-    python bench/bench_manager.py            # full run, ~1 minute on a 2-core VM
+    python bench/bench_manager.py            # full run, ~40 s on a 2-core VM
     python bench/bench_manager.py --quick    # ~15 s (noisier)
 
 Every run is a fresh client process (``python -c``) that imports ``mcp_sync``, then times

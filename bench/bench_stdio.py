@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """stdio benchmark: mcp_sync against a bare pipe loop, a threaded floor and the official SDK.
 
-    python bench/bench_stdio.py            # full run, ~2-4 minutes on a 2-core VM
+    python bench/bench_stdio.py            # full run, ~3-4 minutes on a 2-core VM
     python bench/bench_stdio.py --quick    # ~30 s, fewer blocks and runs
     python bench/bench_stdio.py --only seq,thr --blocks 5
 
@@ -74,8 +74,8 @@ REFERENCES = (BARE, FLOOR)
 # The sections each client takes part in (the floor is a reference for sequential calls
 # and throughput only).
 SECTION_CLIENTS = {"seq": CLIENTS, "thr": CLIENTS,
-                   **{s: tuple(c for c in CLIENTS if c != FLOOR) for s in ("payload", "cold",
-                                                                           "rss")}}
+                   **{s: tuple(c for c in CLIENTS if c != FLOOR)
+                      for s in ("payload", "cold", "rss", "import", "threads")}}
 
 PAYLOAD_SIZES = {"1 KiB": 1 << 10, "1 MiB": 1 << 20, "10 MiB": 10 << 20}
 
@@ -1258,6 +1258,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         raise SystemExit(f"unknown sections: {sorted(unknown)}")
     wanted = [c.strip() for c in args.clients.split(",") if c.strip()]
     names = [c for c in CLIENTS if c in REFERENCES or c in wanted]
+    names = [c for c in names if any(c in SECTION_CLIENTS[s] for s in sections)]
     try:
         import mcp  # noqa: F401
     except ImportError:
