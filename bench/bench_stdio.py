@@ -880,8 +880,8 @@ def section_import(runs: int, with_sdk: bool) -> Dict[str, Any]:
     return out
 
 
-# Threads of an idle client: connect, one call, then (after IDLE seconds without a call)
-# the names of the mcp-sync threads alive in the process.
+# Threads of an idle client: connect, one call, the names of the mcp-sync threads alive in
+# the process; then again after IDLE seconds without a call.
 _THREADS_SNIPPET = """
 import json, threading, time
 import mcp_sync
@@ -889,9 +889,9 @@ def ours():
     return sorted(t.name for t in threading.enumerate() if t.name.startswith("mcp-sync"))
 client = mcp_sync.connect(TARGET)
 assert client.call_tool("echo", {"text": "hi"}).text == "hi"
-after_call = ours()
+print(json.dumps(ours()), flush=True)
 time.sleep(IDLE)  # the measurement is "after IDLE seconds idle": nothing to wait for
-print(json.dumps({"after_call": after_call, "idle": ours()}), flush=True)
+print(json.dumps(ours()), flush=True)
 client.close()
 """
 
@@ -909,37 +909,73 @@ def start_http_server() -> Tuple[subprocess.Popen, str]:  # type: ignore[type-ar
     return proc, url
 
 
-def section_threads(idle: float) -> Dict[str, Any]:
+class ThreadsProbe:
     """mcp-sync threads of an idle stdio client and an idle Streamable HTTP client.
 
-    Each in a fresh process (so that no other client's threads count), both at once (they
-    only wait). The HTTP one talks to ``echo_server.py --http``.
+    Each in a fresh process (so that no other client's threads count), both at once; the
+    HTTP one talks to ``echo_server.py --http``. The constructor returns once both have
+    connected, made their call and counted their threads; then they only wait, so the
+    benchmark runs its subprocess sections meanwhile, and :meth:`finish` collects the
+    counts taken ``idle`` seconds after the call.
     """
-    server, url = start_http_server()
-    try:
-        targets = {"stdio": server_argv(), "http": url}
-        children = {
-            kind: subprocess.Popen(
-                [sys.executable, "-c", f"TARGET = {target!r}\nIDLE = {idle!r}\n"
-                 + _THREADS_SNIPPET],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(),
-                cwd=str(ROOT))
-            for kind, target in targets.items()}
+
+    KINDS = ("stdio", "http")
+
+    def __init__(self, idle: float) -> None:
+        self.idle = idle
+        self.server, url = start_http_server()
+        self.children: Dict[str, subprocess.Popen] = {}  # type: ignore[type-arg]
+        self.after_call: Dict[str, List[str]] = {}
+        try:
+            for kind, target in zip(self.KINDS, (server_argv(), url)):
+                self.children[kind] = subprocess.Popen(
+                    [sys.executable, "-c", f"TARGET = {target!r}\nIDLE = {idle!r}\n"
+                     + _THREADS_SNIPPET],
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                    env=child_env(), cwd=str(ROOT))
+            for kind, child in self.children.items():
+                assert child.stdout is not None
+                self.after_call[kind] = self._names(kind, child.stdout.readline())
+        except BaseException:
+            self.kill()
+            raise
+        self.started = time.monotonic()
+
+    def _names(self, kind: str, line: str) -> List[str]:
+        if not line.strip():  # the child failed: EOF
+            child = self.children[kind]
+            child.kill()
+            _, stderr = child.communicate(timeout=30)
+            raise RuntimeError(f"threads child ({kind}) failed: {stderr[-2000:]}")
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def finish(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {}
-        for kind, child in children.items():
-            stdout, stderr = child.communicate(timeout=idle + 120)
-            if child.returncode != 0:
-                raise RuntimeError(f"threads child ({kind}) failed: {stderr[-2000:]}")
-            data = json.loads(stdout.strip().splitlines()[-1])
-            out[kind] = {"idle": len(data["idle"]), "after_call": len(data["after_call"]),
-                         "idle_names": data["idle"], "after_call_names": data["after_call"]}
-    finally:
-        server.kill()
-        server.wait(10)
-    out["_meta"] = {"idle_wait_s": idle}
-    log("  idle threads: " + ", ".join(
-        f"{k} {out[k]['idle']} ({', '.join(out[k]['idle_names'])})" for k in ("stdio", "http")))
-    return out
+        try:
+            for kind, child in self.children.items():
+                left = self.idle - (time.monotonic() - self.started)
+                stdout, stderr = child.communicate(timeout=max(0.0, left) + 120)
+                if child.returncode != 0:
+                    raise RuntimeError(f"threads child ({kind}) failed: {stderr[-2000:]}")
+                idle = self._names(kind, stdout)
+                after = self.after_call[kind]
+                out[kind] = {"idle": len(idle), "after_call": len(after),
+                             "idle_names": idle, "after_call_names": after}
+        finally:
+            self.kill()
+        out["_meta"] = {"idle_wait_s": self.idle}
+        log("  idle threads: " + ", ".join(
+            f"{k} {out[k]['idle']} ({', '.join(out[k]['idle_names'])})" for k in self.KINDS))
+        return out
+
+    def kill(self) -> None:
+        for child in self.children.values():
+            if child.poll() is None:
+                child.kill()
+                child.communicate(timeout=30)
+        if self.server.poll() is None:
+            self.server.kill()
+        self.server.wait(10)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1201,8 +1237,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--import-runs", type=int, help="import-time runs (15)")
     p.add_argument("--idle-wait", type=float,
                    help="seconds an idle client waits after its call before its threads are "
-                        "counted (35: past the 30 s after which idle HTTP threads retire; "
-                        "0 with --quick)")
+                        "counted again (65: long enough for the HTTP client's idle threads to "
+                        "retire; 0 with --quick); overlaps the subprocess sections")
     p.add_argument("--no-pin", action="store_true", help="do not pin client and server to CPUs")
     p.add_argument("--out", default=str(RESULTS),
                    help="directory for latest.md and latest.json (bench/results)")
@@ -1215,7 +1251,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         "cold_runs": 5 if quick else 21,
         "rss_runs": 1 if quick else 3,
         "import_runs": 5 if quick else 15,
-        "idle_wait": 0.0 if quick else 35.0,
+        "idle_wait": 0.0 if quick else 65.0,
     }
     for key, value in defaults.items():
         if getattr(args, key) is None:
@@ -1248,6 +1284,25 @@ def pin(no_pin: bool) -> str:
     os.sched_setaffinity(0, {CLIENT_CPU})
     SERVER_ARGS[:] = ["--cpu", str(SERVER_CPU)]
     return f"client CPU {CLIENT_CPU}, server CPU {SERVER_CPU}"
+
+
+def run_subprocess_sections(args: argparse.Namespace, sections: Sequence[str],
+                            names: Sequence[str], results: Dict[str, Any],
+                            noise: Dict[str, Any]) -> None:
+    """Cold start, peak RSS and import time: each in fresh processes."""
+    if "cold" in sections:
+        log("cold start ...")
+        meter = NoiseMeter()
+        results["cold_start"] = section_cold(
+            [n for n in names if n in SECTION_CLIENTS["cold"]], args.cold_runs)
+        noise["cold_start"] = meter.stop()
+    if "rss" in sections:
+        log("peak RSS ...")
+        results["rss"] = section_rss([n for n in names if n in SECTION_CLIENTS["rss"]],
+                                     args.rss_runs, args.rss_calls)
+    if "import" in sections:
+        log("import time ...")
+        results["import"] = section_import(args.import_runs, with_sdk=SDK in names)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -1315,22 +1370,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     client.close()
                 except Exception as exc:  # noqa: BLE001 - report and go on closing
                     log(f"closing {client.name}: {exc!r}")
-    if "cold" in sections:
-        log("cold start ...")
-        meter = NoiseMeter()
-        results["cold_start"] = section_cold(
-            [n for n in names if n in SECTION_CLIENTS["cold"]], args.cold_runs)
-        noise["cold_start"] = meter.stop()
-    if "rss" in sections:
-        log("peak RSS ...")
-        results["rss"] = section_rss([n for n in names if n in SECTION_CLIENTS["rss"]],
-                                     args.rss_runs, args.rss_calls)
-    if "import" in sections:
-        log("import time ...")
-        results["import"] = section_import(args.import_runs, with_sdk=SDK in names)
-    if "threads" in sections:
-        log(f"threads of an idle client ({args.idle_wait:g} s idle) ...")
-        results["threads"] = section_threads(args.idle_wait)
+    probe = None
+    if "threads" in sections:  # its clients then idle while the subprocess sections run
+        log(f"threads of an idle client: connecting; counted again after {args.idle_wait:g} s")
+        probe = ThreadsProbe(args.idle_wait)
+    try:
+        run_subprocess_sections(args, sections, names, results, noise)
+        if probe is not None:
+            log("threads of an idle client ...")
+            results["threads"] = probe.finish()
+    finally:
+        if probe is not None:
+            probe.kill()
 
     results["targets"] = targets(results)
     notes = []
