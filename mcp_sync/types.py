@@ -356,15 +356,7 @@ class PaginatedRequestParams(RequestParams):
     cursor: Optional[Cursor] = None
 
 
-class InputResponseRequestParams(RequestParams):
-    """Params of a request retried after an ``input_required`` result (2026-07-28).
-
-    ``input_responses`` answers the result's ``inputRequests`` key by key; ``request_state``
-    echoes its ``requestState`` unchanged.
-    """
-
-    input_responses: Optional["InputResponses"] = None
-    request_state: Optional[str] = None
+# InputResponseRequestParams follows InputResponses, below.
 
 
 class PaginatedRequest(_RequestEnvelope):
@@ -965,15 +957,7 @@ class ResourceRequestParams(RequestParams):
     uri: str
 
 
-class ReadResourceRequestParams(ResourceRequestParams, InputResponseRequestParams):
-    """Params of ``resources/read``."""
-
-
-class ReadResourceRequest(_RequestEnvelope):
-    """Read a resource by URI."""
-
-    method: Literal["resources/read"] = "resources/read"
-    params: ReadResourceRequestParams
+# ReadResourceRequestParams and ReadResourceRequest follow InputResponses, below.
 
 
 class ReadResourceResult(CacheableResult):
@@ -1061,18 +1045,7 @@ class ListPromptsResult(PaginatedResult, CacheableResult):
     prompts: List[Prompt]
 
 
-class GetPromptRequestParams(InputResponseRequestParams):
-    """Params of ``prompts/get``."""
-
-    name: str
-    arguments: Optional[Dict[str, str]] = None
-
-
-class GetPromptRequest(_RequestEnvelope):
-    """Get a prompt, templated with arguments."""
-
-    method: Literal["prompts/get"] = "prompts/get"
-    params: GetPromptRequestParams
+# GetPromptRequestParams and GetPromptRequest follow InputResponses, below.
 
 
 class PromptMessage(MCPModel):
@@ -1167,18 +1140,7 @@ class ListToolsResult(PaginatedResult, CacheableResult):
     tools: List[Tool]
 
 
-class CallToolRequestParams(TaskAugmentedRequestParams, InputResponseRequestParams):
-    """Params of ``tools/call``."""
-
-    name: str
-    arguments: Optional[Dict[str, Any]] = None
-
-
-class CallToolRequest(_RequestEnvelope):
-    """Invoke a tool."""
-
-    method: Literal["tools/call"] = "tools/call"
-    params: CallToolRequestParams
+# CallToolRequestParams and CallToolRequest follow InputResponses, below.
 
 
 class CallToolResult(Result):
@@ -2027,6 +1989,62 @@ InputResponse = Annotated[
 InputResponses = Dict[str, InputResponse]
 
 
+# The requests a client retries with input responses (tools/call, prompts/get,
+# resources/read; both eras send them).  Their params name InputResponses, so they are
+# defined after it: every field's type is then known when its class is created, and no
+# model needs a later rebuild (models are built on first use, see MCPModel).
+
+
+class InputResponseRequestParams(RequestParams):
+    """Params of a request retried after an ``input_required`` result (2026-07-28).
+
+    ``input_responses`` answers the result's ``inputRequests`` key by key; ``request_state``
+    echoes its ``requestState`` unchanged.
+    """
+
+    input_responses: Optional[InputResponses] = None
+    request_state: Optional[str] = None
+
+
+class ReadResourceRequestParams(ResourceRequestParams, InputResponseRequestParams):
+    """Params of ``resources/read``."""
+
+
+class ReadResourceRequest(_RequestEnvelope):
+    """Read a resource by URI."""
+
+    method: Literal["resources/read"] = "resources/read"
+    params: ReadResourceRequestParams
+
+
+class GetPromptRequestParams(InputResponseRequestParams):
+    """Params of ``prompts/get``."""
+
+    name: str
+    arguments: Optional[Dict[str, str]] = None
+
+
+class GetPromptRequest(_RequestEnvelope):
+    """Get a prompt, templated with arguments."""
+
+    method: Literal["prompts/get"] = "prompts/get"
+    params: GetPromptRequestParams
+
+
+class CallToolRequestParams(TaskAugmentedRequestParams, InputResponseRequestParams):
+    """Params of ``tools/call``."""
+
+    name: str
+    arguments: Optional[Dict[str, Any]] = None
+
+
+class CallToolRequest(_RequestEnvelope):
+    """Invoke a tool."""
+
+    method: Literal["tools/call"] = "tools/call"
+    params: CallToolRequestParams
+
+
 class InputRequiredResult(Result):
     """The server needs input first: fulfil ``input_requests``, then retry the request.
 
@@ -2376,20 +2394,6 @@ ServerResult2026 = Annotated[
     ],
     Discriminator(_result_type_tag),
 ]
-
-# Models whose fields refer forward to the 2026-07-28 types above.
-for _model in (
-    InputResponseRequestParams,
-    ReadResourceRequestParams,
-    GetPromptRequestParams,
-    CallToolRequestParams,
-    ReadResourceRequest,
-    GetPromptRequest,
-    CallToolRequest,
-):
-    _model.model_rebuild()
-del _model
-
 
 __all__ = [
     "HEADER_MISMATCH",
