@@ -47,6 +47,7 @@ and :data:`ServerResult2026` dispatch on it.
 """
 
 import json
+import threading
 from typing import (
     Annotated,
     Any,
@@ -61,6 +62,7 @@ from typing import (
     Union,
 )
 
+from pydantic import VERSION as _PYDANTIC_VERSION
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -115,15 +117,76 @@ def _to_camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+# Every model is built on first use (``defer_build``): importing this module collects each
+# model's fields, and a model's validator, serializer and core schema are made the first
+# time it validates, serializes or gives its JSON schema.  A process pays only for the
+# models it uses: a session-era call builds none of the 2026-07-28 models, and the other
+# way round.  Pydantic's building is not safe for two threads at once (one can see the
+# half-built class, and use a parent class's schema, validator or serializer), so every
+# build of an MCPModel holds this lock; a built model never takes it again.  Reentrant,
+# so that a build that asks for another model's on the same thread cannot deadlock.
+_BUILD_LOCK = threading.RLock()
+
+
+def _builds_lazily(pydantic_version: str) -> bool:
+    """Whether models can wait for their first use under this version of pydantic.
+
+    Before 2.12 a model whose build waits has no aliases in ``model_fields`` until it is
+    built, and 2.11.0 to 2.11.4 can hand a thread the parent class's validator while another
+    thread builds the model: under those, every model is built at import, as it always was.
+    """
+    major, minor = (int(part) for part in pydantic_version.split(".")[:2])
+    return (major, minor) >= (2, 12)
+
+
 class MCPModel(BaseModel):
     """Base class of every MCP model: camelCase aliases, unknown fields kept."""
+
+    # The docstring is also the JSON schema's description; building is explained above.
 
     model_config = ConfigDict(
         extra="allow",
         populate_by_name=True,
         alias_generator=_to_camel,
         protected_namespaces=(),
+        defer_build=_builds_lazily(_PYDANTIC_VERSION),
     )
+
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Any = None,
+    ) -> Optional[bool]:
+        """Build the model now if it is not built yet (pydantic's ``model_rebuild``).
+
+        Thread-safe: one model is built at a time, and a thread that asks for a model
+        another thread is building waits for that build and uses it.
+        """
+        with _BUILD_LOCK:
+            return super().model_rebuild(
+                force=force,
+                raise_errors=raise_errors,
+                # One frame more than pydantic counts: this one.
+                _parent_namespace_depth=(
+                    _parent_namespace_depth + 1 if _parent_namespace_depth > 0 else 0
+                ),
+                _types_namespace=_types_namespace,
+            )
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> Dict[str, Any]:
+        """The model's JSON schema (pydantic's ``model_json_schema``), built first if needed.
+
+        Pydantic reads the schema of a model that is still being built on another thread
+        from its parent class; building it here, under the lock, first avoids that.
+        """
+        if not cls.__pydantic_complete__:
+            cls.model_rebuild(raise_errors=False, _parent_namespace_depth=3)
+        return super().model_json_schema(*args, **kwargs)
 
     def to_wire(self) -> Dict[str, Any]:
         """Serialise to a JSON-ready dict with wire (camelCase) names, omitting ``None``."""
