@@ -4,13 +4,15 @@
   log handler collected) until it is truthy.
 * ``Recorder``: a callback that records its calls; waits on it are woken by each call,
   not by polling.
+* ``elicit`` and ``sample``: the client handlers the stateless-era scenarios answer with
+  (the servers ask "Please confirm" and "Capital of France?").
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 
@@ -93,3 +95,13 @@ class Recorder:
         found: Tuple[Any, ...]
         (found,) = self.wait_for(first, timeout, what)
         return found
+
+
+def elicit(params: Any) -> Dict[str, Any]:
+    assert params.message == "Please confirm"
+    return {"action": "accept", "content": {"confirmed": True, "name": "ada"}}
+
+
+def sample(params: Any) -> Dict[str, Any]:
+    assert params.messages[0].content.text == "Capital of France?"
+    return {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"}

@@ -38,6 +38,7 @@ from mcp_sync import (
 )
 
 from .conftest import PY, SERVERS
+from .helpers import elicit, sample
 from .servers.forms_server import STATELESS, Forms
 from .servers.http_server import McpHttpServer, Recorded
 
@@ -54,16 +55,6 @@ SAMPLING = {"method": "sampling/createMessage", "params": {
     "maxTokens": 10}}
 ROOTS = {"method": "roots/list", "params": {}}
 ROOT_LIST = [{"uri": "file:///a", "name": "a"}, {"uri": "file:///b", "name": "b"}]
-
-
-def elicit(params: Any) -> Dict[str, Any]:
-    assert params.message == "Please confirm"
-    return {"action": "accept", "content": {"confirmed": True, "name": "ada"}}
-
-
-def sample(params: Any) -> Dict[str, Any]:
-    assert params.messages[0].content.text == "Capital of France?"
-    return {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"}
 
 
 # -- the two forms ---------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from mcp_sync import (
 )
 
 from .conftest import PY, SERVERS, require_everything
+from .helpers import elicit, sample
 from .servers.http_server import McpHttpServer, Recorded, echo_fake
 
 WAIT = 10.0  # the bound for anything a test waits on; nothing should come near it
@@ -122,16 +123,6 @@ def connect(url: str, **kwargs: Any) -> mcp_sync.Client:
     kwargs.setdefault("timeout", WAIT)
     kwargs.setdefault("probe_timeout", WAIT)
     return mcp_sync.connect(url, **kwargs)
-
-
-def elicit(params: Any) -> Dict[str, Any]:
-    assert params.message == "Please confirm"
-    return {"action": "accept", "content": {"confirmed": True, "name": "ada"}}
-
-
-def sample(params: Any) -> Dict[str, Any]:
-    assert params.messages[0].content.text == "Capital of France?"
-    return {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"}
 
 
 def tag(name: str) -> str:

@@ -19,19 +19,10 @@ from mcp_sync import CapabilityError, MemoryTransport, RequestTimeout
 from mcp_sync.testing import FakeServer, RpcError
 
 from .conftest import PY, SERVERS, fake_server_command
+from .helpers import elicit, sample
 
 SDK_STATELESS = [PY, str(SERVERS / "sdk_stateless_server.py")]
 
-
-
-def elicit(params: Any) -> Dict[str, Any]:
-    assert params.message == "Please confirm"
-    return {"action": "accept", "content": {"confirmed": True, "name": "ada"}}
-
-
-def sample(params: Any) -> Dict[str, Any]:
-    assert params.messages[0].content.text == "Capital of France?"
-    return {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"}
 
 
 def connect_stateless(**kwargs: Any) -> mcp_sync.Client:
