@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from typing import Any, Dict, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
 
@@ -35,6 +36,8 @@ log = logging.getLogger(__name__)
 
 #: ``MCP_SYNC_TRACING=0`` turns tracing off for clients that leave ``tracing`` unset.
 ENV_VAR = "MCP_SYNC_TRACING"
+#: Seconds between looks at the global tracer provider while no SDK is installed.
+_RECHECK = 1.0
 
 # The names an error gets in ``error.type`` (a server's JSON-RPC error: its code instead).
 # Most specific first.
@@ -86,6 +89,23 @@ class Tracing:
         self._trace = trace
         self._propagate = propagate
         self._tracer = trace.get_tracer("mcp_sync", __version__, tracer_provider=tracer_provider)
+        # On the global provider, nothing is recorded until the application installs an
+        # SDK (set_tracer_provider): until then a request costs a clock read, not a span.
+        # Asking the API is slower (it reads the environment), so the answer is kept for
+        # a second while no SDK is there, and for good once one is.
+        self._unset = trace.ProxyTracerProvider
+        self._active = tracer_provider is not None
+        self._recheck_at = float("inf") if self._active else 0.0
+
+    def active(self) -> bool:
+        """Whether requests are traced now: always with a ``tracer_provider`` given; on
+        the global one, once the application installed an SDK (seen within a second)."""
+        now = time.monotonic()
+        if now < self._recheck_at:
+            return self._active
+        self._active = not isinstance(self._trace.get_tracer_provider(), self._unset)
+        self._recheck_at = float("inf") if self._active else now + _RECHECK
+        return self._active
 
     def started(self, session: Any, method: str, params: Optional[Mapping[str, Any]],
                 request_id: Any) -> Tuple[Any, Optional[Mapping[str, Any]],

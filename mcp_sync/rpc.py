@@ -176,6 +176,10 @@ class RequestObserver(Protocol):
         """Called once per request :meth:`started` returned for, with its result or
         its error."""
 
+    def active(self) -> bool:
+        """Whether to observe requests now (checked per request, before anything else:
+        it must be cheap); an inactive observer costs a request nothing more."""
+
 
 class _Observed:
     """Stands for a request's future in the table: tells the observer of the outcome
@@ -590,7 +594,9 @@ class RpcSession:
             max_total_timeout = self.max_total_timeout
         if reset_timeout_on_progress is None:
             reset_timeout_on_progress = self.reset_timeout_on_progress
-        observed = _Observed(future, self.observer) if self.observer is not None else None
+        observer = self.observer
+        observed = (_Observed(future, observer)
+                    if observer is not None and observer.active() else None)
         entry = self.table.open(
             method, observed or future, now=time.monotonic(), timeout=timeout,
             max_total_timeout=max_total_timeout, on_progress=on_progress,

@@ -26,7 +26,7 @@ import mcp_sync
 from mcp_sync import RequestTimeout, ServerError
 from mcp_sync.testing import FakeServer
 
-from .conftest import PY, fake_server_command
+from .conftest import PY, ROOT, fake_server_command
 from .servers.http_server import McpHttpServer, echo_fake
 from .servers.legacy_sse_server import LegacySseServer
 
@@ -339,6 +339,9 @@ class Recorder:
         if token == "tools/call":
             raise RuntimeError("observer broke at the end")
 
+    def active(self) -> bool:
+        return True
+
 
 def test_a_failing_observer_never_breaks_a_request(caplog: pytest.LogCaptureFixture) -> None:
     from mcp_sync import StdioTransport
@@ -367,3 +370,48 @@ def test_a_failing_observer_never_breaks_a_request(caplog: pytest.LogCaptureFixt
     assert isinstance(recorder.finished_calls[2][2], ServerError)
     assert "request observer failed on ping" in caplog.text
     assert "observer broke at the end" in caplog.text
+
+
+def test_with_no_sdk_installed_requests_carry_nothing_until_one_is() -> None:
+    """opentelemetry-api alone (a dependency of many packages) records nothing: until the
+    application installs an SDK on the global provider, a request gets no span and no
+    traceparent (it costs a clock read); once one is installed, tracing starts within a
+    second. A fresh process: the global provider can be set once."""
+    script = textwrap.dedent("""
+        import json, sys, time
+        import mcp_sync
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+            InMemorySpanExporter)
+
+        def sent(client):
+            calls = json.loads(client.call_tool("received", {"method": "tools/call"}).text)
+            return [("traceparent" in (m.get("params", {}).get("_meta") or {}))
+                    for m in calls if m["params"]["name"] == "echo"]
+
+        with mcp_sync.connect(json.loads(sys.argv[1])) as client:
+            client.call_tool("echo", {"text": "before"})
+            before = sent(client)
+            observer = client._rpc.observer  # test only: is the session observing?
+            active_before = observer is not None and observer.active()
+            exporter = InMemorySpanExporter()
+            provider = TracerProvider()
+            provider.add_span_processor(SimpleSpanProcessor(exporter))
+            trace.set_tracer_provider(provider)
+            deadline = time.monotonic() + 10
+            while not exporter.get_finished_spans() and time.monotonic() < deadline:
+                client.call_tool("echo", {"text": "after"})  # the check comes each second
+            after = sent(client)
+        print(json.dumps({"before": before, "active_before": active_before,
+                          "after": after[-1:],
+                          "spans": sorted({s.name for s in exporter.get_finished_spans()})}))
+    """)
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(fake_server_command())],
+                          capture_output=True, text=True, timeout=60, cwd=str(ROOT))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["before"] == [False] and report["active_before"] is False
+    assert report["after"] == [True] and "tools/call echo" in report["spans"]
+
