@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import http.server
+import json
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Iterator, List
+from typing import Any, Dict, Iterator, List
 
 import pytest
 
@@ -73,3 +75,34 @@ def require_everything() -> Path:
         f"{EVERYTHING} is missing: install the peers with `bash .ci/install-peers`"
     )
     return EVERYTHING
+
+
+@pytest.fixture
+def schema_host() -> Iterator[Dict[str, Any]]:
+    """A local HTTP server that would serve a JSON schema (``url``), and notes every
+    request it gets (``requests``): a client that never fetches leaves it empty."""
+    requests: List[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requests.append(self.path)
+            body = json.dumps({"type": "string"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/schema+json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, name="schema-host", daemon=True)
+    thread.start()
+    try:
+        yield {"url": f"http://127.0.0.1:{server.server_address[1]}/string.json",
+               "requests": requests}
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10.0)

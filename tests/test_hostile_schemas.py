@@ -18,7 +18,6 @@ The matcher behind ``pattern`` itself is tested in test_pattern.py.
 
 from __future__ import annotations
 
-import http.server
 import json
 import logging
 import os
@@ -27,7 +26,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Dict, List
 
 import pytest
 
@@ -75,36 +74,6 @@ def refused(client: mcp_sync.Client, tool: str, **arguments: Any) -> InvalidTool
 
 
 # -- references outside the schema -------------------------------------------------------------
-
-
-@pytest.fixture
-def schema_host() -> Iterator[Dict[str, Any]]:
-    """A local HTTP server that would serve a schema, and notes every request it gets."""
-    requests: List[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            requests.append(self.path)
-            body = json.dumps({"type": "string"}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/schema+json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, name="schema-host", daemon=True)
-    thread.start()
-    try:
-        yield {"url": f"http://127.0.0.1:{server.server_address[1]}/string.json",
-               "requests": requests}
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(T)
 
 
 def test_a_remote_ref_is_an_error_of_the_tool_and_nothing_is_fetched(

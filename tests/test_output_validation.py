@@ -10,13 +10,12 @@ schemas are in test_hostile_schemas.py).
 
 from __future__ import annotations
 
-import http.server
 import json
 import subprocess
 import textwrap
 import threading
 from concurrent.futures import Future
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -105,36 +104,6 @@ def test_validate_output_false_turns_the_check_off() -> None:
         future = client.call_tool_future("shaped", {"value": "y"})
         assert future.result(T).structured == {"value": "y"}
         assert listings(client) == 0  # and nothing is listed for it
-
-
-@pytest.fixture
-def schema_host() -> Iterator[Dict[str, Any]]:
-    """A local HTTP server that serves a JSON schema and counts the requests it gets."""
-    requests: List[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            requests.append(self.path)
-            body = json.dumps({"type": "string"}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/schema+json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, name="schema-host", daemon=True)
-    thread.start()
-    try:
-        yield {"url": f"http://127.0.0.1:{server.server_address[1]}/string.json",
-               "requests": requests}
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(T)
 
 
 def test_a_servers_schema_never_makes_the_client_fetch(schema_host: Dict[str, Any]) -> None:
