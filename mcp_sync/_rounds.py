@@ -46,7 +46,8 @@ class RoundsHost:
 
     name: Callable[[], str]
     stateless: Callable[[], bool]
-    max_input_rounds: int
+    #: The most input rounds (read per call: the client's attribute may change).
+    max_input_rounds: Callable[[], int]
     #: Adopt another version of the stateless era (a -32022 named it in ``data``).
     switch_version: Callable[[RpcSession, ServerError], None]
     #: A new session after the server forgot the old one; returns it.
@@ -113,10 +114,11 @@ class Rounds:
         if not (self.inputs and input_required(result)):
             return Step.DONE, result
         self._rounds += 1
-        if self._rounds > self.host.max_input_rounds:
+        limit = self.host.max_input_rounds()
+        if self._rounds > limit:
             return Step.FAIL, ProtocolError(
                 f"{self.method} to {self.host.name()} still required input after "
-                f"{self.host.max_input_rounds} rounds")
+                f"{limit} rounds")
         return Step.NEXT, result
 
     def prepare(self, step: Step, payload: Any) -> None:

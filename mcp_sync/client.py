@@ -48,7 +48,7 @@ from ._protocol import (
     Timeout,
     _Default,
 )
-from ._rounds import Rounds, RoundsFuture
+from ._rounds import Rounds, RoundsFuture, RoundsHost
 from ._version import __version__
 from .context import RequestContext, serving
 from .exceptions import (
@@ -406,6 +406,7 @@ class Client:
         self.max_list_bytes = max_list_bytes
         self.probe_timeout = probe_timeout
         self.max_input_rounds = max_input_rounds
+        self._rounds_host: Optional[RoundsHost] = None
         self.on_connection_lost = on_connection_lost
         self.validate_output = validate_output
         # Told of every request each session sends (tracing); None when tracing is off.
@@ -830,12 +831,13 @@ class Client:
 
     def _rounds(self, method: str, params: Optional[Dict[str, Any]], *, inputs: bool,
                 refresh: Optional[Callable[[], None]]) -> Rounds:
-        from ._rounds import Rounds, RoundsHost
-
-        host = RoundsHost(
-            name=lambda: self.name, stateless=self._stateless,
-            max_input_rounds=self.max_input_rounds, switch_version=self._switch_to_listed,
-            renew=self._renew, next_round=self._next_round)
+        host = self._rounds_host
+        if host is None:  # made once: every call goes through here
+            host = self._rounds_host = RoundsHost(
+                name=lambda: self.name, stateless=self._stateless,
+                max_input_rounds=lambda: self.max_input_rounds,
+                switch_version=self._switch_to_listed, renew=self._renew,
+                next_round=self._next_round)
         return Rounds(host, self._live_rpc(), method, params, inputs=inputs,
                       refresh=refresh)
 
