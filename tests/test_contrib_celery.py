@@ -131,6 +131,12 @@ def caller(broker: str) -> Iterator[Celery]:
     try:
         yield app
     finally:
+        # app.close() leaves the redis sockets of the result backend and the broker pool
+        # to the garbage collector, whose ResourceWarning may then land in a later test.
+        client = getattr(app.backend, "client", None)
+        if client is not None:
+            client.connection_pool.disconnect()
+        app.pool.force_close_all()
         app.close()
 
 

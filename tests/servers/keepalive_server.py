@@ -43,7 +43,10 @@ class _Connection:
 
     def order_close(self, how: str) -> None:
         self.close_how = how
-        self.wake_write.send(b"x")
+        try:
+            self.wake_write.send(b"x")
+        except OSError:
+            pass  # the connection ended (and closed its wake-up pair) meanwhile
 
 
 class KeepAliveServer:
