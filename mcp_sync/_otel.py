@@ -1,15 +1,24 @@
-"""OpenTelemetry tracing of the requests a client sends (the ``[otel]`` extra).
+"""OpenTelemetry tracing and metrics of a client's MCP traffic (the ``[otel]`` extra).
 
-One CLIENT span per JSON-RPC request, named ``{mcp.method.name} {target}`` (the tool or
-prompt name, or the resource URI, when the request has one), started on the calling
-thread (a child of the caller's active span) and ended when the request settles, on
-whatever thread settles it. The span's context goes with the request as W3C trace
+Requests the client sends: one CLIENT span per JSON-RPC request, named
+``{mcp.method.name} {target}`` (the tool or prompt name, or the resource URI, when the
+request has one), started on the calling thread (a child of the caller's active span)
+and ended when the request settles, on whatever thread settles it; and one measurement of
+``mcp.client.operation.duration``. The span's context goes with the request as W3C trace
 context (``traceparent``, ``tracestate``, ``baggage``, through the global propagator): in
 ``params._meta`` always, and over HTTP in the headers of the request's POST too.
 
-Nothing here imports ``opentelemetry`` before :func:`observer_for` decides tracing is
+Requests the server sends (sampling, elicitation, roots, ping): one SERVER span each,
+named ``{mcp.method.name}``, parented from the trace context in the request's
+``params._meta`` when it has one; it is the current span on the thread that runs the
+handler while the handler runs.
+
+Sessions: one measurement of ``mcp.client.session.duration`` per session, from its start
+to its end.
+
+Nothing here imports ``opentelemetry`` before :func:`observer_for` decides telemetry is
 on: with it off (or the API not installed) the package never loads a module of it.
-docs/tracing.md lists the span and attribute names.
+docs/tracing.md lists the span, metric and attribute names.
 """
 
 from __future__ import annotations
@@ -22,6 +31,8 @@ from urllib.parse import urlsplit
 
 from ._version import __version__
 from .exceptions import (
+    CallbackError,
+    CapabilityError,
     ConnectionClosed,
     HTTPError,
     ProtocolError,
@@ -34,10 +45,13 @@ from .exceptions import (
 
 log = logging.getLogger(__name__)
 
-#: ``MCP_SYNC_TRACING=0`` turns tracing off for clients that leave ``tracing`` unset.
+#: ``MCP_SYNC_TRACING=0`` turns telemetry off for clients that leave ``tracing`` unset.
 ENV_VAR = "MCP_SYNC_TRACING"
-#: Seconds between looks at the global tracer provider while no SDK is installed.
+#: Seconds between looks at the global providers while no SDK is installed on one.
 _RECHECK = 1.0
+#: The bucket boundaries (seconds) the MCP semantic conventions advise for both durations.
+DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0,
+                    120.0, 300.0)
 
 # The names an error gets in ``error.type`` (a server's JSON-RPC error: its code instead).
 # Most specific first.
@@ -49,15 +63,22 @@ _ERROR_TYPES: Tuple[Tuple[type, str], ...] = (
     (HTTPError, "http_error"),
     (TransportError, "transport_error"),
     (ProtocolError, "protocol_error"),
+    (CapabilityError, "capability_error"),
+    (CallbackError, "handler_error"),
 )
 
 # The parameter that names a request's target, by method.
 _TARGETS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
             "resources/subscribe": "uri", "resources/unsubscribe": "uri"}
+# The trace context keys a server request's ``params._meta`` may carry.
+_CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
+# Span attributes that the duration metrics leave out: unbounded values.
+_NOT_MEASURED = ("jsonrpc.request.id", "mcp.session.id", "mcp.resource.uri")
 
 
-def observer_for(tracing: Optional[bool], tracer_provider: Any = None) -> Optional[Tracing]:
-    """The observer a client hands its sessions, or None when tracing is off.
+def observer_for(tracing: Optional[bool], tracer_provider: Any = None,
+                 meter_provider: Any = None) -> Optional[Tracing]:
+    """The observer a client hands its sessions, or None when telemetry is off.
 
     ``tracing=None``: on when ``opentelemetry-api`` is importable and ``MCP_SYNC_TRACING``
     is not ``0``; ``False``: off, nothing imported; ``True``: on.
@@ -70,6 +91,7 @@ def observer_for(tracing: Optional[bool], tracer_provider: Any = None) -> Option
     if tracing is None and os.environ.get(ENV_VAR, "").strip() == "0":
         return None
     try:
+        import opentelemetry.metrics
         import opentelemetry.propagate
         import opentelemetry.trace  # noqa: F401
     except ImportError:
@@ -77,43 +99,69 @@ def observer_for(tracing: Optional[bool], tracer_provider: Any = None) -> Option
             raise ImportError("tracing=True needs the OpenTelemetry API: "
                               "pip install 'mcp-sync[otel]'") from None
         return None
-    return Tracing(tracer_provider)
+    return Tracing(tracer_provider, meter_provider)
 
 
 class Tracing:
-    """A :class:`~mcp_sync.rpc.RequestObserver` that traces every request."""
+    """A :class:`~mcp_sync.rpc.RequestObserver` that traces and measures every request
+    and every session."""
 
-    def __init__(self, tracer_provider: Any = None) -> None:
-        from opentelemetry import propagate, trace
+    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        from opentelemetry import context, metrics, propagate, trace
 
         self._trace = trace
+        self._metrics = metrics
+        self._context = context
         self._propagate = propagate
         self._tracer = trace.get_tracer("mcp_sync", __version__, tracer_provider=tracer_provider)
-        # On the global provider, nothing is recorded until the application installs an
-        # SDK (set_tracer_provider): until then a request costs a clock read, not a span.
-        # Asking the API is slower (it reads the environment), so the answer is kept for
-        # a second while no SDK is there, and for good once one is.
-        self._unset = trace.ProxyTracerProvider
-        self._active = tracer_provider is not None
-        self._recheck_at = float("inf") if self._active else 0.0
+        meter = metrics.get_meter("mcp_sync", __version__, meter_provider=meter_provider)
+        self._operation = _histogram(
+            meter, "mcp.client.operation.duration",
+            "The duration of an MCP request as observed by the client, from the time it "
+            "was sent until its response was received.")
+        self._session = _histogram(
+            meter, "mcp.client.session.duration",
+            "The duration of an MCP session as observed by the client.")
+        # On the global providers, nothing is recorded until the application installs an
+        # SDK (set_tracer_provider, set_meter_provider): until then a request costs a
+        # clock read, not a span. Asking the API is slower (it reads the environment), so
+        # the answers are kept for a second while an SDK is missing, and for good once
+        # both are there (or were given).
+        self._unset_tracer = (trace.ProxyTracerProvider,)
+        self._unset_meter = _unset_meter_providers(metrics)
+        self._given_tracer = tracer_provider is not None
+        self._given_meter = meter_provider is not None
+        self._tracing = self._given_tracer
+        self._metering = self._given_meter
+        self._active = self._tracing or self._metering
+        self._recheck_at = float("inf") if self._tracing and self._metering else 0.0
 
     def active(self) -> bool:
-        """Whether requests are traced now: always with a ``tracer_provider`` given; on
-        the global one, once the application installed an SDK (seen within a second)."""
+        """Whether requests are observed now: always with a provider given; on the
+        global ones, once the application installed an SDK (seen within a second)."""
         now = time.monotonic()
         if now < self._recheck_at:
             return self._active
-        self._active = not isinstance(self._trace.get_tracer_provider(), self._unset)
-        self._recheck_at = float("inf") if self._active else now + _RECHECK
+        if not self._given_tracer:
+            self._tracing = not isinstance(self._trace.get_tracer_provider(),
+                                           self._unset_tracer)
+        if not self._given_meter:
+            self._metering = not isinstance(self._metrics.get_meter_provider(),
+                                            self._unset_meter)
+        self._active = self._tracing or self._metering
+        self._recheck_at = float("inf") if self._tracing and self._metering else now + _RECHECK
         return self._active
+
+    # -- requests the client sends -----------------------------------------------------
 
     def started(self, session: Any, method: str, params: Optional[Mapping[str, Any]],
                 request_id: Any) -> Tuple[Any, Optional[Mapping[str, Any]],
                                           Optional[Mapping[str, str]]]:
         """Start the request's span on the calling thread; returns it with the trace
         context for ``_meta`` and, over HTTP, for the POST's headers."""
-        attributes: Dict[str, Any] = {"mcp.method.name": method,
-                                      "jsonrpc.request.id": str(request_id)}
+        attributes = _session_attributes(session, with_session_id=True)
+        attributes["mcp.method.name"] = method
+        attributes["jsonrpc.request.id"] = str(request_id)
         key = _TARGETS.get(method)
         target = params.get(key) if key is not None and params else None
         if not isinstance(target, str):
@@ -125,53 +173,160 @@ class Tracing:
             attributes["gen_ai.prompt.name"] = target
         elif key == "uri" and target is not None:
             attributes["mcp.resource.uri"] = target
-        agreement = session.agreement
-        version = agreement.protocol_header if agreement is not None else None
-        if version is not None:
-            attributes["mcp.protocol.version"] = version
-        transport = session.transport
-        url = getattr(transport, "url", None)
-        if isinstance(url, str):
-            attributes["network.transport"] = "tcp"
-            parts = urlsplit(url)
-            if parts.hostname:
-                attributes["server.address"] = parts.hostname
-            try:
-                port = parts.port or (443 if parts.scheme == "https" else 80)
-            except ValueError:
-                port = None
-            if port is not None:
-                attributes["server.port"] = port
-            session_id = getattr(transport, "session_id", None)
-            if isinstance(session_id, str):
-                attributes["mcp.session.id"] = session_id
-        elif type(transport).__name__ == "StdioTransport":
-            attributes["network.transport"] = "pipe"
-        span = self._tracer.start_span(
+        measured = None
+        if self._metering:
+            measured = {k: v for k, v in attributes.items() if k not in _NOT_MEASURED}
+        token = _Request(method, time.monotonic(), measured)
+        if not self._tracing:
+            return token, None, None
+        token.span = self._tracer.start_span(
             f"{method} {target}" if target is not None else method,
             kind=self._trace.SpanKind.CLIENT, attributes=attributes)
         carrier: Dict[str, str] = {}
-        self._propagate.inject(carrier, context=self._trace.set_span_in_context(span))
-        return (span, method), carrier, (carrier if isinstance(url, str) else None)
+        self._propagate.inject(carrier, context=self._trace.set_span_in_context(token.span))
+        http = attributes.get("network.protocol.name") == "http"
+        return token, carrier, (carrier if http else None)
 
     def finished(self, token: Any, result: Any, error: Optional[BaseException]) -> None:
-        """End the request's span: status ERROR and ``error.type`` when it failed."""
+        """End the request's span, and measure it: ``error.type`` (and status ERROR on
+        the span) when it failed."""
         if token is None:
             return
-        span, method = token
-        status_code = self._trace.StatusCode
+        failure: Dict[str, str] = {}
+        description = ""
         if error is not None:
-            if isinstance(error, ServerError):
-                span.set_attribute("error.type", str(error.code))
-                span.set_attribute("rpc.response.status_code", str(error.code))
-            else:
-                span.set_attribute("error.type", _error_type(error))
-            span.set_status(status_code.ERROR, str(error)[:200])
-        elif (method == "tools/call" and isinstance(result, dict)
+            failure = _failure(error)
+            description = str(error)[:200]
+        elif (token.method == "tools/call" and isinstance(result, dict)
               and result.get("isError") is True):
-            span.set_attribute("error.type", "tool_error")
-            span.set_status(status_code.ERROR, "the tool reported an error")
+            failure = {"error.type": "tool_error"}
+            description = "the tool reported an error"
+        if token.measured is not None:
+            self._operation.record(time.monotonic() - token.started,
+                                   {**token.measured, **failure})
+        span = token.span
+        if span is None:
+            return
+        if failure:
+            span.set_attributes(failure)
+            span.set_status(self._trace.StatusCode.ERROR, description)
         span.end()
+
+    # -- requests the server sends -----------------------------------------------------
+
+    def serving(self, session: Any, method: str, params: Any, request_id: Any) -> Any:
+        """Start the SERVER span of a request from the server, on the thread that answers
+        it, and make it current there (until :meth:`served`): the handler runs in it.
+
+        Its parent is the trace context in the request's ``params._meta`` when there is
+        one (the span active on this thread, if any, is then linked), else the span
+        active on this thread."""
+        if not self._tracing:
+            return None
+        trace = self._trace
+        attributes = _session_attributes(session, with_session_id=True)
+        attributes["mcp.method.name"] = method
+        attributes["jsonrpc.request.id"] = str(request_id)
+        parent = self._context.get_current()
+        links = []
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        carrier = ({key: meta[key] for key in _CONTEXT_KEYS if isinstance(meta.get(key), str)}
+                   if isinstance(meta, dict) else None)
+        if carrier:
+            remote = self._propagate.extract(carrier)
+            if trace.get_current_span(remote).get_span_context().is_valid:
+                ambient = trace.get_current_span(parent).get_span_context()
+                if ambient.is_valid:
+                    links.append(trace.Link(ambient))
+                parent = remote
+        span = self._tracer.start_span(method, context=parent, kind=trace.SpanKind.SERVER,
+                                       attributes=attributes, links=links)
+        return span, self._context.attach(trace.set_span_in_context(span, parent))
+
+    def served(self, token: Any, error: Optional[BaseException]) -> None:
+        """End the span :meth:`serving` started (on the same thread): status ERROR and
+        ``error.type`` when the handler failed or the client refused, or the server
+        cancelled the request. Nothing of a handler's own exception is recorded (its text
+        may hold a secret: it goes to the client's log only)."""
+        if token is None:
+            return
+        span, attached = token
+        try:
+            if error is not None:
+                span.set_attributes(_failure(error))
+                description = (error.message if isinstance(error, ServerError)
+                               else _error_type(error))
+                span.set_status(self._trace.StatusCode.ERROR, description[:200])
+            span.end()
+        finally:
+            self._context.detach(attached)
+
+    # -- sessions ----------------------------------------------------------------------
+
+    def opened(self, session: Any) -> Any:
+        """A session started: when it is measured."""
+        return time.monotonic() if self._metering else None
+
+    def ended(self, session: Any, token: Any, error: Optional[BaseException]) -> None:
+        """A session ended (``error``: the failure that ended it, if one did): measure
+        ``mcp.client.session.duration``."""
+        if token is None:
+            return
+        attributes = _session_attributes(session, with_session_id=False)
+        if error is not None:
+            attributes["error.type"] = _failure(error)["error.type"]
+        self._session.record(time.monotonic() - token, attributes)
+
+
+class _Request:
+    """What :meth:`Tracing.started` hands :meth:`Tracing.finished`."""
+
+    __slots__ = ("measured", "method", "span", "started")
+
+    def __init__(self, method: str, started: float,
+                 measured: Optional[Dict[str, Any]]) -> None:
+        self.method = method
+        self.started = started
+        self.measured = measured
+        self.span: Any = None
+
+
+def _session_attributes(session: Any, *, with_session_id: bool) -> Dict[str, Any]:
+    """The attributes a session gives each of its spans and measurements: the protocol
+    version agreed, and the transport (the server's address over HTTP)."""
+    attributes: Dict[str, Any] = {}
+    agreement = session.agreement
+    version = agreement.protocol_header if agreement is not None else None
+    if version is not None:
+        attributes["mcp.protocol.version"] = version
+    transport = session.transport
+    url = getattr(transport, "url", None)
+    if isinstance(url, str):
+        attributes["network.transport"] = "tcp"
+        attributes["network.protocol.name"] = "http"
+        parts = urlsplit(url)
+        if parts.hostname:
+            attributes["server.address"] = parts.hostname
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            port = None
+        if port is not None:
+            attributes["server.port"] = port
+        session_id = getattr(transport, "session_id", None)
+        if with_session_id and isinstance(session_id, str):
+            attributes["mcp.session.id"] = session_id
+    elif type(transport).__name__ == "StdioTransport":
+        attributes["network.transport"] = "pipe"
+    return attributes
+
+
+def _failure(error: BaseException) -> Dict[str, str]:
+    """``error.type`` for ``error``, and ``rpc.response.status_code`` for a JSON-RPC
+    error."""
+    if isinstance(error, ServerError):
+        return {"error.type": str(error.code), "rpc.response.status_code": str(error.code)}
+    return {"error.type": _error_type(error)}
 
 
 def _error_type(error: BaseException) -> str:
@@ -179,3 +334,22 @@ def _error_type(error: BaseException) -> str:
         if isinstance(error, kind):
             return name
     return f"{type(error).__module__}.{type(error).__qualname__}"
+
+
+def _histogram(meter: Any, name: str, description: str) -> Any:
+    try:
+        return meter.create_histogram(name, unit="s", description=description,
+                                      explicit_bucket_boundaries_advisory=DURATION_BUCKETS)
+    except TypeError:  # an API older than bucket advice (before 1.23)
+        return meter.create_histogram(name, unit="s", description=description)
+
+
+def _unset_meter_providers(metrics: Any) -> Tuple[type, ...]:
+    """The global meter provider's types while no SDK is installed: the API's proxy (a
+    private name, looked up defensively) and its no-op."""
+    kinds = [metrics.NoOpMeterProvider]
+    internal = getattr(metrics, "_internal", None)
+    proxy = getattr(internal, "_ProxyMeterProvider", None)
+    if isinstance(proxy, type):
+        kinds.append(proxy)
+    return tuple(kinds)

@@ -316,14 +316,18 @@ class Client:
             let a :class:`~mcp_sync.Manager` do it. (If the link dies while
             :meth:`connect` is returning, the hook may be skipped: check
             :attr:`connected`.)
-        tracing: OpenTelemetry tracing of every request sent (one CLIENT span each, its
-            W3C trace context sent in ``params._meta`` and, over HTTP, in the headers;
-            see docs/tracing.md). ``None`` (the default): on when ``opentelemetry-api``
-            is installed (the ``[otel]`` extra) and ``MCP_SYNC_TRACING`` is not ``0``;
-            ``False``: off, and no ``opentelemetry`` module is imported; ``True``: on
-            (``ImportError`` without the API).
+        tracing: OpenTelemetry tracing and metrics: a CLIENT span for every request
+            sent (its W3C trace context sent in ``params._meta`` and, over HTTP, in the
+            headers), a SERVER span for every request from the server, and the
+            ``mcp.client.operation.duration`` and ``mcp.client.session.duration``
+            histograms; see docs/tracing.md. ``None`` (the default): on when
+            ``opentelemetry-api`` is installed (the ``[otel]`` extra) and
+            ``MCP_SYNC_TRACING`` is not ``0``; ``False``: off, and no ``opentelemetry``
+            module is imported; ``True``: on (``ImportError`` without the API).
         tracer_provider: the OpenTelemetry ``TracerProvider`` the spans go to (default:
             the global one).
+        meter_provider: the OpenTelemetry ``MeterProvider`` the measurements go to
+            (default: the global one).
 
     Callbacks run on the session's callback thread or handler pool, never on a reader or
     dispatch thread, and may call the client. In the stateless era a blocking call's
@@ -367,6 +371,7 @@ class Client:
         validate_output: bool = True,
         tracing: Optional[bool] = None,
         tracer_provider: Any = None,
+        meter_provider: Any = None,
     ) -> None:
         if not isinstance(transport, Transport):
             raise TypeError(_not_a_transport(transport))
@@ -409,8 +414,9 @@ class Client:
         self._rounds_host: Optional[RoundsHost] = None
         self.on_connection_lost = on_connection_lost
         self.validate_output = validate_output
-        # Told of every request each session sends (tracing); None when tracing is off.
-        self._observer = observer_for(tracing, tracer_provider)
+        # Told of each session's requests and of its start and end (tracing and
+        # metrics); None when they are off.
+        self._observer = observer_for(tracing, tracer_provider, meter_provider)
         # The session whose handshake succeeded; only its loss is reported.
         self._connected_rpc: Optional[RpcSession] = None
         #: The log level sent in every request's envelope (2026-07-28), set by
@@ -555,8 +561,8 @@ class Client:
             self._agreement = None
             self._server_info = self._server_capabilities = None
             self._agreement = negotiate(session, self._offer())
-        except BaseException:
-            session.close()
+        except BaseException as exc:
+            session.close(error=exc)
             self._state = _State.CLOSED
             raise
         self._adopt_server_name(session)
@@ -585,7 +591,7 @@ class Client:
             uris = list(self._resource_uris)
             level = self._mcp_session_log_level
             log.info("mcp-sync %s: %s; starting a new session", self.name, cause.reason)
-            dead.close()
+            dead.close(error=cause)
             try:
                 session = self._open_rpc()
             except MCPError as exc:
@@ -870,12 +876,29 @@ class Client:
         retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
         if requests:
             retry["inputResponses"] = {
-                key: self._fulfil_safely(request, key, cancelled)
+                key: self._fulfil_observed(request, key, cancelled)
                 for key, request in requests.items()
             }
         if "requestState" in result:
             retry["requestState"] = result["requestState"]
         return retry
+
+    def _fulfil_observed(self, request: Any, key: str, cancelled: threading.Event) -> Any:
+        """:meth:`_fulfil_safely`, told to the session's observer (tracing) like a request
+        from the server in the session era: the handler runs in its context."""
+        session = self._rpc
+        method = request.get("method") if isinstance(request, dict) else None
+        token = (session.observe_serving(method, request.get("params"), key)
+                 if session is not None and isinstance(method, str) else None)
+        if token is None:
+            return self._fulfil_safely(request, key, cancelled)
+        try:
+            answer = self._fulfil_safely(request, key, cancelled)
+        except BaseException as exc:
+            RpcSession.observe_served(token, exc)
+            raise
+        RpcSession.observe_served(token, None)
+        return answer
 
     def _fulfil_safely(self, request: Any, key: str, cancelled: threading.Event) -> Any:
         try:

@@ -162,8 +162,10 @@ if hasattr(os, "register_at_fork"):
 
 
 class RequestObserver(Protocol):
-    """Watches the requests a session sends (tracing, ``_otel.py``): told of each one
-    before it is written, and of its outcome once it settles, on whatever thread."""
+    """Watches a session (tracing and metrics, ``_otel.py``): told of each request it
+    sends before it is written, and of its outcome once it settles, on whatever thread;
+    of each request from the server around the work that answers it; and of the
+    session's start and end. Whatever it raises is logged, never the session's failure."""
 
     def started(self, session: RpcSession, method: str, params: Optional[Mapping[str, Any]],
                 request_id: Any) -> Tuple[Any, Optional[Mapping[str, Any]],
@@ -179,6 +181,22 @@ class RequestObserver(Protocol):
     def active(self) -> bool:
         """Whether to observe requests now (checked per request, before anything else:
         it must be cheap); an inactive observer costs a request nothing more."""
+
+    def serving(self, session: RpcSession, method: str, params: Any, request_id: Any) -> Any:
+        """Called on the thread that answers a request from the server, before the
+        handler runs; returns a token for :meth:`served`, which that thread calls once
+        it answered (the handler runs between the two, in whatever context this set)."""
+
+    def served(self, token: Any, error: Optional[BaseException]) -> None:
+        """The request :meth:`serving` was told of is answered: ``error`` is None, or
+        the :class:`ServerError` sent back, or why it was not answered (cancelled)."""
+
+    def opened(self, session: RpcSession) -> Any:
+        """The session started; returns a token for :meth:`ended`."""
+
+    def ended(self, session: RpcSession, token: Any, error: Optional[BaseException]) -> None:
+        """The session ended: ``error`` is None after :meth:`RpcSession.close`, else the
+        failure that ended it."""
 
 
 class _Observed:
@@ -287,8 +305,9 @@ class RpcSession:
             :meth:`close` having been called: the server exited or the link broke. Never
             called for :meth:`close`. (The client's ``on_connection_lost`` hook.)
         observer: a :class:`RequestObserver` told of every request sent and of its
-            outcome (the client's tracing); what it returns joins the request's ``_meta``
-            and transport headers.
+            outcome, of every request from the server around its answer, and of the
+            session's start and end (the client's tracing and metrics); what it returns
+            for a request sent joins the request's ``_meta`` and transport headers.
     """
 
     def __init__(
@@ -376,6 +395,10 @@ class RpcSession:
         # removed by the handler thread that answers. Guarded by _serving_lock.
         self._serving: Dict[Any, RequestContext] = {}
         self._serving_lock = threading.Lock()
+        # The observer's token for this session (opened at start, ended once, when the
+        # transport closes), and the failure close() was told ended it.
+        self._observed: Any = None
+        self._end_error: Optional[BaseException] = None
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -403,6 +426,12 @@ class RpcSession:
         except BaseException:
             self._stop_threads()
             raise
+        observer = self.observer
+        if observer is not None and observer.active():
+            try:
+                self._observed = observer.opened(self)
+            except Exception:  # an observer never breaks a session
+                log.exception("session observer failed on the start of %s", self.name)
 
     def offload(self, fn: Callable[..., None], *args: Any) -> bool:
         """Run ``fn(*args)`` on the handler pool (work that may block or run user code,
@@ -435,15 +464,18 @@ class RpcSession:
         """Block until the transport closed; True if it did within ``timeout``."""
         return self._closed_event.wait(timeout)
 
-    def close(self) -> None:
+    def close(self, error: Optional[BaseException] = None) -> None:
         """Close the transport, fail what is pending, stop and join the threads.
 
-        Idempotent. Each step is bounded by ``close_timeout``.
+        Idempotent. Each step is bounded by ``close_timeout``. ``error``: the failure
+        that ends the session (a failed handshake, an expired MCP session), for the
+        observer; None for a session closed because its user is done with it.
         """
         with self._close_lock:
             if self._stopped:
                 return
             self._stopped = True
+            self._end_error = error
         if os.getpid() != self._pid:
             return  # forked child: the threads and the server belong to the parent
         try:
@@ -490,6 +522,13 @@ class RpcSession:
         # Queued behind every message the reader delivered before it saw the close, so
         # responses that did arrive are still delivered before the rest fail.
         self._inbox.put(_CLOSED)
+        if self._observed is not None:
+            assert self.observer is not None
+            try:
+                self.observer.ended(self, self._observed,
+                                    error if self._lost else self._end_error)
+            except Exception:  # an observer never breaks a session
+                log.exception("session observer failed on the end of %s", self.name)
 
     def _request_failed(self, request_id: Any, error: BaseException) -> None:
         """The transport's ``on_request_failed`` hook: fail one request it cannot answer.
@@ -938,9 +977,10 @@ class RpcSession:
         handler = self.request_handlers.get(method)
         if handler is None:
             if method == "ping":
-                self._reply({"jsonrpc": "2.0", "id": request_id, "result": {}})
+                self._reply_observed(message, {"jsonrpc": "2.0", "id": request_id,
+                                               "result": {}})
             else:
-                self._reply({"jsonrpc": "2.0", "id": request_id, "error": {
+                self._reply_observed(message, {"jsonrpc": "2.0", "id": request_id, "error": {
                     "code": METHOD_NOT_FOUND,
                     "message": f"Method not found: {excerpt(method, 100)}"}})
             return
@@ -953,7 +993,7 @@ class RpcSession:
                 log.warning("mcp-sync %s: %d requests from the server are waiting for a "
                             "handler already; refusing more as busy (counted in "
                             "RpcSession.refused_requests)", self.name, self._max_server_requests)
-            self._reply({"jsonrpc": "2.0", "id": request_id, "error": {
+            self._reply_observed(message, {"jsonrpc": "2.0", "id": request_id, "error": {
                 "code": INTERNAL_ERROR,
                 "message": "the client is busy: too many requests from this server are "
                            "waiting for its handlers"}})
@@ -964,6 +1004,37 @@ class RpcSession:
         if not self._pool.submit(self._answer, message, context):
             with self._serving_lock:  # closing: nothing will answer it
                 self._serving.pop(context.request_id, None)
+
+    def _reply_observed(self, request: Dict[str, Any], response: Dict[str, Any]) -> None:
+        """:meth:`_reply` to a server request that no handler answers, observed."""
+        token = self.observe_serving(request["method"], request.get("params"), request["id"])
+        self._reply(response)
+        if token is not None:
+            self.observe_served(token, _answer_error(response))
+
+    def observe_serving(self, method: str, params: Any, request_id: Any) -> Any:
+        """Tell the observer (if active) that this thread answers a request from the
+        server: its handler runs next, in the observer's context. Returns the token for
+        :meth:`observe_served` (this thread calls it), or None: nothing to tell it."""
+        observer = self.observer
+        if observer is None or not observer.active():
+            return None
+        try:
+            token = observer.serving(self, method, params, request_id)
+        except Exception:  # an observer never stops an answer
+            log.exception("request observer failed on %s from %s", excerpt(method, 100),
+                          self.name)
+            return None
+        return _Serving(observer, token) if token is not None else None
+
+    @staticmethod
+    def observe_served(token: Any, error: Optional[BaseException]) -> None:
+        """The request :meth:`observe_serving` returned ``token`` for is answered (or
+        not: ``error`` says why)."""
+        try:
+            token.observer.served(token.token, error)
+        except Exception:  # an observer never stops an answer
+            log.exception("request observer failed after answering the server")
 
     # -- the reply thread ----------------------------------------------------------------
 
@@ -1123,20 +1194,33 @@ class RpcSession:
         context.cancel(reason if isinstance(reason, str) else None)
 
     def _answer(self, message: Dict[str, Any], context: RequestContext) -> None:
+        token = self.observe_serving(message["method"], message.get("params"), message["id"])
+        error: Optional[BaseException] = None
         try:
-            self._answer_unless_cancelled(message, context)
+            response = self._answer_unless_cancelled(message, context)
+            if token is not None:
+                error = (_answer_error(response) if response is not None else RequestCancelled(
+                    f"{excerpt(message['method'], 100)} (id={context.request_id}) cancelled"))
+        except BaseException as exc:
+            error = exc
+            raise
         finally:
+            if token is not None:
+                self.observe_served(token, error)
             with self._serving_lock:
                 if self._serving.get(context.request_id) is context:
                     del self._serving[context.request_id]
 
-    def _answer_unless_cancelled(self, message: Dict[str, Any], context: RequestContext) -> None:
+    def _answer_unless_cancelled(self, message: Dict[str, Any],
+                                 context: RequestContext) -> Optional[Dict[str, Any]]:
+        """Run the handler and send its answer; returns the answer, or None when the
+        request was cancelled (and not answered)."""
         method = message["method"]
         request_id = message["id"]
         if context.cancelled.is_set():
             log.debug("not answering %s id=%r from %s: cancelled before it started", method,
                       request_id, self.name)
-            return
+            return None
         response: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
         handler = self.request_handlers[method]
         try:
@@ -1160,12 +1244,31 @@ class RpcSession:
             # The server gave up on it (or the link is gone): an answer would be noise.
             log.debug("not answering %s id=%r from %s: cancelled (%s)", method, request_id,
                       self.name, context.cancel_reason or "no reason given")
-            return
+            return None
         try:
             self.transport.send(response)
         except TransportError as exc:
             log.info("could not answer %s id=%s from %s: %r", excerpt(method, 100),
                      excerpt(repr(request_id), 80), self.name, exc)
+        return response
+
+
+class _Serving:
+    """An observer's token for a server request, with the observer it belongs to."""
+
+    __slots__ = ("observer", "token")
+
+    def __init__(self, observer: RequestObserver, token: Any) -> None:
+        self.observer = observer
+        self.token = token
+
+
+def _answer_error(response: Dict[str, Any]) -> Optional[ServerError]:
+    """The error an answer to the server carries, as a :class:`ServerError`, or None."""
+    error = response.get("error")
+    if error is None:
+        return None
+    return ServerError(error["code"], error["message"])
 
 
 def _merge_key(method: str, params: Any) -> Optional[Any]:

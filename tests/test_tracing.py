@@ -33,12 +33,17 @@ from .servers.legacy_sse_server import LegacySseServer
 T = 20.0
 
 
-@pytest.fixture
-def traced() -> Tuple[TracerProvider, InMemorySpanExporter]:
+def memory_tracer() -> Tuple[TracerProvider, InMemorySpanExporter]:
+    """A TracerProvider of its own, whose spans go to the exporter returned with it."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider, exporter
+
+
+@pytest.fixture
+def traced() -> Tuple[TracerProvider, InMemorySpanExporter]:
+    return memory_tracer()
 
 
 def spans_named(exporter: InMemorySpanExporter, name: str) -> List[ReadableSpan]:
@@ -217,8 +222,14 @@ def test_legacy_sse_posts_carry_the_trace_context(
                 for method, _, headers in legacy.requests if method == "POST"]
 
     span = one(exporter, "tools/call echo")
-    assert (span.attributes or {})["network.transport"] == "tcp"
-    assert (span.attributes or {})["server.port"] == urlsplit(legacy.url).port
+    attributes = span.attributes or {}
+    assert attributes["network.transport"] == "tcp"
+    assert attributes["network.protocol.name"] == "http"
+    assert attributes["server.address"] == "127.0.0.1"
+    assert attributes["server.port"] == urlsplit(legacy.url).port
+    assert attributes["mcp.protocol.version"] == client.protocol_version
+    assert attributes["gen_ai.tool.name"] == "echo"
+    assert "mcp.session.id" not in attributes  # the legacy transport has none
     assert traceparent(span) in sent
     requests = [s for s in exporter.get_finished_spans() if s.name != "tools/call echo"]
     assert all(traceparent(s) in sent for s in requests)  # initialize, tools/list
@@ -328,6 +339,7 @@ class Recorder:
     def __init__(self, fail_on: str = "") -> None:
         self.fail_on = fail_on
         self.finished_calls: List[Tuple[str, Any, Any]] = []
+        self.sessions: List[Tuple[str, Any]] = []
 
     def started(self, session: Any, method: str, params: Any, request_id: Any) -> Any:
         if method == self.fail_on:
@@ -341,6 +353,20 @@ class Recorder:
 
     def active(self) -> bool:
         return True
+
+    def serving(self, session: Any, method: str, params: Any, request_id: Any) -> Any:
+        return None
+
+    def served(self, token: Any, error: Any) -> None:
+        pass
+
+    def opened(self, session: Any) -> Any:
+        self.sessions.append(("opened", session))
+        return "session"
+
+    def ended(self, session: Any, token: Any, error: Any) -> None:
+        self.sessions.append((token, error))
+        raise RuntimeError("observer broke at the session's end")
 
 
 def test_a_failing_observer_never_breaks_a_request(caplog: pytest.LogCaptureFixture) -> None:
@@ -370,6 +396,9 @@ def test_a_failing_observer_never_breaks_a_request(caplog: pytest.LogCaptureFixt
     assert isinstance(recorder.finished_calls[2][2], ServerError)
     assert "request observer failed on ping" in caplog.text
     assert "observer broke at the end" in caplog.text
+    # The session: opened at start, ended once at close (no error: closed by its user).
+    assert recorder.sessions == [("opened", session), ("session", None)]
+    assert "observer broke at the session's end" in caplog.text
 
 
 def test_with_no_sdk_installed_requests_carry_nothing_until_one_is() -> None:
