@@ -1,9 +1,10 @@
 """OpenTelemetry tracing and metrics of a client's MCP traffic (the ``[otel]`` extra).
 
 Requests the client sends: one CLIENT span per JSON-RPC request, named
-``{mcp.method.name} {target}`` (the tool or prompt name, or the resource URI, when the
-request has one), started on the calling thread (a child of the caller's active span)
-and ended when the request settles, on whatever thread settles it; and one measurement of
+``{mcp.method.name} {target}`` (the tool or prompt name when the request has one; never
+the resource URI, which stays an attribute: span names keep a low cardinality), started
+on the calling thread (a child of the caller's active span) and ended when the request
+settles, on whatever thread settles it; and one measurement of
 ``mcp.client.operation.duration``. The span's context goes with the request as W3C trace
 context (``traceparent``, ``tracestate``, ``baggage``, through the global propagator): in
 ``params._meta`` always, and over HTTP in the headers of the request's POST too.
@@ -179,8 +180,9 @@ class Tracing:
         token = _Request(method, time.monotonic(), measured)
         if not self._tracing:
             return token, None, None
+        named = target is not None and key == "name"
         token.span = self._tracer.start_span(
-            f"{method} {target}" if target is not None else method,
+            f"{method} {target}" if named else method,
             kind=self._trace.SpanKind.CLIENT, attributes=attributes)
         carrier: Dict[str, str] = {}
         self._propagate.inject(carrier, context=self._trace.set_span_in_context(token.span))

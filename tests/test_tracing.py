@@ -96,7 +96,7 @@ def test_each_request_gets_a_client_span_over_stdio(
     assert call.status.status_code is StatusCode.UNSET
     assert call.end_time is not None
 
-    read = one(exporter, "resources/read test://hello")
+    read = one(exporter, "resources/read")
     assert (read.attributes or {})["mcp.resource.uri"] == "test://hello"
     assert (read.attributes or {})["mcp.method.name"] == "resources/read"
     prompt = one(exporter, "prompts/get greet")
@@ -109,6 +109,7 @@ def test_each_request_gets_a_client_span_over_stdio(
         assert spans_named(exporter, "initialize")
     ids = [(s.attributes or {})["jsonrpc.request.id"] for s in exporter.get_finished_spans()]
     assert len(ids) == len(set(ids))  # one span per request
+    assert not [s.name for s in exporter.get_finished_spans() if "://" in s.name]  # no URIs
 
 
 def test_failures_set_the_status_and_error_type(
@@ -123,7 +124,7 @@ def test_failures_set_the_status_and_error_type(
             client.call_tool("slow", {"seconds": 5.0}, timeout=0.3)
         assert client.call_tool("echo", {"text": "still fine"}).text == "still fine"
 
-    missing = one(exporter, "resources/read test://missing")
+    missing = one(exporter, "resources/read")
     assert missing.status.status_code is StatusCode.ERROR
     assert (missing.attributes or {})["error.type"] == "-32002"
     assert (missing.attributes or {})["rpc.response.status_code"] == "-32002"
