@@ -18,6 +18,15 @@ The format is the one MCP hosts share (Claude Desktop, Cursor, VS Code...)::
   ``url`` means http.
 * ``timeout`` is the server's default request timeout in seconds.
 * ``"disabled": true`` or ``"enabled": false`` keeps an entry without connecting it.
+* ``enabledTools`` and ``disabledTools`` are lists of the server's tool names or
+  shell-style patterns (``"read_*"``, ``"get_?"``; :func:`fnmatch.fnmatchcase`, so case
+  matters), matched against the server's own tool names: with ``enabledTools`` only the
+  tools matching one of its patterns are offered (``[]`` offers none), and a tool matching
+  a ``disabledTools`` pattern is never offered, even if ``enabledTools`` names it. A
+  :class:`~mcp_sync.Manager` leaves the others out of its listings (and so does a
+  :class:`~mcp_sync.Toolbox` over it) and refuses a call to one with
+  :class:`~mcp_sync.InvalidToolCall`, before sending anything. (``manager[name]`` is the
+  server's own client: it is not filtered.)
 * Unknown keys are kept (:attr:`ServerConfig.model_extra`), never an error.
 * ``${VAR}`` and ``${VAR:-default}`` in string values are replaced from the environment
   (``:-`` also replaces a variable that is set but empty). Expansion happens every time an
@@ -25,21 +34,71 @@ The format is the one MCP hosts share (Claude Desktop, Cursor, VS Code...)::
   reconnects.
 
 Every problem is a :class:`ConfigError` that names the file, the server and the key.
+
+Finding the configuration
+-------------------------
+
+:func:`discover_config` (and ``Manager.from_config()`` with no argument, and
+``mcp-sync servers`` without ``--config``) reads the files where MCP hosts keep their
+servers, and merges them by server name: the first file, in the order below, that
+names a server gives its whole entry (entries are never merged key by key), and each
+server remembers its file (:meth:`Config.source_of`).
+
+1. The project, nearest directory first: the current directory, then each parent up to
+   the root of the git repository it is in (the first directory holding ``.git``);
+   outside a git repository, the current directory only. In each directory:
+   ``.mcp.json`` (Claude Code and others), then ``.cursor/mcp.json`` (Cursor), then
+   ``.vscode/mcp.json`` (VS Code: its key is ``servers``, not ``mcpServers``).
+2. The user's files: Claude Desktop's ``claude_desktop_config.json``
+   (``~/Library/Application Support/Claude/`` on macOS, ``%APPDATA%\\Claude\\`` on
+   Windows, ``$XDG_CONFIG_HOME/Claude/`` or ``~/.config/Claude/`` elsewhere), then
+   Cursor's ``~/.cursor/mcp.json``, then VS Code's user ``mcp.json`` and ``settings.json``
+   (its ``"mcp": {"servers": ...}``), in ``Code/User/`` under the same folders as Claude's.
+
+So the project beats the user, a nearer directory beats a farther one, and within one
+place the order above decides. VS Code's files may hold comments and trailing commas.
+A file that is missing, or that has no servers key, is passed over. A project file that
+cannot be read, is not valid JSON or has an invalid entry is a :class:`ConfigError`
+naming it (the project is yours to fix); a user file in that state is logged (WARNING),
+left out and listed in :attr:`Config.skipped` (it belongs to another application, and
+must not stop this one). No server anywhere is a :class:`ConfigError` listing every
+place looked.
 """
 
 from __future__ import annotations
 
 import copy
+import fnmatch
 import json
+import logging
 import os
 import re
-from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Tuple, Union
+import sys
+from dataclasses import dataclass
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .exceptions import MCPError
 
-__all__ = ["Config", "ConfigError", "ServerConfig", "expand", "load_config"]
+__all__ = [
+    "Config", "ConfigError", "ConfigLocation", "ServerConfig", "config_locations",
+    "discover_config", "expand", "load_config",
+]
+
+log = logging.getLogger(__name__)
 
 #: ``${NAME}`` or ``${NAME:-default}``; the default runs to the first ``}``.
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -166,10 +225,21 @@ class ServerConfig(BaseModel):
     headers: Dict[str, str] = Field(default_factory=dict)
     timeout: Optional[float] = Field(default=None, ge=0)
     disabled: bool = False
+    #: ``enabledTools``: only the tools matching one of these patterns are offered
+    #: (``None``: every tool).
+    enabled_tools: Optional[Tuple[str, ...]] = None
+    #: ``disabledTools``: the tools matching one of these patterns are never offered.
+    disabled_tools: Tuple[str, ...] = ()
 
     @property
     def enabled(self) -> bool:
         return not self.disabled
+
+    def tool_hidden(self, tool: str) -> Optional[str]:
+        """Why the configuration hides the server's tool ``tool`` (its own name), or
+        ``None`` when it is offered: ``"not in enabledTools"`` or
+        ``"disabledTools has 'pattern'"``."""
+        return _tool_hidden(tool, self.enabled_tools, self.disabled_tools)
 
     def to_entry(self) -> Dict[str, Any]:
         """The entry as :func:`mcp_sync.connect` / ``make_transport`` take it."""
@@ -186,6 +256,31 @@ class ServerConfig(BaseModel):
         if self.headers:
             entry["headers"] = dict(self.headers)
         return entry
+
+
+def _tool_hidden(tool: str, enabled_tools: Optional[Sequence[str]],
+                disabled_tools: Sequence[str]) -> Optional[str]:
+    """Why ``enabledTools``/``disabledTools`` hide ``tool``, or ``None`` (not hidden)."""
+    if enabled_tools is not None and not any(
+            fnmatch.fnmatchcase(tool, pattern) for pattern in enabled_tools):
+        return "not in enabledTools"
+    for pattern in disabled_tools:
+        if fnmatch.fnmatchcase(tool, pattern):
+            return f"disabledTools has {pattern!r}"
+    return None
+
+
+def _tool_patterns(value: Any, key: str,
+                   fail: Callable[[str, str], ConfigError]) -> Tuple[str, ...]:
+    """``enabledTools``/``disabledTools`` checked: a list of non-empty strings."""
+    if not isinstance(value, list):
+        raise fail(f"must be a list of tool names or patterns, got {type(value).__name__}",
+                   key)
+    for index, pattern in enumerate(value):
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise fail(f"must be a non-empty string (a tool name or pattern), got "
+                       f"{pattern!r}", f"{key}[{index}]")
+    return tuple(value)
 
 
 def _scalar_to_str(value: Any) -> Any:
@@ -263,8 +358,13 @@ def _resolve(
         data.pop("env", None)
     if isinstance(data.get("cwd"), str):
         data["cwd"] = os.path.expanduser(data["cwd"])
-    for reserved in ("name", "type_given"):
+    for reserved in ("name", "type_given", "enabled_tools", "disabled_tools"):
         data.pop(reserved, None)
+    if "enabledTools" in data:
+        data["enabled_tools"] = _tool_patterns(data.pop("enabledTools"), "enabledTools", fail)
+    if "disabledTools" in data:
+        data["disabled_tools"] = _tool_patterns(data.pop("disabledTools"), "disabledTools",
+                                                fail)
     type_given = kind_value is not None or bool(waiting & {"type", "transport"})
     try:
         return ServerConfig(name=name, type=kind, type_given=type_given, disabled=is_disabled,
@@ -291,6 +391,12 @@ class Config:
         source: the file it came from, for error messages.
         extra: the other top-level keys of the file (kept, unused).
         environ: the variables to expand (default: ``os.environ``, read at each resolve).
+        sources: the file of each server, when they come from several
+            (:func:`discover_config`); a server not in it came from ``source``.
+
+    A configuration found by :func:`discover_config` also says where it looked
+    (:attr:`searched`, in order of precedence) and which user files it left out, and
+    why (:attr:`skipped`); both are empty for one loaded with :func:`load_config`.
     """
 
     def __init__(
@@ -300,10 +406,16 @@ class Config:
         source: Optional[str] = None,
         extra: Optional[Mapping[str, Any]] = None,
         environ: Optional[Mapping[str, str]] = None,
+        sources: Optional[Mapping[str, str]] = None,
     ) -> None:
         self.source = source
         self.extra = dict(extra or {})
         self.environ = environ
+        self._sources: Dict[str, str] = dict(sources or {})
+        #: Every file :func:`discover_config` looked for, in order of precedence.
+        self.searched: List[ConfigLocation] = []
+        #: The user files :func:`discover_config` left out: path -> why.
+        self.skipped: Dict[str, str] = {}
         self._raw: Dict[str, Dict[str, Any]] = {}
         for name, entry in servers.items():
             if not isinstance(name, str) or not name.strip():
@@ -317,7 +429,8 @@ class Config:
             self.resolve(name, lenient=True)  # shape, type, flags; variables not required
 
     def __repr__(self) -> str:
-        return f"<mcp_sync.Config {self.source or 'dict'}: {', '.join(self._raw)}>"
+        origin = self.source or ("several files" if self._sources else "dict")
+        return f"<mcp_sync.Config {origin}: {', '.join(self._raw)}>"
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._raw)
@@ -332,6 +445,20 @@ class Config:
     def names(self) -> List[str]:
         """Every server's name, in file order (disabled ones included)."""
         return list(self._raw)
+
+    def source_of(self, name: str) -> Optional[str]:
+        """The file server ``name`` came from (``None`` for a dict).
+
+        Raises:
+            ConfigError: no such server.
+        """
+        self._entry(name)
+        return self._sources.get(name, self.source)
+
+    @property
+    def sources(self) -> Dict[str, Optional[str]]:
+        """Each server's file (``None`` for a dict), in configuration order."""
+        return {name: self._sources.get(name, self.source) for name in self._raw}
 
     def raw(self, name: str) -> Dict[str, Any]:
         """The entry as written (a copy), variables unexpanded."""
@@ -363,7 +490,9 @@ class Config:
             ConfigError: unknown server, invalid entry, unset variable, unknown type.
         """
         env = environ if environ is not None else self.environ
-        return _resolve(name, self._entry(name), env, self.source, lenient=lenient)
+        entry = self._entry(name)
+        return _resolve(name, entry, env, self._sources.get(name, self.source),
+                        lenient=lenient)
 
     def servers(self, environ: Optional[Mapping[str, str]] = None) -> Dict[str, ServerConfig]:
         """Every enabled entry, resolved now.
@@ -382,9 +511,9 @@ def _read(path: str) -> Tuple[Any, str]:
     try:
         with open(path, encoding="utf-8-sig") as file:
             text = file.read()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the configuration: {exc.strerror or exc}",
-                          source=path) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(f"cannot read the configuration: {reason}", source=path) from exc
     try:
         return json.loads(text), path
     except ValueError as exc:
@@ -423,3 +552,228 @@ def load_config(source: Source, *, environ: Optional[Mapping[str, str]] = None) 
                           source=origin, key=key)
     extra = {k: v for k, v in document.items() if k != key}
     return Config(servers, source=origin, extra=extra, environ=environ)
+
+
+# -- finding the configuration -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConfigLocation:
+    """One file :func:`discover_config` looks for (see the module's docstring)."""
+
+    #: The file's path.
+    path: str
+    #: ``"project"`` or ``"user"``.
+    scope: str
+    #: Whose file it is: ``"mcp.json"`` (a project's ``.mcp.json``), ``"cursor"``,
+    #: ``"vscode"`` or ``"claude-desktop"``.
+    host: str
+    #: The keys that lead to the servers: ``("mcpServers",)``, ``("servers",)`` or
+    #: ``("mcp", "servers")`` (VS Code's settings).
+    keys: Tuple[str, ...] = ("mcpServers",)
+    #: Comments and trailing commas are allowed (VS Code's files).
+    jsonc: bool = False
+
+
+def _home(home: Optional[str], environ: Mapping[str, str], platform: str) -> str:
+    if home is not None:
+        return os.fspath(home)
+    for key in ("USERPROFILE", "HOME") if platform == "win32" else ("HOME",):
+        if environ.get(key):
+            return environ[key]
+    return os.path.expanduser("~")
+
+
+def _user_config_dir(home: str, environ: Mapping[str, str], platform: str) -> str:
+    """Where desktop applications keep their settings, per platform."""
+    if platform == "darwin":
+        return os.path.join(home, "Library", "Application Support")
+    if platform == "win32":
+        return environ.get("APPDATA") or os.path.join(home, "AppData", "Roaming")
+    xdg = environ.get("XDG_CONFIG_HOME", "")
+    return xdg if os.path.isabs(xdg) else os.path.join(home, ".config")
+
+
+def _project_dirs(cwd: str) -> List[str]:
+    """``cwd`` and its parents up to the git root; ``cwd`` alone outside a repository."""
+    start = os.path.abspath(cwd)
+    dirs, current = [], start
+    while True:
+        dirs.append(current)
+        if os.path.exists(os.path.join(current, ".git")):
+            return dirs
+        parent = os.path.dirname(current)
+        if parent == current:
+            return [start]
+        current = parent
+
+
+def config_locations(
+    cwd: Union[str, os.PathLike[str], None] = None,
+    *,
+    home: Union[str, os.PathLike[str], None] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    platform: Optional[str] = None,
+) -> List[ConfigLocation]:
+    """Every file :func:`discover_config` looks for, in order of precedence (the first
+    one that names a server wins), whether it exists or not. Reads nothing but the
+    directories' ``.git`` entries.
+
+    Args:
+        cwd: the project's directory (default: the current directory).
+        home: the user's home (default: ``$HOME``, ``%USERPROFILE%`` on Windows, from
+            ``environ``).
+        environ: the variables that place the user's files (``APPDATA``,
+            ``XDG_CONFIG_HOME``, ``HOME``; default ``os.environ``).
+        platform: a ``sys.platform`` value (``"darwin"``, ``"win32"``, ``"linux"``...;
+            default: this one's).
+    """
+    env = os.environ if environ is None else environ
+    system = sys.platform if platform is None else platform
+    user_home = _home(None if home is None else os.fspath(home), env, system)
+    locations: List[ConfigLocation] = []
+    for directory in _project_dirs(os.getcwd() if cwd is None else os.fspath(cwd)):
+        locations += [
+            ConfigLocation(os.path.join(directory, ".mcp.json"), "project", "mcp.json"),
+            ConfigLocation(os.path.join(directory, ".cursor", "mcp.json"), "project",
+                           "cursor"),
+            ConfigLocation(os.path.join(directory, ".vscode", "mcp.json"), "project",
+                           "vscode", ("servers",), jsonc=True),
+        ]
+    settings = _user_config_dir(user_home, env, system)
+    vscode = os.path.join(settings, "Code", "User")
+    locations += [
+        ConfigLocation(os.path.join(settings, "Claude", "claude_desktop_config.json"),
+                       "user", "claude-desktop"),
+        ConfigLocation(os.path.join(user_home, ".cursor", "mcp.json"), "user", "cursor"),
+        ConfigLocation(os.path.join(vscode, "mcp.json"), "user", "vscode", ("servers",),
+                       jsonc=True),
+        ConfigLocation(os.path.join(vscode, "settings.json"), "user", "vscode",
+                       ("mcp", "servers"), jsonc=True),
+    ]
+    seen = set()
+    unique = []
+    for location in locations:  # a home inside the project: keep the project's place
+        key = os.path.normcase(os.path.abspath(location.path))
+        if key not in seen:
+            seen.add(key)
+            unique.append(location)
+    return unique
+
+
+def _strip_jsonc(text: str) -> str:
+    """JSON with comments (``//``, ``/* */``) and trailing commas made JSON; strings are
+    kept as written."""
+    out: List[str] = []
+    index, end = 0, len(text)
+    while index < end:
+        char = text[index]
+        if char == '"':
+            close = index + 1
+            while close < end and text[close] != '"':
+                close += 2 if text[close] == "\\" else 1
+            out.append(text[index:close + 1])
+            index = close + 1
+        elif text.startswith("//", index):
+            newline = text.find("\n", index)
+            index = end if newline < 0 else newline
+        elif text.startswith("/*", index):
+            close = text.find("*/", index + 2)
+            index = end if close < 0 else close + 2
+            out.append(" ")
+        else:
+            if char in "}]":
+                last = len(out) - 1
+                while last >= 0 and out[last].isspace():
+                    last -= 1
+                if last >= 0 and out[last] == ",":
+                    del out[last]  # a trailing comma
+            out.append(char)
+            index += 1
+    return "".join(out)
+
+
+def _read_location(location: ConfigLocation,
+                   environ: Optional[Mapping[str, str]]) -> Optional[Config]:
+    """The servers of one discovered file; None when it is missing or names none."""
+    path = location.path
+    if not os.path.isfile(path):  # missing (or a directory, a pipe: never opened)
+        return None
+    try:
+        with open(path, encoding="utf-8-sig") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(f"cannot read the configuration: {reason}", source=path) from exc
+    try:
+        document: Any = json.loads(_strip_jsonc(text) if location.jsonc else text)
+    except ValueError as exc:
+        raise ConfigError(f"not valid JSON: {exc}", source=path) from None
+    if not isinstance(document, Mapping):
+        raise ConfigError("the configuration must be a JSON object", source=path)
+    servers: Any = document
+    for key in location.keys:
+        if not isinstance(servers, Mapping) or key not in servers:
+            log.debug("%s has no %r: no servers there", path, ".".join(location.keys))
+            return None
+        servers = servers[key]
+    if not isinstance(servers, Mapping):
+        raise ConfigError("must be an object mapping names to entries", source=path,
+                          key=".".join(location.keys))
+    return Config(servers, source=path, environ=environ)
+
+
+def discover_config(
+    cwd: Union[str, os.PathLike[str], None] = None,
+    *,
+    home: Union[str, os.PathLike[str], None] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    platform: Optional[str] = None,
+) -> Config:
+    """The servers of every ``mcpServers`` file of the project and the user, merged by
+    name (see the module's docstring for the files and their precedence).
+
+    Each server keeps the entry of the first file that names it; :meth:`Config.source_of`
+    says which. :attr:`Config.searched` lists every file looked for, and
+    :attr:`Config.skipped` the user files left out (unreadable or invalid: logged at
+    WARNING). Reads the files once, now; nothing is connected.
+
+    Args:
+        cwd, home, environ, platform: as for :func:`config_locations`; ``environ`` is
+            also the configuration's, for ``${VAR}`` expansion.
+
+    Raises:
+        ConfigError: a project file is unreadable or invalid (the error names it), or no
+            file names any server (the error lists every place looked).
+    """
+    locations = config_locations(cwd, home=home, environ=environ, platform=platform)
+    merged: Dict[str, Dict[str, Any]] = {}
+    sources: Dict[str, str] = {}
+    skipped: Dict[str, str] = {}
+    for location in locations:
+        try:
+            found = _read_location(location, environ)
+        except ConfigError as exc:
+            if location.scope == "project":
+                raise
+            log.warning("leaving out %s: %s", location.path, exc)
+            skipped[location.path] = str(exc)
+            continue
+        if found is None:
+            continue
+        for name in found.names:
+            if name in merged:
+                log.debug("server %r of %s is shadowed by the one of %s", name,
+                          location.path, sources[name])
+                continue
+            merged[name] = found.raw(name)
+            sources[name] = location.path
+    if not merged:
+        looked = "; ".join(location.path for location in locations)
+        left_out = "".join(f"; left out {path}: {why}" for path, why in skipped.items())
+        raise ConfigError(f"no MCP server configuration found (looked for {looked}"
+                          f"{left_out})")
+    config = Config(merged, sources=sources, environ=environ)
+    config.searched = list(locations)
+    config.skipped = skipped
+    return config
