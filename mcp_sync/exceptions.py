@@ -37,7 +37,8 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     │                                   ``call_tool(..., raise_on_error=True)`` or a Toolbox
     │                                   with ``raise_errors=True``; carries it
     ├── InvalidToolCall                 a model asked a Toolbox for a call it cannot make
-    │                                   (unknown name, arguments not an object)
+    │                                   (unknown name, arguments not an object), or a
+    │                                   Manager's tool is disabled by the configuration
     ├── ClientNotConnected              the client is not connected (before connect, after close)
     ├── CallToolFailed                  the mcp_sync.call_tool Celery task failed (carries a JSON
     │                                   payload; mcp_sync.contrib.celery)
@@ -448,8 +449,12 @@ class InvalidToolCall(MCPError):
     has the name the model used, or the arguments are not a JSON object. Nothing was sent
     to a server.
 
-    Raised only by a toolbox made with ``raise_errors=True``; by default the model gets an
+    Raised by a toolbox made with ``raise_errors=True``; by default the model gets an
     error result saying the same. ``tool`` is the name the model used.
+
+    A :class:`~mcp_sync.Manager` raises it too, for a call to a tool that the server's
+    ``enabledTools`` or ``disabledTools`` hide (``tool`` is then ``server__tool``); nothing
+    is sent to the server either.
     """
 
     def __init__(self, message: str, *, tool: str) -> None:

@@ -16,6 +16,10 @@ until a circuit breaker opens: more than 5 failures (failed connects and lost co
 within 30 s stop the retries, and the server is reported ``failed``. Meanwhile its last
 known tools stay listed and calls to it fail fast with :class:`ServerUnavailable`.
 
+A server entry's ``enabledTools`` and ``disabledTools`` (see :mod:`mcp_sync.config`) hide
+tools: a hidden tool is left out of every listing (and of :attr:`ServerStatus.tools`) and a
+call to it raises :class:`~mcp_sync.InvalidToolCall` without reaching the server.
+
 Every listing is bounded by each client's ``max_list_items`` and ``max_list_bytes``
 (client keyword arguments, given to the manager): an aggregated listing holds at most the
 bound times the number of servers. A server whose tool list (fetched at connect) passes a
@@ -83,6 +87,7 @@ from .exceptions import (
     ClientNotConnected,
     ConnectionClosed,
     HTTPError,
+    InvalidToolCall,
     ListingTooLarge,
     MCPError,
     TransportError,
@@ -209,10 +214,13 @@ class _Server:
     :meth:`join` joins every thread started with a bound.
     """
 
-    def __init__(self, name: str, transport: str, enabled: bool, settings: _Settings) -> None:
+    def __init__(self, name: str, transport: str, enabled: bool, settings: _Settings,
+                 hidden: Callable[[str], Optional[str]] = lambda tool: None) -> None:
         self.name = name
         self.transport = transport
         self._settings = settings
+        # enabledTools/disabledTools: why the configuration hides a tool, or None
+        self._hidden = hidden
         self._changed = threading.Condition()
         self._state = ServerState.CONNECTING if enabled else ServerState.DISABLED
         self._client: Optional[Client] = None
@@ -366,7 +374,7 @@ class _Server:
             client = self._new_client(resolved, "sse")
             client.connect()
         try:
-            return client, _fetch_tools(client)
+            return client, self._offered(_fetch_tools(client))
         except BaseException:
             _close_quietly(client)
             raise
@@ -571,7 +579,7 @@ class _Server:
         if client is None:
             return None
         try:
-            tools = _fetch_tools(client)
+            tools = self._offered(_fetch_tools(client))
         except MCPError as exc:
             log.warning("could not refresh the tools of %s: %s", self.name, exc)
             return None
@@ -581,6 +589,29 @@ class _Server:
             self._tools = tools
         self._tools_changed(tools)
         return tools
+
+    def _offered(self, tools: List[types.Tool]) -> List[types.Tool]:
+        """``tools`` less those the configuration hides (enabledTools/disabledTools)."""
+        offered = []
+        for tool in tools:
+            reason = self._hidden(tool.name)
+            if reason is None:
+                offered.append(tool)
+            else:
+                log.debug("%s: hiding the tool %r (%s)", self.name, tool.name, reason)
+        return offered
+
+    def refuse_hidden(self, tool: str, called_as: str) -> None:
+        """Refuse a call to a tool the configuration hides.
+
+        Raises:
+            InvalidToolCall: ``tool`` is hidden by enabledTools/disabledTools.
+        """
+        reason = self._hidden(tool)
+        if reason is not None:
+            raise InvalidToolCall(
+                f"tool {tool!r} of server {self.name!r} is disabled by the configuration "
+                f"({reason})", tool=called_as)
 
     def _tools_changed(self, tools: List[types.Tool]) -> None:
         on_tools_changed = self._settings.on_tools_changed
@@ -819,7 +850,8 @@ class Manager:
                     "or choose another separator"
                 )
             shape = self.config.resolve(name, environ, lenient=True)
-            self._servers[name] = _Server(name, shape.type, shape.enabled, settings)
+            self._servers[name] = _Server(name, shape.type, shape.enabled, settings,
+                                          shape.tool_hidden)
         self._lock = threading.Lock()  # guards _started and _closing
         self._started = False
         self._closing = False
@@ -827,10 +859,24 @@ class Manager:
         self._resource_owner: Dict[str, str] = {}
 
     @classmethod
-    def from_config(cls, config: Source, **kwargs: Any) -> Manager:
+    def from_config(cls, config: Optional[Source] = None, **kwargs: Any) -> Manager:
         """A manager for ``config`` (a file path, a dict, or a ``Config``); not connected
         yet: use it in a ``with`` block or call :meth:`connect`. Keyword arguments are the
-        constructor's (manager options and client keyword arguments)."""
+        constructor's (manager options and client keyword arguments).
+
+        Without ``config``, the configuration is found by
+        :func:`mcp_sync.config.discover_config`: the project's ``.mcp.json``,
+        ``.cursor/mcp.json`` and ``.vscode/mcp.json``, then the user's Claude Desktop,
+        Cursor and VS Code files, merged by server name (``environ``, when given, also
+        places the user's files).
+
+        Raises:
+            ConfigError: the configuration is invalid, or none was found.
+        """
+        if config is None:
+            from .config import discover_config
+
+            config = discover_config(environ=kwargs.get("environ"))
         return cls(config, **kwargs)
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -1082,12 +1128,17 @@ class Manager:
         ``retry_wait``) and is retried once when safe: the request never reached the
         server, or the tool is annotated ``readOnlyHint`` or ``idempotentHint``.
 
+        A tool the configuration hides (``enabledTools``, ``disabledTools``) is refused
+        with :class:`~mcp_sync.InvalidToolCall`; nothing is sent.
+
         Raises:
-            KeyError: unknown server. ServerUnavailable, ConnectionClosed, RequestTimeout,
+            KeyError: unknown server. InvalidToolCall: the tool is disabled by the
+            configuration. ServerUnavailable, ConnectionClosed, RequestTimeout,
             ServerError, ProtocolError, ToolError, TypeError: as :meth:`Client.call_tool`.
         """
         server_name, tool, args = self._route(name, tool_or_arguments, arguments)
         server = self._server(server_name)
+        server.refuse_hidden(tool, self.qualify(server_name, tool))
         return self._with_retry(
             server, server.retry_rule(tool),
             lambda client: client.call_tool(tool, args, timeout=timeout,
