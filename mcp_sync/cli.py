@@ -11,10 +11,24 @@
     mcp-sync --config mcp.json prompts                   # the one enabled server of a file
     mcp-sync --config mcp.json --server files prompts    # a server of an mcpServers file
     mcp-sync --config mcp.json servers                   # the status of every server
+    mcp-sync servers --no-connect                        # the servers found, not connected
 
 Commands: ``tools [NAME]``, ``call TOOL [--arg k=v ...] [--json-args '{...}']``,
 ``resources``, ``read URI``, ``prompts``, ``prompt NAME [--arg k=v ...]``, ``ping``,
 ``info``, ``servers``, ``demo``. Options may come before or after the command.
+
+``servers`` shows every server of ``--config FILE`` or, without it, of the configuration
+files found from the current directory (the project's ``.mcp.json``, ``.cursor/mcp.json``
+and ``.vscode/mcp.json``, then the user's Claude Desktop, Cursor and VS Code files: see
+:mod:`mcp_sync.config`): its transport, the file it comes from, its ``enabledTools`` and
+``disabledTools`` filters and what it runs or reaches (the command and arguments, or the
+URL; in ``--json`` and with ``--no-connect``), as written in the file: ``${VAR}``
+references are not expanded, and the values of ``env`` and ``headers``, of arguments
+after a flag named like a secret (``--api-key``, ``--token=``...) and of a URL's
+credentials and query are shown as ``***``. It connects every enabled server and shows
+its state, tool count (after the filters) and last error (exit code 3 when an enabled
+server is not connected); ``--no-connect`` shows the configuration only, connecting
+nothing.
 
 ``tools`` lists each tool with its arguments (``name*:type``; ``*``: required), hints and
 description; ``tools NAME`` shows one tool whole: description, arguments, input and
@@ -819,27 +833,122 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# An argument after (or in) a flag named like one of these is a secret: never printed.
+_SECRET_FLAG = re.compile(r"token|key|secret|passw|auth|credential|cookie", re.IGNORECASE)
+_MASK = "***"
+
+
+def _masked_args(arguments: Sequence[Any]) -> List[str]:
+    """A config entry's ``args`` with the value of every secret-looking flag masked
+    (``--api-key X``, ``--token=X``)."""
+    masked: List[str] = []
+    hide_next = False
+    for argument in arguments:
+        text = str(argument)
+        if hide_next:
+            masked.append(_MASK)
+            hide_next = False
+        elif text.startswith("-") and _SECRET_FLAG.search(text.partition("=")[0]):
+            flag, equals, _ = text.partition("=")
+            masked.append(f"{flag}={_MASK}" if equals else text)
+            hide_next = not equals
+        else:
+            masked.append(text)
+    return masked
+
+
+def _masked_url(url: Any) -> str:
+    """A URL with its user info and its query's values masked."""
+    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(str(url))
+        netloc = parts.netloc
+        if "@" in netloc:
+            netloc = f"{_MASK}@{netloc.rpartition('@')[2]}"
+        query = "&".join(f"{key}={_MASK}" for key, _ in
+                         parse_qsl(parts.query, keep_blank_values=True))
+        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    except ValueError:
+        return _MASK
+
+
+def _server_entry(config: Config, name: str) -> Dict[str, Any]:
+    """What ``servers`` shows of an entry: as written (``${VAR}`` not expanded), with the
+    values of ``env`` and ``headers``, secret-looking arguments and URL credentials
+    masked."""
+    raw = config.raw(name)
+    shape = config.resolve(name, lenient=True)
+    entry: Dict[str, Any] = {"name": name, "enabled": shape.enabled,
+                             "transport": shape.type, "source": config.source_of(name)}
+    if shape.type == "stdio":
+        entry["command"] = str(raw.get("command", ""))
+        entry["args"] = _masked_args(raw.get("args") or [])
+        entry["env"] = {str(key): _MASK for key in raw.get("env") or {}}
+    else:
+        entry["url"] = _masked_url(raw.get("url", ""))
+        entry["headers"] = {str(key): _MASK for key in raw.get("headers") or {}}
+    entry["enabledTools"] = None if shape.enabled_tools is None else list(
+        shape.enabled_tools)
+    entry["disabledTools"] = list(shape.disabled_tools)
+    return entry
+
+
+def _target_cell(entry: Dict[str, Any]) -> str:
+    if "command" in entry:
+        text = " ".join([entry["command"], *entry["args"]])
+        variables = " ".join(f"{key}={value}" for key, value in entry["env"].items())
+        return f"{text} (env {variables})" if variables else text
+    headers = " ".join(f"{key}: {value}" for key, value in entry["headers"].items())
+    return f"{entry['url']} (headers {headers})" if headers else entry["url"]
+
+
+def _filters_cell(entry: Dict[str, Any]) -> str:
+    parts = []
+    if entry["enabledTools"] is not None:
+        parts.append(f"enabled: {','.join(entry['enabledTools']) or '(none)'}")
+    if entry["disabledTools"]:
+        parts.append(f"disabled: {','.join(entry['disabledTools'])}")
+    return "; ".join(parts) or "-"
+
+
 def _cmd_servers(args: argparse.Namespace) -> int:
+    from .config import discover_config, load_config
     from .manager import Manager, ServerState
 
-    if not args.config:
-        raise UsageError("servers needs --config FILE")
     if args.url or args.command or args.server or args.env or args.inherit_env:
-        raise UsageError("servers takes only --config FILE")
-    with Manager.from_config(args.config, reconnect=False, timeout=_timeout(args)) as manager:
-        statuses = list(manager.status().values())
-    down = [s for s in statuses if s.state not in (ServerState.CONNECTED, ServerState.DISABLED)]
+        raise UsageError("servers takes only --config FILE (without it, the configuration "
+                         "is discovered)")
+    config = load_config(args.config) if args.config else discover_config()
+    entries = [_server_entry(config, name) for name in config.names]
+    statuses: Dict[str, Any] = {}
+    if not args.no_connect:
+        with Manager.from_config(config, reconnect=False, timeout=_timeout(args)) as manager:
+            statuses = manager.status()
+    down = [s for s in statuses.values()
+            if s.state not in (ServerState.CONNECTED, ServerState.DISABLED)]
     if args.json:
-        _json([status.to_dict() for status in statuses])
+        _json([{**entry, **(statuses[entry["name"]].to_dict() if statuses else {})}
+               for entry in entries])
+        return EXIT_FAILURE if down else EXIT_OK
+    rows = []
+    for entry in entries:
+        source, filters = entry["source"] or "-", _filters_cell(entry)
+        if not statuses:
+            rows.append([entry["name"], "enabled" if entry["enabled"] else "disabled",
+                         entry["transport"], source, filters, _target_cell(entry)])
+            continue
+        status = statuses[entry["name"]]
+        server = " ".join(p for p in (status.server_name, status.server_version) if p)
+        error = "" if status.error is None else _first_line(str(status.error))
+        rows.append([status.name, status.state.value, status.transport,
+                     str(status.tools) if status.state is ServerState.CONNECTED else "-",
+                     server or "-", source, filters, error])
+    if statuses:  # what each server runs is in --no-connect's table and in --json
+        _table(["NAME", "STATE", "TRANSPORT", "TOOLS", "SERVER", "SOURCE", "FILTERS",
+                "ERROR"], rows)
     else:
-        rows = []
-        for status in statuses:
-            server = " ".join(p for p in (status.server_name, status.server_version) if p)
-            error = "" if status.error is None else _first_line(str(status.error))
-            rows.append([status.name, status.state.value, status.transport,
-                         str(status.tools) if status.state is ServerState.CONNECTED else "-",
-                         server or "-", error])
-        _table(["NAME", "STATE", "TRANSPORT", "TOOLS", "SERVER", "ERROR"], rows)
+        _table(["NAME", "STATE", "TRANSPORT", "SOURCE", "FILTERS", "TARGET"], rows)
     return EXIT_FAILURE if down else EXIT_OK
 
 
@@ -957,7 +1066,12 @@ def _parser() -> argparse.ArgumentParser:
                         help="a prompt argument (a string; repeatable)")
     command("ping", "check that the server answers")
     command("info", "server info, protocol version and era, capabilities")
-    command("servers", "connect every server of --config and show their status")
+    servers = command("servers", "show every server of --config (or of the configuration "
+                                 "files found: .mcp.json, Claude Desktop, Cursor, VS Code), "
+                                 "where it comes from and its tool filters; connect each and "
+                                 "show its status")
+    servers.add_argument("--no-connect", action="store_true",
+                         help="show the configuration only; connect nothing")
     command("demo", "run the embedded demo server, list its tools, call one with progress")
     return parser
 

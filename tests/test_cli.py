@@ -211,7 +211,7 @@ def test_the_server_refusing_the_request_exits_1_with_its_message() -> None:
         (["call", "echo", "--json-args", "{not json", *FAKE], "not valid JSON"),
         (["call", "echo", "--json-args", "[1, 2]", *FAKE], "must be a JSON object"),
         (["--timeout", "soon", "tools", *FAKE], "invalid float value"),
-        (["servers", *FAKE], "servers needs --config"),
+        (["servers", *FAKE], "servers takes only --config FILE"),
         (["demo", *FAKE], "demo runs the embedded server"),
     ],
 )
@@ -336,7 +336,7 @@ def test_servers_shows_every_configured_server(tmp_path: Path) -> None:
     human = ok("--config", healthy, "servers")
     rows = {line.split()[0]: line.split() for line in human.splitlines()[1:]}
     assert human.splitlines()[0].split() == ["NAME", "STATE", "TRANSPORT", "TOOLS", "SERVER",
-                                             "ERROR"]
+                                             "SOURCE", "FILTERS", "ERROR"]
     assert rows["fake"][1:5] == ["connected", "stdio", str(fake_tools), "fake"]
     assert rows["sdk"][1] == "connected" and "manager-sdk-peer" in rows["sdk"]
     assert rows["off"][1:3] == ["disabled", "stdio"]
@@ -350,6 +350,7 @@ def test_servers_shows_every_configured_server(tmp_path: Path) -> None:
     assert statuses["fake"]["state"] == "connected" and statuses["fake"]["tools"] == fake_tools
     assert statuses["sdk"]["serverName"] == "manager-sdk-peer"
     assert statuses["off"]["state"] == "disabled"
+    assert statuses["off"]["source"] == broken and statuses["off"]["command"] == "nothing"
     assert statuses["crashy"]["state"] == "failed"
     assert "exit code 5" in statuses["crashy"]["error"]
     assert statuses["missing"]["state"] == "failed"
