@@ -35,14 +35,11 @@ The format is the one MCP hosts share (Claude Desktop, Cursor, VS Code...)::
 
 Every problem is a :class:`ConfigError` that names the file, the server and the key.
 
-Finding the configuration
--------------------------
-
-:func:`discover_config` (and ``Manager.from_config()`` with no argument, and
-``mcp-sync servers`` without ``--config``) reads the files where MCP hosts keep their
-servers, and merges them by server name: the first file, in the order below, that
-names a server gives its whole entry (entries are never merged key by key), and each
-server remembers its file (:meth:`Config.source_of`).
+**Finding the configuration.** :func:`discover_config` (and ``Manager.from_config()``
+with no argument, and ``mcp-sync servers`` without ``--config``) reads the files where
+MCP hosts keep their servers, and merges them by server name: the first file, in the
+order below, that names a server gives its whole entry (entries are never merged key by
+key), and each server remembers its file (:meth:`Config.source_of`).
 
 1. The project, nearest directory first: the current directory, then each parent up to
    the root of the git repository it is in (the first directory holding ``.git``);

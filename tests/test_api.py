@@ -26,3 +26,14 @@ def test_public_api_is_pinned() -> None:
     assert issubclass(RequestTimeout, TimeoutError)
     for name in mcp_sync.exceptions.__all__:
         assert issubclass(getattr(mcp_sync, name), mcp_sync.MCPError)
+
+
+def test_config_api_is_pinned() -> None:
+    import mcp_sync.config
+
+    assert sorted(mcp_sync.config.__all__) == sorted([
+        "Config", "ConfigError", "ConfigLocation", "ServerConfig", "config_locations",
+        "discover_config", "expand", "load_config",
+    ])
+    for name in mcp_sync.config.__all__:
+        assert getattr(mcp_sync.config, name).__doc__, name
