@@ -53,7 +53,12 @@ key), and each server remembers its file (:meth:`Config.source_of`).
    (its ``"mcp": {"servers": ...}``), in ``Code/User/`` under the same folders as Claude's.
 
 So the project beats the user, a nearer directory beats a farther one, and within one
-place the order above decides. VS Code's files may hold comments and trailing commas.
+place the order above decides. VS Code's files may hold comments and trailing commas, and
+their variables are read as VS Code means them: ``${env:NAME}`` is ``${NAME}``,
+``${workspaceFolder}`` the folder holding ``.vscode`` (for the user's files: the git
+root, or the current directory), ``${userHome}`` the home; an entry that needs an
+``${input:...}`` (which VS Code asks the user for) is left out, with a warning, and
+listed in :attr:`Config.skipped`.
 A file that is missing, or that has no servers key, is passed over. A project file that
 cannot be read, is not valid JSON or has an invalid entry is a :class:`ConfigError`
 naming it (the project is yours to fix); a user file in that state is logged (WARNING),
@@ -411,7 +416,8 @@ class Config:
         self._sources: Dict[str, str] = dict(sources or {})
         #: Every file :func:`discover_config` looked for, in order of precedence.
         self.searched: List[ConfigLocation] = []
-        #: The user files :func:`discover_config` left out: path -> why.
+        #: What :func:`discover_config` left out: a user file, or VS Code entries
+        #: needing an input (path -> why).
         self.skipped: Dict[str, str] = {}
         self._raw: Dict[str, Dict[str, Any]] = {}
         for name, entry in servers.items():
@@ -690,12 +696,47 @@ def _strip_jsonc(text: str) -> str:
     return "".join(out)
 
 
-def _read_location(location: ConfigLocation,
-                   environ: Optional[Mapping[str, str]]) -> Optional[Config]:
-    """The servers of one discovered file; None when it is missing or names none."""
+#: VS Code's variables: ``${env:NAME}``, ``${input:id}``, ``${workspaceFolder}``...
+_VSCODE_VARIABLE = re.compile(r"\$\{(env:|input:)?([^}]*)\}")
+
+
+class _NeedsInput(Exception):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _from_vscode(value: Any, workspace: str, home: str) -> Any:
+    """``value`` with VS Code's variables made ours: ``${env:NAME}`` becomes ``${NAME}``,
+    ``${workspaceFolder}`` and ``${userHome}`` their paths; others are left as written.
+
+    Raises:
+        _NeedsInput: ``${input:id}``, which only VS Code can ask the user for.
+    """
+    if isinstance(value, str):
+        def replace(match: re.Match[str]) -> str:
+            kind, name = match.group(1), match.group(2)
+            if kind == "env:":
+                return f"${{{name}}}"
+            if kind == "input:":
+                raise _NeedsInput(name)
+            return {"workspaceFolder": workspace, "userHome": home}.get(name, match.group(0))
+
+        return _VSCODE_VARIABLE.sub(replace, value)
+    if isinstance(value, list):
+        return [_from_vscode(item, workspace, home) for item in value]
+    if isinstance(value, dict):
+        return {key: _from_vscode(item, workspace, home) for key, item in value.items()}
+    return value
+
+
+def _read_location(
+    location: ConfigLocation, environ: Optional[Mapping[str, str]], workspace: str, home: str,
+) -> Tuple[Optional[Config], List[str]]:
+    """The servers of one discovered file (None when it is missing or names none), and
+    why entries of it were left out (VS Code entries that need an input)."""
     path = location.path
     if not os.path.isfile(path):  # missing (or a directory, a pipe: never opened)
-        return None
+        return None, []
     try:
         with open(path, encoding="utf-8-sig") as file:
             text = file.read()
@@ -712,12 +753,24 @@ def _read_location(location: ConfigLocation,
     for key in location.keys:
         if not isinstance(servers, Mapping) or key not in servers:
             log.debug("%s has no %r: no servers there", path, ".".join(location.keys))
-            return None
+            return None, []
         servers = servers[key]
     if not isinstance(servers, Mapping):
         raise ConfigError("must be an object mapping names to entries", source=path,
                           key=".".join(location.keys))
-    return Config(servers, source=path, environ=environ)
+    left_out: List[str] = []
+    if location.host == "vscode":
+        if location.scope == "project":  # <folder>/.vscode/mcp.json
+            workspace = os.path.dirname(os.path.dirname(path))
+        translated = {}
+        for name, entry in servers.items():
+            try:
+                translated[name] = _from_vscode(entry, workspace, home)
+            except _NeedsInput as exc:
+                left_out.append(f"server {name!r} needs the VS Code input "
+                                f"${{input:{exc.name}}}, which only VS Code can ask for")
+        servers = translated
+    return Config(servers, source=path, environ=environ), left_out
 
 
 def discover_config(
@@ -732,8 +785,9 @@ def discover_config(
 
     Each server keeps the entry of the first file that names it; :meth:`Config.source_of`
     says which. :attr:`Config.searched` lists every file looked for, and
-    :attr:`Config.skipped` the user files left out (unreadable or invalid: logged at
-    WARNING). Reads the files once, now; nothing is connected.
+    :attr:`Config.skipped` the user files left out (unreadable or invalid) and the VS Code
+    entries left out (they need an ``${input:...}``), each logged at WARNING. Reads the
+    files once, now; nothing is connected.
 
     Args:
         cwd, home, environ, platform: as for :func:`config_locations`; ``environ`` is
@@ -744,18 +798,25 @@ def discover_config(
             file names any server (the error lists every place looked).
     """
     locations = config_locations(cwd, home=home, environ=environ, platform=platform)
+    system = sys.platform if platform is None else platform
+    user_home = _home(None if home is None else os.fspath(home),
+                      os.environ if environ is None else environ, system)
+    workspace = _project_dirs(os.getcwd() if cwd is None else os.fspath(cwd))[-1]
     merged: Dict[str, Dict[str, Any]] = {}
     sources: Dict[str, str] = {}
     skipped: Dict[str, str] = {}
     for location in locations:
         try:
-            found = _read_location(location, environ)
+            found, left_out = _read_location(location, environ, workspace, user_home)
         except ConfigError as exc:
             if location.scope == "project":
                 raise
             log.warning("leaving out %s: %s", location.path, exc)
             skipped[location.path] = str(exc)
             continue
+        if left_out:
+            log.warning("leaving out of %s: %s", location.path, "; ".join(left_out))
+            skipped[location.path] = "; ".join(left_out)
         if found is None:
             continue
         for name in found.names:
@@ -767,9 +828,9 @@ def discover_config(
             sources[name] = location.path
     if not merged:
         looked = "; ".join(location.path for location in locations)
-        left_out = "".join(f"; left out {path}: {why}" for path, why in skipped.items())
+        why_not = "".join(f"; left out {path}: {why}" for path, why in skipped.items())
         raise ConfigError(f"no MCP server configuration found (looked for {looked}"
-                          f"{left_out})")
+                          f"{why_not})")
     config = Config(merged, sources=sources, environ=environ)
     config.searched = list(locations)
     config.skipped = skipped

@@ -241,6 +241,45 @@ def test_vscode_files_take_comments_and_trailing_commas(project: Path, home: Pat
     assert config.extra == {}  # a merged configuration keeps no top-level keys
 
 
+def test_vscode_variables_are_read_as_vscode_means_them(
+        project: Path, home: Path, caplog: pytest.LogCaptureFixture) -> None:
+    folder = project / "sub"
+    vscode = write(folder / ".vscode" / "mcp.json", {"inputs": [], "servers": {
+        "tool": {"command": "${workspaceFolder}/bin/srv",
+                 "args": ["${userHome}/data", "${env:TOKEN}", "${HOME}", "${TOKEN:-x}"],
+                 "env": {"KEY": "${env:TOKEN}"}},
+        "asks": {"command": "srv", "env": {"KEY": "${input:api-key}"}},
+    }})
+    user = write(home / ".config" / "Code" / "User" / "settings.json", {"mcp": {"servers": {
+        "mine": {"command": "${workspaceFolder}/run", "args": ["${input:pick}"]},
+        "theirs": {"command": "${userHome}/bin/theirs"},
+        "ws": {"command": "${workspaceFolder}/run"},
+    }}})
+    with caplog.at_level(logging.WARNING, logger="mcp_sync.config"):
+        config = discover(folder / "dir", home, TOKEN="tok")
+    assert config.names == ["tool", "theirs", "ws"]
+    tool = config.resolve("tool")
+    assert tool.command == f"{folder}/bin/srv"
+    assert tool.args == [f"{home}/data", "tok", str(home), "tok"]
+    assert tool.env == {"KEY": "tok"}
+    assert config.raw("tool")["env"] == {"KEY": "${TOKEN}"}
+    assert config.resolve("theirs").command == f"{home}/bin/theirs"
+    # in the user's files, the workspace is the project: the git root
+    assert config.resolve("ws").command == f"{project}/run"
+    assert config.skipped == {
+        str(vscode): "server 'asks' needs the VS Code input ${input:api-key}, which only "
+                     "VS Code can ask for",
+        str(user): "server 'mine' needs the VS Code input ${input:pick}, which only VS Code "
+                   "can ask for",
+    }
+    logged = [record.getMessage() for record in caplog.records]
+    assert any(str(vscode) in line and "'asks'" in line for line in logged)
+    # outside VS Code's files, ${input:...} is no variable of ours: a malformed reference
+    write(project / ".mcp.json", {"mcpServers": {"x": {"command": "${input:a}"}}})
+    with pytest.raises(ConfigError, match="malformed variable reference"):
+        discover(folder / "dir", home)
+
+
 def test_home_inside_the_project_is_read_once(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / ".git").mkdir(parents=True)
