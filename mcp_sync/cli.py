@@ -28,7 +28,8 @@ after a flag named like a secret (``--api-key``, ``--token=``...) and of a URL's
 credentials and query are shown as ``***``. It connects every enabled server and shows
 its state, tool count (after the filters) and last error (exit code 3 when an enabled
 server is not connected); ``--no-connect`` shows the configuration only, connecting
-nothing.
+nothing. A user file that could not be used (or a VS Code entry that needs an input) is
+named in a warning on stderr.
 
 ``tools`` lists each tool with its arguments (``name*:type``; ``*``: required), hints and
 description; ``tools NAME`` shows one tool whole: description, arguments, input and
@@ -920,6 +921,8 @@ def _cmd_servers(args: argparse.Namespace) -> int:
         raise UsageError("servers takes only --config FILE (without it, the configuration "
                          "is discovered)")
     config = load_config(args.config) if args.config else discover_config()
+    for path, why in config.skipped.items():  # the user's files that could not be used
+        _err(f"mcp-sync: warning: left out {printable(path)}: {printable(why)}")
     entries = [_server_entry(config, name) for name in config.names]
     statuses: Dict[str, Any] = {}
     if not args.no_connect:

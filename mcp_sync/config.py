@@ -811,8 +811,11 @@ def discover_config(
         except ConfigError as exc:
             if location.scope == "project":
                 raise
-            log.warning("leaving out %s: %s", location.path, exc)
-            skipped[location.path] = str(exc)
+            why = str(exc)
+            if why.startswith(f"{location.path}: "):  # said once, by the key
+                why = why[len(location.path) + 2:]
+            log.warning("leaving out %s: %s", location.path, why)
+            skipped[location.path] = why
             continue
         if left_out:
             log.warning("leaving out of %s: %s", location.path, "; ".join(left_out))

@@ -176,6 +176,17 @@ def test_a_server_that_does_not_connect_exits_3(places: Places) -> None:
     assert broken["source"] == str(places.home / ".cursor" / "mcp.json")
 
 
+def test_a_user_file_left_out_is_a_warning(places: Places) -> None:
+    places.write(places.project / ".mcp.json", {"mcpServers": {"fine": {"command": "x"}}})
+    claude = places.write(
+        places.home / ".config" / "Claude" / "claude_desktop_config.json", "{broken\x1b[2J")
+    result = places.cli("--json", "servers", "--no-connect")
+    assert result.returncode == 0, result.stderr
+    assert [server["name"] for server in json.loads(result.stdout)] == ["fine"]
+    assert f"mcp-sync: warning: left out {claude}: not valid JSON" in result.stderr
+    assert "\x1b" not in result.stderr
+
+
 def test_config_overrides_discovery(places: Places, tmp_path: Path) -> None:
     configure(places)
     chosen = places.write(tmp_path / "chosen.json", {"mcpServers": {

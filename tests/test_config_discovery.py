@@ -347,8 +347,8 @@ def test_a_bad_user_file_is_logged_and_left_out(project: Path, home: Path,
         config = discover(project, home)
     assert config.names == ["fine"] and config.source_of("fine") == str(cursor)
     assert set(config.skipped) == {str(claude), str(settings)}
-    assert "not valid JSON" in config.skipped[str(claude)]
-    assert "key 'disabledTools[0]'" in config.skipped[str(settings)]
+    assert config.skipped[str(claude)].startswith("not valid JSON: ")
+    assert config.skipped[str(settings)].startswith("server 'x': key 'disabledTools[0]': ")
     logged = [record.getMessage() for record in caplog.records]
     assert any(str(claude) in line and "leaving out" in line for line in logged)
     assert any(str(settings) in line for line in logged)
