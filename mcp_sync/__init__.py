@@ -49,12 +49,17 @@ from .exceptions import (
     RequestTimeout,
     ServerError,
     SessionExpired,
+    TaskCancelled,
+    TaskError,
+    TaskFailed,
+    TaskNotFound,
     ToolError,
     TransportError,
     UnsupportedProtocolVersion,
     URLElicitationRequired,
 )
 from .manager import Manager
+from .tasks import TaskHandle
 from .transports.base import Transport
 from .transports.memory import MemoryTransport
 from .transports.stdio import StdioTransport
@@ -98,6 +103,11 @@ __all__ = [
     "SessionExpired",
     "SseTransport",
     "StdioTransport",
+    "TaskCancelled",
+    "TaskError",
+    "TaskFailed",
+    "TaskHandle",
+    "TaskNotFound",
     "ToolError",
     "Toolbox",
     "Transport",

@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import threading
+import time
 import warnings
 from concurrent.futures import Future
 from typing import (
@@ -49,6 +50,7 @@ from ._protocol import (
     _Default,
 )
 from ._rounds import Rounds, RoundsFuture, RoundsHost
+from ._threads import join_or_warn, start_thread
 from ._version import __version__
 from .context import RequestContext, serving
 from .exceptions import (
@@ -60,12 +62,14 @@ from .exceptions import (
     ListingTooLarge,
     MCPError,
     ProtocolError,
+    RequestTimeout,
     ServerError,
     SessionExpired,
     ToolError,
     excerpt,
 )
 from .rpc import RequestFuture, RpcSession
+from .tasks import TaskBoard, TaskFuture, TaskHandle, Watch, drive
 from .transports.base import Transport, server_label
 
 if TYPE_CHECKING:
@@ -457,6 +461,12 @@ class Client:
         # change is not cached, so a stale list never outlives its notification.
         self._cache_generation: Dict[str, int] = {}
         self._cache_lock = threading.Lock()
+        # The waiters of tasks, woken by notifications/tasks/status and by closing.
+        self._task_board = TaskBoard()
+        # The mcp-sync-task-<name> threads of task futures; close() joins them. Guarded
+        # by _task_threads_lock.
+        self._task_threads: List[threading.Thread] = []
+        self._task_threads_lock = threading.Lock()
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -631,6 +641,7 @@ class Client:
     def _connection_lost(self, session: RpcSession, error: Any) -> None:
         # On the dead session's callback thread; reads state without the lock (connect()
         # may hold it) and reports only a session that connected and was not closed.
+        self._task_board.wake_all()  # a waiting task's next poll meets the loss
         if self._connected_rpc is not session or self._state is not _State.CONNECTED:
             return
         if isinstance(error, SessionExpired):
@@ -661,6 +672,15 @@ class Client:
             subscription.close(unsubscribe=False)  # no round trips: the client is closing
         if session is not None:
             session.close()
+        # Task waiters wake, see the client closed and fail with ConnectionClosed; a
+        # future's thread then ends.
+        self._task_board.wake_all()
+        with self._task_threads_lock:
+            threads, self._task_threads = self._task_threads, []
+        deadline = time.monotonic() + self.close_timeout
+        for thread in threads:
+            join_or_warn(thread, self.close_timeout, "closing the client", log,
+                         deadline=deadline)
 
     def _forget_lists(self) -> None:
         """Drop what the last connection listed: a new one lists again."""
@@ -1210,6 +1230,8 @@ class Client:
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
         raise_on_error: bool = False,
+        task: Optional[bool] = None,
+        ttl: Optional[float] = None,
     ) -> types.CallToolResult:
         """Call a tool and block for its result.
 
@@ -1225,8 +1247,22 @@ class Client:
         so that the model can correct itself. ``raise_on_error=True`` raises
         :class:`~mcp_sync.ToolError` instead, carrying the result (handy in scripts).
 
+        Tasks (2025-11-25, servers that declare ``tasks.requests.tools.call``): a tool
+        whose ``execution.taskSupport`` is ``"required"`` runs as a task, and so does an
+        ``"optional"`` one with ``task=True`` or a ``ttl`` (seconds the server should keep
+        the task); ``task=False`` never asks for one. The call then polls the task (see
+        docs/tasks.md) and returns its result like a plain call's. ``timeout`` bounds
+        each request, and the wait for the task from one change of its status to the next
+        (never past ``max_total_timeout``); running out of it, or Ctrl-C, cancels the
+        task (``tasks/cancel``, best effort). ``on_progress`` also gets each new status
+        message, as ``on_progress(n, None, message)`` for the n-th change seen.
+
         Raises:
             TypeError: ``arguments`` is not a mapping (nothing was sent).
+            ValueError: ``ttl`` is not a positive number of seconds.
+            CapabilityError: ``task=True`` (or a ``ttl``) for a tool or server that does
+                not run tools as tasks (nothing was sent).
+            TaskFailed, TaskCancelled, TaskNotFound: the task ended without a result.
             RequestTimeout: no result before the deadline; the call was cancelled on the wire.
             ServerError: the server answered with a JSON-RPC error (an unknown tool, say).
             ProtocolError: the result is malformed, or its ``structuredContent`` is missing
@@ -1237,6 +1273,16 @@ class Client:
         """
         params = self._call_tool_params(name, arguments, meta)
         plan = _ToolPlan(self, name, params["arguments"], timeout)
+        task_params = self._task_params(name, task, ttl, timeout)
+        if task_params is not None:
+            clock = self._task_clock(timeout)
+            created = self._create_task(name, params, plan, task_params, timeout, on_progress,
+                                        raise_on_error)
+            if not isinstance(created, TaskHandle):
+                return created  # the server ran it as a plain call
+            return created._finish(clock, Watch(), on_progress=on_progress,
+                                   raise_on_error=raise_on_error,
+                                   give_up=self._task_timeout(name, clock))
         stateless = self._stateless()
         data = self._call("tools/call", params, timeout=timeout, on_progress=on_progress,
                           headers=lambda: plan.headers, refresh=plan.refresh_if_repairable())
@@ -1251,6 +1297,8 @@ class Client:
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
         raise_on_error: bool = False,
+        task: Optional[bool] = None,
+        ttl: Optional[float] = None,
     ) -> Future[types.CallToolResult]:
         """Like :meth:`call_tool` but returns with a Future as soon as the call is sent.
 
@@ -1260,9 +1308,27 @@ class Client:
         results.) A result to check against an outputSchema is checked on the session's
         handler pool. With ``raise_on_error=True`` a result with ``isError: true`` fails
         the future with :class:`~mcp_sync.ToolError`.
+
+        A call that runs as a task (``task``, ``ttl``: see :meth:`call_tool`) is sent,
+        and its task polled, on an ``mcp-sync-task-<name>`` thread that ends with the
+        future; ``future.cancel()`` cancels the task too (``tasks/cancel``).
         """
         params = self._call_tool_params(name, arguments, meta)
         plan = _ToolPlan(self, name, params["arguments"], timeout)
+        task_params = self._task_params(name, task, ttl, timeout)
+        if task_params is not None:
+            clock = self._task_clock(timeout)
+
+            def run_task(watch: Watch) -> types.CallToolResult:
+                created = self._create_task(name, params, plan, task_params, timeout,
+                                            on_progress, raise_on_error)
+                if not isinstance(created, TaskHandle):
+                    return created
+                return created._finish(clock, watch, on_progress=on_progress,
+                                       raise_on_error=raise_on_error,
+                                       give_up=self._task_timeout(name, clock))
+
+            return self._task_future(run_task)
         stateless = self._stateless()
         machine = self._rounds("tools/call", params, inputs=True,
                                refresh=plan.refresh_if_repairable())
@@ -1276,6 +1342,171 @@ class Client:
             lambda data: self._tool_result(name, data, plan.tool, plan.schema, stateless,
                                            raise_on_error),
             offload=plan.schema is not None).start()
+
+    # -- tasks (2025-11-25) ---------------------------------------------------------------
+
+    def start_tool_task(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, Any]] = None,
+        *,
+        ttl: Optional[float] = None,
+        timeout: Timeout = DEFAULT,
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> TaskHandle:
+        """Start tool ``name`` as a task and return at once with its :class:`TaskHandle`
+        (``handle.id`` is the task's id: keep it to re-attach later with :meth:`task`).
+
+        ``ttl``: seconds the server should keep the task and its result (it may keep
+        them for less, or more). ``timeout`` bounds the ``tools/call`` that creates it.
+        The handle's :meth:`~TaskHandle.result` checks the result against the tool's
+        ``outputSchema``, as :meth:`call_tool` does.
+
+        Raises:
+            CapabilityError: the server does not run tools as tasks
+                (``tasks.requests.tools.call``), or this tool's ``execution.taskSupport``
+                is ``"forbidden"`` or absent (nothing was sent).
+            ValueError: ``ttl`` is not a positive number of seconds.
+            ProtocolError: the server answered with no task.
+            RequestTimeout, ServerError, ConnectionClosed: as for any request.
+        """
+        params = self._call_tool_params(name, arguments, meta)
+        plan = _ToolPlan(self, name, params["arguments"], timeout)
+        task_params = self._task_params(name, True, ttl, timeout)
+        assert task_params is not None  # task=True: a task, or CapabilityError
+        created = self._create_task(name, params, plan, task_params, timeout, None, False)
+        if not isinstance(created, TaskHandle):
+            raise ProtocolError(f"{self.name} answered tools/call {name!r} with a result, "
+                                "not the task it was asked to create")
+        return created
+
+    def task(self, task_id: str) -> TaskHandle:
+        """A :class:`TaskHandle` for a task started earlier (by this client, another one
+        on the same server, or another process that kept the id). Sends nothing.
+
+        The handle does not know the tool, so its result is not checked against an
+        ``outputSchema``. A server may keep tasks per session: over a new MCP session
+        (another client, a renewed session) it may not know the id
+        (:class:`~mcp_sync.TaskNotFound`).
+        """
+        return TaskHandle(self, task_id)
+
+    def list_tasks(self, *, timeout: Timeout = DEFAULT) -> List[types.Task]:
+        """Every task the server lists for this client (``tasks/list``, following
+        pagination within ``max_pages``, ``max_list_items`` and ``max_list_bytes``).
+
+        Raises:
+            CapabilityError: the server did not declare ``tasks.list``.
+            ListingTooLarge, RequestTimeout, ServerError, ConnectionClosed.
+        """
+        from . import types
+
+        self._require_capability("tasks/list", "tasks", "list")
+        return self._paginate("tasks/list", "tasks", types.Task, timeout, False)
+
+    def cancel_task(self, task_id: str, *, timeout: Timeout = DEFAULT) -> types.Task:
+        """Cancel task ``task_id``: ``self.task(task_id).cancel()`` (see
+        :meth:`TaskHandle.cancel`)."""
+        return self.task(task_id).cancel(timeout=timeout)
+
+    def _task_params(self, name: str, task: Optional[bool], ttl: Optional[float],
+                     timeout: Timeout) -> Optional[Dict[str, Any]]:
+        """The ``task`` param of a call to tool ``name``, or None for a plain call.
+
+        Asked for (``task`` or ``ttl``), a task needs the server's
+        ``tasks.requests.tools.call`` and a tool whose ``execution.taskSupport`` is
+        ``"required"`` or ``"optional"``; not asked for, a ``"required"`` tool gets one.
+        The 2026-07-28 era has no tasks in the protocol itself: calls stay plain.
+        """
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float))
+                                or not 0 < ttl < float("inf")):
+            raise ValueError(f"ttl is a positive number of seconds, not {ttl!r}")
+        wanted = task if task is not None else (True if ttl is not None else None)
+        if wanted is False:
+            return None
+        capable = not self._stateless() and self._offers("tasks", "requests", "tools", "call")
+        if not capable:
+            if wanted:
+                raise CapabilityError(
+                    f"{self.name} does not run tools as tasks (capability "
+                    "'tasks.requests.tools.call' not declared"
+                    + (", and the 2026-07-28 era has no tasks" if self._stateless() else "")
+                    + f"); call {name!r} without task= or ttl=")
+            return None
+        support = self._task_support(name, timeout)
+        if wanted is None and support != "required":
+            return None
+        if wanted and support not in ("required", "optional"):
+            raise CapabilityError(
+                f"tool {excerpt(repr(name), 80)} of {self.name} cannot run as a task (its "
+                f"execution.taskSupport is {excerpt(repr(support), 40) if support else 'absent'}"
+                f"); call it without task= or ttl=")
+        params: Dict[str, Any] = {}
+        if ttl is not None:
+            params["ttl"] = max(1, round(ttl * 1000))
+        return params
+
+    def _task_support(self, name: str, timeout: Timeout) -> Optional[str]:
+        """Tool ``name``'s ``execution.taskSupport`` (listing the tools first if this
+        connection has not), or None when the tool is not listed or says nothing."""
+        tool = self._tool(name)
+        if tool is None and self._has_capability("tools"):
+            self.list_tools(timeout=timeout)
+            tool = self._tool(name)
+        execution = tool.execution if tool is not None else None
+        support = execution.task_support if execution is not None else None
+        return support
+
+    def _task_clock(self, timeout: Timeout) -> Any:
+        from .tasks import _Clock
+
+        return _Clock(self._timeout(timeout), self.max_total_timeout,
+                      push=self.reset_timeout_on_progress)
+
+    def _task_timeout(self, name: str, clock: Any) -> Callable[[RequestTimeout], RequestTimeout]:
+        """The timeout a task-augmented call raises when its wait runs out."""
+        return lambda expired: clock.expired("tools/call", expired.request_id, name)
+
+    def _create_task(
+        self, name: str, params: Dict[str, Any], plan: _ToolPlan, task_params: Dict[str, Any],
+        timeout: Timeout, on_progress: Optional[ProgressCallback], raise_on_error: bool,
+    ) -> Union[TaskHandle, types.CallToolResult]:
+        """Send the task-augmented ``tools/call``: a handle for the task created, or the
+        result of a server that ran the call plainly after all."""
+        from . import types
+
+        data = self._call("tools/call", dict(params, task=task_params), timeout=timeout,
+                          on_progress=on_progress, headers=lambda: plan.headers)
+        if isinstance(data, dict) and "task" not in data and "content" in data:
+            log.info("%s ran tool %s plainly, not as the task asked for", self.name,
+                     excerpt(repr(name), 80))
+            return self._tool_result(name, data, plan.tool, plan.schema, False,
+                                     raise_on_error)
+        created = _parse(types.CreateTaskResult, data, "tools/call result (a created task)")
+        log.debug("%s runs tool %s as task %s", self.name, excerpt(repr(name), 80),
+                  excerpt(repr(created.task.task_id), 80))
+        definition = plan.tool if plan.tool is not None else None
+        return TaskHandle(self, created.task.task_id, task=created.task, tool=name,
+                          definition=definition, schema=plan.schema)
+
+    def _task_client_open(self) -> bool:
+        """Whether task waiters may go on: the client was not closed."""
+        return self._state is not _State.CLOSED
+
+    def _task_future(self, work: Callable[[Watch], Any]) -> Future[Any]:
+        """A future for ``work(watch)``, run on an ``mcp-sync-task-<name>`` thread that
+        ``close()`` joins; cancelling the future stops ``watch``."""
+        watch = Watch()
+        future = TaskFuture(watch)
+        with self._task_threads_lock:
+            if self._state is _State.CLOSED:
+                raise ClientNotConnected(
+                    f"client for {self.name} is closed; call connect() again")
+            self._task_threads = [t for t in self._task_threads if t.is_alive()]
+            thread = start_thread(drive, f"mcp-sync-task-{self.name}", future,
+                                  lambda: work(watch))
+            self._task_threads.append(thread)
+        return future
 
     def _mismatch_refreshable(self) -> bool:
         """A header mismatch can be repaired by listing the tools again: the stateless
@@ -1589,7 +1820,9 @@ class Client:
                 f"{', '.join(self.elicitation_modes)})")
 
     def _on_notification(self, method: str, params: Optional[Dict[str, Any]]) -> None:
-        if method == "notifications/subscriptions/acknowledged":
+        if method == "notifications/tasks/status":
+            self._task_board.status(params)
+        elif method == "notifications/subscriptions/acknowledged":
             meta = (params or {}).get("_meta") or {}
             subscription_id = meta.get(META_SUBSCRIPTION_ID)
             for subscription in list(self._subscriptions):

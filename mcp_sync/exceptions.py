@@ -36,6 +36,12 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── ToolError                       a tool result with ``isError: true``, raised only for
     │                                   ``call_tool(..., raise_on_error=True)`` or a Toolbox
     │                                   with ``raise_errors=True``; carries it
+    ├── TaskError                       a task (a tool call run as a task) ended without a
+    │   │                               result; carries task_id and the last Task seen
+    │   ├── TaskFailed                  the task failed; carries the server's error, if any
+    │   ├── TaskCancelled               the task was cancelled (by the server, or tasks/cancel)
+    │   └── TaskNotFound                the server does not know the task id: unknown or
+    │                                   expired (-32602 to tasks/get or tasks/result)
     ├── InvalidToolCall                 a model asked a Toolbox for a call it cannot make
     │                                   (unknown name, arguments not an object), or a
     │                                   Manager's tool is disabled by the configuration
@@ -102,6 +108,10 @@ __all__ = [
     "RequestTimeout",
     "ServerError",
     "SessionExpired",
+    "TaskCancelled",
+    "TaskError",
+    "TaskFailed",
+    "TaskNotFound",
     "ToolError",
     "TransportError",
     "URLElicitationRequired",
@@ -442,6 +452,39 @@ class ToolError(MCPError):
 
     def __reduce__(self) -> Any:
         return (type(self), (self.tool, self.result))
+
+
+class TaskError(MCPError):
+    """A task (a ``tools/call`` the server runs as a task, MCP 2025-11-25) ended without
+    a result to return.
+
+    ``task_id`` is the task's id; ``task`` the last :class:`~mcp_sync.types.Task` the
+    client saw (``None`` when it saw none); ``error`` the :class:`ServerError` the server
+    answered, when there was one (also ``__cause__``). Picklable with all three.
+    """
+
+    def __init__(self, message: str, *, task_id: str, task: Any = None,
+                 error: Optional[BaseException] = None) -> None:
+        super().__init__(message)
+        self.task_id = task_id
+        self.task = task
+        self.error = error
+
+
+class TaskFailed(TaskError):
+    """The task ended ``failed`` and ``tasks/result`` answered with a JSON-RPC error
+    (``error``), or gave nothing to return. A failed tool whose result has
+    ``isError: true`` is a result instead, returned like a plain call's."""
+
+
+class TaskCancelled(TaskError):
+    """The task ended ``cancelled``: the server cancelled it, or a ``tasks/cancel`` from
+    anyone did. (A caller's own ``future.cancel()`` raises ``CancelledError`` as usual.)"""
+
+
+class TaskNotFound(TaskError):
+    """The server does not know the task: the id is wrong, or the task expired (its
+    ``ttl`` passed) and the server deleted it. The server's -32602 is ``error``."""
 
 
 class InvalidToolCall(MCPError):

@@ -136,9 +136,10 @@ MAX_SERVER_REQUESTS = 64
 #: Answers waiting for the reply thread.
 MAX_REPLIES = 64
 # Notifications the callback queue may drop when it is full: what they do to the session
-# (move a deadline, cancel a handler) is done on the dispatch thread already.
+# (move a deadline, cancel a handler) is done on the dispatch thread already. A task's
+# status notification only wakes its poller early: the next tasks/get tells the same.
 _DROPPABLE = frozenset({"notifications/message", "notifications/progress",
-                        "notifications/cancelled"})
+                        "notifications/cancelled", "notifications/tasks/status"})
 # What the server is told when a handler raises: the exception's text stays in the
 # client's log (it may hold a key, a path, a stack).
 _HANDLER_FAILED = {

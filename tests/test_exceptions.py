@@ -76,13 +76,23 @@ SAMPLES: Dict[str, Any] = {
     "verb": "POST",
     "during": "connect",
     "total": True,
+    "task_id": "786512e2-9e0d-44bd-8f29-789f320fe840",
 }
+
+
+def sample_task() -> Any:
+    return types.Task(task_id=SAMPLES["task_id"], status="failed", status_message="disk full",
+                      created_at="2025-11-25T10:30:00Z", last_updated_at="2025-11-25T10:40:00Z",
+                      ttl=None, poll_interval=5000)
 
 
 def sample_value(cls: type, name: str) -> Any:
     if cls.__name__ == "ToolError" and name == "result":
         return types.CallToolResult(content=[types.TextContent(type="text", text="no such city")],
                                     is_error=True)
+    if cls.__name__.startswith("Task") and name in ("task", "error"):
+        # Exceptions compare by identity: a nested error is checked in its own test.
+        return sample_task() if name == "task" else None
     if cls.__name__ == "ServerUnavailable" and name == "state":
         from mcp_sync.manager import ServerState
 
@@ -124,6 +134,19 @@ def test_every_error_class_pickles_with_its_attributes_and_message() -> None:
     timeout = pickle.loads(pickle.dumps(RequestTimeout("tools/call", 7, 1.5)))
     assert isinstance(timeout, TimeoutError)
     assert (timeout.method, timeout.request_id, timeout.timeout) == ("tools/call", 7, 1.5)
+
+
+def test_task_errors_pickle_with_their_task_and_the_servers_error() -> None:
+    cause = ServerError(-32603, "disk full", {"free": 0}, method="tasks/result")
+    for cls in (mcp_sync.TaskFailed, mcp_sync.TaskCancelled, mcp_sync.TaskNotFound):
+        error = cls("task failed: disk full", task_id=SAMPLES["task_id"], task=sample_task(),
+                    error=cause)
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is cls and isinstance(copy, mcp_sync.TaskError)
+        assert str(copy) == str(error) and copy.task_id == SAMPLES["task_id"]
+        assert copy.task == sample_task() and copy.task.ttl is None
+        assert type(copy.error) is ServerError and str(copy.error) == str(cause)
+        assert (copy.error.code, copy.error.data) == (-32603, {"free": 0})
 
 
 def drawn_tree() -> Dict[str, str]:

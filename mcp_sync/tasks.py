@@ -1,0 +1,573 @@
+"""Tasks (MCP 2025-11-25): a tool call the server runs in the background, polled for.
+
+The client is the *requestor*: a ``tools/call`` carrying ``task: {ttl?}`` is answered at
+once with a ``CreateTaskResult`` (the task's id and ``working`` status); the client then
+asks ``tasks/get`` until the task is terminal (``completed``, ``failed``,
+``cancelled``) or ``input_required``, and reads the tool's result with ``tasks/result``
+(for ``input_required`` the server holds that request open while it asks the client's
+handlers for input, then answers with the result). :class:`TaskHandle` is one task seen
+from the client; ``Client.call_tool`` drives one to its result for a tool whose
+``execution.taskSupport`` is ``"required"`` (or ``"optional"`` with ``task=True``).
+
+Polling follows the server's ``pollInterval``, kept between :data:`MIN_POLL_INTERVAL`
+and :data:`MAX_POLL_INTERVAL` (:data:`DEFAULT_POLL_INTERVAL` when the server gives
+none). A ``notifications/tasks/status`` for a watched task wakes its poller at once and
+stands for a poll (the notification carries the whole task); the next ``tasks/get``
+is still sent on time, since a server need not notify. The notifications are
+coalesced: a poller sees the latest one, however many arrived while it was busy.
+
+Threads: none of its own for the blocking forms (``call_tool``, :meth:`TaskHandle.wait`,
+:meth:`TaskHandle.result`): they poll on the caller's thread. The future forms
+(``call_tool_future`` of a task, :meth:`TaskHandle.future`) run the same code on one
+short-lived ``mcp-sync-task-<server>`` thread each, which ends with its future; the
+client's ``close()`` wakes and joins them (``close_timeout``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+
+from ._core import settle
+from ._protocol import DEFAULT, INVALID_PARAMS, Timeout
+from .exceptions import (
+    ClientNotConnected,
+    ConnectionClosed,
+    MCPError,
+    ProtocolError,
+    RequestTimeout,
+    ServerError,
+    TaskCancelled,
+    TaskError,
+    TaskFailed,
+    TaskNotFound,
+    excerpt,
+)
+
+if TYPE_CHECKING:
+    from . import types
+    from .client import Client
+
+__all__ = [
+    "CANCEL_TIMEOUT",
+    "DEFAULT_POLL_INTERVAL",
+    "MAX_POLL_INTERVAL",
+    "MIN_POLL_INTERVAL",
+    "TERMINAL_STATUSES",
+    "TaskHandle",
+]
+
+log = logging.getLogger(__name__)
+
+#: The shortest wait between two ``tasks/get`` of one task, seconds, whatever
+#: ``pollInterval`` the server asks for (a server cannot make the client spin).
+MIN_POLL_INTERVAL = 0.05
+#: The longest wait between two ``tasks/get``, seconds: a server asking for hours is
+#: still polled this often, so a lost status notification costs at most this much.
+MAX_POLL_INTERVAL = 5.0
+#: The wait between polls when the server gives no ``pollInterval``, seconds.
+DEFAULT_POLL_INTERVAL = 1.0
+#: The bound on the best-effort ``tasks/cancel`` sent when a call gives up (a timeout,
+#: Ctrl-C, ``future.cancel()``), seconds.
+CANCEL_TIMEOUT = 2.0
+#: The statuses a task never leaves.
+TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+# The statuses at which the requestor reads tasks/result (input_required: the server
+# asks for the input while that request is open).
+_READY = TERMINAL_STATUSES | {"input_required"}
+
+
+def poll_interval(task: Any) -> float:
+    """Seconds to the next ``tasks/get``: the task's ``pollInterval`` (ms), bounded."""
+    given = getattr(task, "poll_interval", None)
+    if not isinstance(given, (int, float)) or isinstance(given, bool) or given != given:
+        return DEFAULT_POLL_INTERVAL
+    return min(MAX_POLL_INTERVAL, max(MIN_POLL_INTERVAL, given / 1000.0))
+
+
+class _Stopped(Exception):
+    """The owner of a future cancelled it: stop waiting (never leaves this module)."""
+
+
+class Watch:
+    """One waiter's view of a task: the latest status notification not yet seen, and
+    whether its future was cancelled. ``event`` wakes the waiter for either (and for the
+    client closing). Can be shared between threads; ``_lock`` guards ``_note``."""
+
+    def __init__(self) -> None:
+        self.task_id: Optional[str] = None
+        self.event = threading.Event()
+        self.stopped = False
+        self._lock = threading.Lock()
+        self._note: Optional[Dict[str, Any]] = None
+
+    def offer(self, params: Dict[str, Any]) -> None:
+        with self._lock:
+            self._note = params
+        self.event.set()
+
+    def take(self) -> Optional[Dict[str, Any]]:
+        with self._lock:
+            note, self._note = self._note, None
+        return note
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.event.set()
+
+
+class TaskBoard:
+    """The client's watches by task id: ``notifications/tasks/status`` (on the callback
+    thread) wakes the waiters of that task; a closing client wakes them all. Holds only
+    the watches of tasks someone waits for, so a server's notifications about other ids
+    cost nothing. ``_lock`` guards ``_watches``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watches: Dict[str, List[Watch]] = {}
+
+    def watch(self, watch: Watch, task_id: str) -> None:
+        watch.task_id = task_id
+        with self._lock:
+            self._watches.setdefault(task_id, []).append(watch)
+
+    def unwatch(self, watch: Watch) -> None:
+        with self._lock:
+            watches = self._watches.get(watch.task_id or "")
+            if watches is not None and watch in watches:
+                watches.remove(watch)
+                if not watches:
+                    del self._watches[watch.task_id or ""]
+
+    def status(self, params: Any) -> None:
+        """A ``notifications/tasks/status`` arrived (callback thread)."""
+        task_id = params.get("taskId") if isinstance(params, dict) else None
+        if not isinstance(task_id, str):
+            return
+        with self._lock:
+            watches = list(self._watches.get(task_id, ()))
+        for watch in watches:
+            watch.offer(params)
+
+    def wake_all(self) -> None:
+        with self._lock:
+            watches = [w for ws in self._watches.values() for w in ws]
+        for watch in watches:
+            watch.event.set()
+
+
+class _Clock:
+    """The deadline of one wait: ``timeout`` from the start, pushed out by each change
+    of the task (with ``push``) but never past ``max_total`` from the start."""
+
+    def __init__(self, timeout: Optional[float], max_total: Optional[float],
+                 push: bool) -> None:
+        now = time.monotonic()
+        self.timeout = timeout
+        self.max_total = max_total
+        self._push = push and timeout is not None
+        self._pushed = False
+        self._total_end = None if max_total is None else now + max_total
+        end = None if timeout is None else now + timeout
+        if end is not None and self._total_end is not None:
+            end = min(end, self._total_end)
+        self._end = self._total_end if end is None else end
+
+    def push(self) -> None:
+        if self._push:
+            assert self.timeout is not None
+            end = time.monotonic() + self.timeout
+            self._pushed = True
+            self._end = end if self._total_end is None else min(end, self._total_end)
+
+    def remaining(self) -> Optional[float]:
+        return None if self._end is None else self._end - time.monotonic()
+
+    def request_timeout(self, default: Optional[float]) -> Optional[float]:
+        """The bound of one request within this wait (at most ``default``).
+
+        Raises:
+            RequestTimeout: the wait is over (``_Clock`` callers convert it).
+        """
+        remaining = self.remaining()
+        if remaining is None:
+            return default
+        if remaining <= 0:
+            raise RequestTimeout("tasks/get", None, self.timeout)
+        return remaining if default is None else min(default, remaining)
+
+    def expired(self, method: str, request_id: Any, subject: Optional[str]) -> RequestTimeout:
+        """The timeout to raise: ``total`` when ``max_total`` is the bound that ran out."""
+        total = self._end is not None and self._end == self._total_end and (
+            self.timeout is None or self._pushed
+            or (self.max_total is not None and self.max_total < self.timeout))
+        return RequestTimeout(method, request_id, self.max_total if total else self.timeout,
+                              subject, total=total)
+
+
+class TaskHandle:
+    """One task on the server, seen from the client: its ``id``, and the means to ask
+    its state, wait for it, read its result or cancel it. Can be shared between threads;
+    every method blocks at most its ``timeout`` (by default the client's ``timeout``;
+    ``None``: no limit).
+
+    Made by :meth:`Client.start_tool_task` (which knows the tool, so a result is checked
+    against its ``outputSchema`` as a plain call's is) or :meth:`Client.task` (re-attach
+    by id, from another request or process: no tool known, no check). The handle holds
+    no resource: dropping it leaves the task to the server (which deletes it after its
+    ``ttl``). A :meth:`wait` or :meth:`result` that runs out of time raises
+    :class:`~mcp_sync.RequestTimeout` and leaves the task running; wait again later.
+
+    Waiting polls ``tasks/get`` at the server's ``pollInterval`` (kept between 0.05 and
+    5 s; 1 s when none is given), and wakes at once on a ``notifications/tasks/status``
+    for the task. A client closed (or a connection lost) while a handle waits fails the
+    wait with :class:`~mcp_sync.ConnectionClosed`.
+    """
+
+    def __init__(self, client: Client, task_id: str, *, task: Optional[types.Task] = None,
+                 tool: Optional[str] = None, definition: Optional[types.Tool] = None,
+                 schema: Any = None) -> None:
+        if not isinstance(task_id, str) or not task_id:
+            raise TypeError(f"a task id is a non-empty string, not {excerpt(repr(task_id), 80)}")
+        self._client = client
+        #: The task's id, given by the server.
+        self.id = task_id
+        #: The tool the task runs, when this handle started it (else ``None``).
+        self.tool = tool
+        self._definition = definition
+        self._schema = schema
+        self._last = task
+        # The last (status, statusMessage) seen, to tell changes apart from repeats.
+        self._seen: Optional[tuple] = None  # type: ignore[type-arg]
+
+    def __repr__(self) -> str:
+        status = self._last.status if self._last is not None else "unknown"
+        return f"<TaskHandle {excerpt(self.id, 80)} {status} on {self._client.name}>"
+
+    @property
+    def last(self) -> Optional[types.Task]:
+        """The last state of the task this handle saw (no request), or ``None``."""
+        return self._last
+
+    # -- one request each ----------------------------------------------------------------
+
+    def status(self, *, timeout: Timeout = DEFAULT) -> types.Task:
+        """Ask the server for the task's current state (one ``tasks/get``).
+
+        Raises:
+            TaskNotFound: the server does not know the id (wrong, or expired).
+            RequestTimeout, ConnectionClosed, ServerError: as for any request.
+        """
+        return self._get(self._client._timeout(timeout))
+
+    def cancel(self, *, timeout: Timeout = DEFAULT) -> types.Task:
+        """Cancel the task (``tasks/cancel``); returns its state after (``cancelled``).
+
+        A task that had ended already is left as it is, and its state returned (the
+        server refuses to cancel it; the client then asks for its state).
+
+        Raises:
+            CapabilityError: the server did not declare ``tasks.cancel``.
+            TaskNotFound: the server does not know the id.
+            RequestTimeout, ConnectionClosed, ServerError: as for any request.
+        """
+        from . import types
+
+        client = self._client
+        client._require_capability("tasks/cancel", "tasks", "cancel")
+        bound = client._timeout(timeout)
+        try:
+            data = client.request("tasks/cancel", {"taskId": self.id}, timeout=bound)
+        except ServerError as exc:
+            if exc.code != INVALID_PARAMS:
+                raise
+            ended = self._get(bound)  # TaskNotFound when it is the id the server refused
+            if ended.status in TERMINAL_STATUSES:
+                return ended
+            raise
+        task: types.Task = self._parse(types.CancelTaskResult, data, "tasks/cancel result")
+        self._last = task
+        return task
+
+    # -- waiting -------------------------------------------------------------------------
+
+    def wait(self, timeout: Timeout = DEFAULT) -> types.Task:
+        """Block until the task is terminal (``completed``, ``failed``, ``cancelled``) or
+        needs input (``input_required``); returns its state then.
+
+        Raises:
+            RequestTimeout: not within ``timeout`` (the task goes on; wait again).
+            TaskNotFound: the server does not know the id (wrong, or expired).
+            ConnectionClosed: the client closed, or its connection was lost, meanwhile.
+        """
+        clock = self._clock(timeout)
+        watch = Watch()
+        task: types.Task = self._waiting(watch, lambda: self._wait_ready(clock, watch, None),
+                                         clock, subject=self.id)
+        return task
+
+    def result(self, timeout: Timeout = DEFAULT, *,
+               raise_on_error: bool = False) -> types.CallToolResult:
+        """Block until the task ends and return the tool's result (``tasks/result``), as
+        :meth:`Client.call_tool` would: a result with ``isError: true`` is returned
+        (raised as :class:`~mcp_sync.ToolError` with ``raise_on_error``), and checked
+        against the tool's ``outputSchema`` when this handle knows the tool.
+
+        A task that needs input (``input_required``) is answered by the client's
+        handlers (elicitation, sampling) while ``tasks/result`` is open.
+
+        Raises:
+            RequestTimeout: not within ``timeout`` (the task goes on; ask again).
+            TaskFailed: the task failed with a JSON-RPC error (``error``).
+            TaskCancelled: the task was cancelled.
+            TaskNotFound: the server does not know the id (wrong, or expired).
+            ConnectionClosed: the client closed, or its connection was lost, meanwhile.
+            ProtocolError, ToolError, InvalidToolSchema: as for ``call_tool``.
+        """
+        return self._finish(self._clock(timeout), Watch(), on_progress=None,
+                            raise_on_error=raise_on_error, give_up=None)
+
+    def future(self, timeout: Timeout = DEFAULT, *,
+               raise_on_error: bool = False) -> Future[types.CallToolResult]:
+        """:meth:`result` as a :class:`concurrent.futures.Future`, at once.
+
+        The waiting runs on an ``mcp-sync-task-<server>`` thread that ends with the
+        future. ``future.cancel()`` stops it and cancels the task (``tasks/cancel``,
+        best effort, within 2 s).
+        """
+        clock = self._clock(timeout)
+        return self._client._task_future(
+            lambda watch: self._finish(clock, watch, on_progress=None,
+                                       raise_on_error=raise_on_error, give_up=None))
+
+    # -- the machinery -------------------------------------------------------------------
+
+    def _clock(self, timeout: Timeout) -> _Clock:
+        client = self._client
+        return _Clock(client._timeout(timeout), None, push=False)
+
+    def _get(self, bound: Optional[float]) -> types.Task:
+        from . import types
+
+        try:
+            data = self._client.request("tasks/get", {"taskId": self.id}, timeout=bound)
+        except ServerError as exc:
+            if exc.code == INVALID_PARAMS:
+                raise self._not_found(exc) from exc
+            raise
+        task: types.Task = self._parse(types.GetTaskResult, data, "tasks/get result")
+        self._last = task
+        return task
+
+    def _parse(self, model: Any, data: Any, what: str) -> Any:
+        from .client import _parse
+
+        task = _parse(model, data, what)
+        if task.task_id != self.id:
+            raise ProtocolError(
+                f"{what} from {self._client.name} is about task "
+                f"{excerpt(repr(task.task_id), 80)}, not {excerpt(repr(self.id), 80)}")
+        return task
+
+    def _not_found(self, error: ServerError) -> TaskNotFound:
+        return TaskNotFound(
+            f"{self._client.name} does not know task {excerpt(repr(self.id), 80)} "
+            f"(unknown or expired): {excerpt(error.message, 200)}",
+            task_id=self.id, task=self._last, error=error)
+
+    def _waiting(self, watch: Watch, work: Callable[[], Any], clock: _Clock, *,
+                 subject: Optional[str], method: str = "tasks/get") -> Any:
+        """Run ``work`` with ``watch`` on the board: a wait's end, timeout and closing."""
+        client = self._client
+        board = client._task_board
+        board.watch(watch, self.id)
+        try:
+            return work()
+        except RequestTimeout as exc:
+            raise clock.expired(method, None, subject) from exc
+        except ClientNotConnected as exc:
+            raise self._closed() from exc
+        finally:
+            board.unwatch(watch)
+
+    def _closed(self) -> ConnectionClosed:
+        return ConnectionClosed(f"the client for {self._client.name} closed while waiting for "
+                                f"task {excerpt(repr(self.id), 80)}")
+
+    def _wait_ready(self, clock: _Clock, watch: Watch,
+                    on_status: Optional[Callable[[types.Task], None]]) -> types.Task:
+        """Poll until the task is ready for ``tasks/result``; on the calling thread."""
+        from . import types
+
+        client = self._client
+        task = self._last
+        if task is None or task.status in _READY:
+            # Re-attached, or a state seen earlier: ask (a finished task may be gone).
+            task = self._get(clock.request_timeout(client.timeout))
+        next_poll = time.monotonic() + poll_interval(task)
+        while True:
+            self._note(task, clock, on_status)
+            if task.status in _READY:
+                return task
+            remaining = clock.remaining()
+            if remaining is not None and remaining <= 0:
+                raise RequestTimeout("tasks/get", None, clock.timeout)
+            pause = max(0.0, next_poll - time.monotonic())
+            watch.event.wait(pause if remaining is None else min(pause, remaining))
+            watch.event.clear()
+            if watch.stopped:
+                raise _Stopped()
+            if not client._task_client_open():
+                raise self._closed()
+            note = watch.take()
+            if note is not None:
+                try:
+                    task = self._parse(types.TaskStatusNotificationParams, note,
+                                       "notifications/tasks/status")
+                except ProtocolError as exc:
+                    log.warning("%s: skipping a malformed task status notification: %s",
+                                client.name, excerpt(str(exc), 300))
+                else:
+                    self._last = task
+                    continue
+            if time.monotonic() >= next_poll:
+                task = self._get(clock.request_timeout(client.timeout))
+                next_poll = time.monotonic() + poll_interval(task)
+
+    def _note(self, task: types.Task, clock: _Clock,
+              on_status: Optional[Callable[[types.Task], None]]) -> None:
+        seen = (task.status, task.status_message)
+        if seen == self._seen:
+            return
+        if self._seen is not None:
+            clock.push()
+        self._seen = seen
+        if on_status is not None:
+            on_status(task)
+
+    def _payload(self, task: types.Task, clock: _Clock) -> Dict[str, Any]:
+        """``tasks/result`` of a ready task, or the error it ends with."""
+        if task.status == "cancelled":
+            raise TaskCancelled(
+                f"task {excerpt(repr(self.id), 80)} on {self._client.name} was cancelled"
+                + _because(task), task_id=self.id, task=task)
+        try:
+            data = self._client.request("tasks/result", {"taskId": self.id},
+                                        timeout=clock.request_timeout(None))
+        except ServerError as exc:
+            raise self._failure(task, exc, clock) from exc
+        if not isinstance(data, dict):
+            raise ProtocolError(f"tasks/result from {self._client.name} is not an object")
+        return data
+
+    def _failure(self, task: types.Task, error: ServerError, clock: _Clock) -> TaskError:
+        """What a ``tasks/result`` error means, by the task's status."""
+        if task.status not in TERMINAL_STATUSES:  # input_required when asked: ask again
+            try:
+                task = self._get(clock.request_timeout(self._client.timeout))
+            except TaskNotFound as exc:
+                return exc
+        where = f"task {excerpt(repr(self.id), 80)} on {self._client.name}"
+        if task.status == "cancelled":
+            return TaskCancelled(f"{where} was cancelled" + _because(task),
+                                 task_id=self.id, task=task, error=error)
+        if error.code == INVALID_PARAMS and task.status != "failed":
+            return self._not_found(error)
+        return TaskFailed(f"{where} failed: {excerpt(error.message, 300)}",
+                          task_id=self.id, task=task, error=error)
+
+    def _finish(self, clock: _Clock, watch: Watch, *,
+                on_progress: Optional[Callable[[float, Optional[float], Optional[str]], None]],
+                raise_on_error: bool, give_up: Optional[Callable[[RequestTimeout], Any]],
+                ) -> types.CallToolResult:
+        """Wait for the task, read its result, and make it a CallToolResult.
+
+        ``give_up`` (a task-augmented ``call_tool``) makes a timeout, Ctrl-C or a
+        cancelled future cancel the task; it returns the timeout to raise.
+        """
+        on_status = None
+        if on_progress is not None:
+            on_status = _status_reporter(on_progress)
+
+        def work() -> Any:
+            task = self._wait_ready(clock, watch, on_status)
+            return self._payload(task, clock)
+
+        try:
+            data = self._waiting(watch, work, clock, subject=self.id, method="tasks/result")
+        except RequestTimeout as exc:
+            if give_up is None:
+                raise
+            self._cancel_quietly("the call timed out")
+            raise give_up(exc) from exc.__cause__
+        except (KeyboardInterrupt, _Stopped):
+            if give_up is not None or watch.stopped:
+                self._cancel_quietly("the caller gave up")
+            raise
+        return self._client._tool_result(self.tool or "(task)", data, self._definition,
+                                         self._schema, False, raise_on_error)
+
+    def _cancel_quietly(self, why: str) -> None:
+        """Best-effort ``tasks/cancel`` within :data:`CANCEL_TIMEOUT` (when declared)."""
+        client = self._client
+        try:
+            if not client._offers("tasks", "cancel"):
+                log.info("%s: %s, but the server does not cancel tasks; task %s goes on",
+                         client.name, why, excerpt(repr(self.id), 80))
+                return
+            client.request("tasks/cancel", {"taskId": self.id}, timeout=CANCEL_TIMEOUT)
+        except MCPError as exc:
+            log.info("%s: could not cancel task %s (%s): %s", client.name,
+                     excerpt(repr(self.id), 80), why, exc)
+
+
+def _because(task: Any) -> str:
+    message = getattr(task, "status_message", None)
+    return f": {excerpt(message, 300)}" if message else ""
+
+
+def _status_reporter(on_progress: Callable[[float, Optional[float], Optional[str]], None],
+                     ) -> Callable[[Any], None]:
+    """``on_progress(n, None, statusMessage)`` for the n-th change of status seen."""
+    count = [0]
+
+    def report(task: Any) -> None:
+        count[0] += 1
+        message = task.status_message
+        try:
+            on_progress(float(count[0]), None,
+                        message if message is not None else task.status)
+        except Exception:
+            log.exception("on_progress raised for a task status")
+
+    return report
+
+
+class TaskFuture(Future):  # type: ignore[type-arg]
+    """The future of a task driven on an ``mcp-sync-task-<server>`` thread;
+    ``cancel()`` wakes that thread, which cancels the task."""
+
+    def __init__(self, watch: Watch) -> None:
+        super().__init__()
+        self._watch = watch
+
+    def cancel(self) -> bool:
+        if not super().cancel():
+            return False
+        self._watch.stop()
+        return True
+
+
+def drive(future: TaskFuture, work: Callable[[], Any]) -> None:
+    """The body of an ``mcp-sync-task-<server>`` thread."""
+    try:
+        result = work()
+    except _Stopped:
+        return  # the future was cancelled; the task with it
+    except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
+        settle(future, error=exc)
+    else:
+        settle(future, result)
