@@ -1255,7 +1255,7 @@ class Client:
         each request, and the wait for the task from one change of its status to the next
         (never past ``max_total_timeout``); running out of it, or Ctrl-C, cancels the
         task (``tasks/cancel``, best effort). ``on_progress`` also gets each new status
-        message, as ``on_progress(n, None, message)`` for the n-th change seen.
+        message, as ``on_progress(n, None, message)`` for the n-th one seen.
 
         Raises:
             TypeError: ``arguments`` is not a mapping (nothing was sent).

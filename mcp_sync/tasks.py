@@ -444,8 +444,10 @@ class TaskHandle:
             return
         if self._seen is not None:
             clock.push()
+        told = self._seen is not None and (task.status_message or task.status) == (
+            self._seen[1] or self._seen[0])
         self._seen = seen
-        if on_status is not None:
+        if on_status is not None and not told:  # the same words once
             on_status(task)
 
     def _payload(self, task: types.Task, clock: _Clock) -> Dict[str, Any]:
@@ -531,7 +533,8 @@ def _because(task: Any) -> str:
 
 def _status_reporter(on_progress: Callable[[float, Optional[float], Optional[str]], None],
                      ) -> Callable[[Any], None]:
-    """``on_progress(n, None, statusMessage)`` for the n-th change of status seen."""
+    """``on_progress(n, None, statusMessage)`` for the n-th new status message seen (the
+    status itself when the task has no message)."""
     count = [0]
 
     def report(task: Any) -> None:

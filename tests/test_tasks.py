@@ -31,6 +31,7 @@ from mcp_sync import (
 )
 from mcp_sync.tasks import MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, poll_interval
 
+from ._peer_processes import everything_command
 from .conftest import PY, SERVERS
 from .servers.http_server import McpHttpServer
 from .servers.task_server import RELATED_TASK, TaskServer
@@ -400,3 +401,39 @@ def test_no_cancel_capability_no_tasks_cancel() -> None:
         with pytest.raises(RequestTimeout):
             client.call_tool("forever", timeout=0.3)
         assert received(client, "tasks/cancel") == 0
+
+
+# -- against server-everything ----------------------------------------------------------------
+
+
+def test_server_everything_research_query_runs_as_a_task() -> None:
+    """server-everything's ``simulate-research-query`` requires a task: four stages of
+    about a second each, reported as status messages; ``ambiguous`` moves the task to
+    ``input_required`` and asks for a clarification while ``tasks/result`` is open."""
+    asked: List[str] = []
+
+    def clarify(params: Any) -> Dict[str, Any]:
+        asked.append(params.message)
+        return {"action": "accept", "content": {"interpretation": "programming"}}
+
+    with mcp_sync.connect(everything_command(), timeout=WAIT,
+                          elicitation_handler=clarify) as client:
+        tool = next(t for t in client.list_tools() if t.name == "simulate-research-query")
+        assert tool.execution is not None and tool.execution.task_support == "required"
+        messages: List[Optional[str]] = []
+        result = client.call_tool("simulate-research-query", {"topic": "tides"},
+                                  on_progress=lambda _n, _t, message: messages.append(message))
+        assert result.text.startswith("# Research Report: tides") and not result.is_error
+        assert messages[:2] == ["Gathering sources...", "Analyzing content..."]
+        assert "Generating report..." in messages and len(messages) == len(set(messages))
+
+        result = client.call_tool_future("simulate-research-query",
+                                         {"topic": "python", "ambiguous": True}).result(WAIT)
+        assert result.text.startswith("# Research Report: python (programming)")
+        assert len(asked) == 1 and "multiple interpretations" in asked[0]
+        assert [task.status for task in client.list_tasks()] == ["completed", "completed"]
+
+        handle = client.start_tool_task("simulate-research-query", {"topic": "cats"})
+        assert handle.cancel().status == "cancelled"
+        with pytest.raises(TaskCancelled):
+            handle.result(WAIT)
