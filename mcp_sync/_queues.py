@@ -9,8 +9,9 @@ stream slowing to the callbacks' pace instead. A callback thread that takes no e
 the server sent is sorted by what losing it costs:
 
 * droppable (log messages, progress, cancellations: their effect on the session, a
-  moved deadline or a cancelled handler, happened on the dispatch thread already): the
-  new one is dropped and counted;
+  moved deadline or a cancelled handler, happened on the dispatch thread already; task
+  status notifications: the task's next poll tells the same): the new one is dropped
+  and counted;
 * a change notification equal to one still waiting (the same ``*/list_changed``, the
   same resource's ``resources/updated``) is merged into it: the callback that will run
   says the same;

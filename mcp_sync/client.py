@@ -284,10 +284,11 @@ class Client:
             server log messages go to the logger ``mcp_sync.server.<name>``.
         notification_handler: called as ``handler(method, params)`` for every notification.
             Notification callbacks (these two, ``on_progress``...) wait for the callback
-            thread in a queue of 1024: when it is full, log messages, progress and
-            cancellations are dropped (one warning; ``dropped_notifications`` counts
-            them), a repeated ``*/list_changed`` or ``resources/updated`` is merged into
-            the one waiting, and any other notification fails the connection.
+            thread in a queue of 1024: when it is full, log messages, progress,
+            cancellations and task status notifications are dropped (one warning;
+            ``dropped_notifications`` counts them), a repeated ``*/list_changed`` or
+            ``resources/updated`` is merged into the one waiting, and any other
+            notification fails the connection.
         reset_timeout_on_progress: progress from the server pushes a request's deadline out.
         max_total_timeout: ...but never past this many seconds (default 600).
         close_timeout: bound for each step of :meth:`close`, the transport's included
@@ -511,8 +512,9 @@ class Client:
     @property
     def dropped_notifications(self) -> int:
         """Notifications of the current connection dropped because the callbacks fell
-        1024 behind: log messages, progress and cancellations only (the first drop is
-        logged as a warning). See "Queues and their bounds" in docs/architecture.md.
+        1024 behind: log messages, progress, cancellations and task status notifications
+        only (the first drop is logged as a warning). See "Queues and their bounds" in
+        docs/architecture.md.
         """
         session = self._rpc
         return session.dropped_notifications if session is not None else 0
