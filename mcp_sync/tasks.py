@@ -504,7 +504,7 @@ class TaskHandle:
             if give_up is None:
                 raise
             self._cancel_quietly("the call timed out")
-            raise give_up(exc) from exc.__cause__
+            raise give_up(exc) from exc
         except (KeyboardInterrupt, _Stopped):
             if give_up is not None or watch.stopped:
                 self._cancel_quietly("the caller gave up")

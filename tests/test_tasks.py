@@ -206,6 +206,27 @@ def test_a_status_notification_ends_the_wait_before_the_next_poll(
     client.ping()
 
 
+def test_a_status_flood_behind_stuck_callbacks_is_dropped_not_fatal() -> None:
+    # The callback thread is stuck in the notification handler: the status notifications
+    # fill its queue and are dropped (polling tells the same); the connection lives.
+    stuck, release = threading.Event(), threading.Event()
+
+    def handler(method: str, params: Any) -> None:
+        if method == "notifications/tasks/status" and not stuck.is_set():
+            stuck.set()
+            release.wait(WAIT)
+
+    peer = Peer("stdio")
+    with peer.connect(notification_handler=handler) as client:
+        try:
+            result = client.call_tool("flood", {"count": 3000})
+        finally:
+            release.set()
+        assert result.text == "flooded 3000"
+        assert stuck.is_set() and client.dropped_notifications > 0
+        assert received(client, "tasks/get") == 2  # the second poll saw it completed
+
+
 @pytest.mark.parametrize("form", FORMS)
 def test_a_timeout_cancels_the_task(client: mcp_sync.Client, form: str) -> None:
     started = time.monotonic()
