@@ -432,7 +432,11 @@ class TaskHandle:
                                 client.name, excerpt(str(exc), 300))
                 else:
                     self._last = task
-                    continue
+                    self._note(task, clock, on_status)
+                    if task.status in _READY:
+                        continue
+            # A poll stays due however many notifications arrive: a server's notes may
+            # be stale, its tasks/get answer is what counts.
             if time.monotonic() >= next_poll:
                 task = self._get(clock.request_timeout(client.timeout))
                 next_poll = time.monotonic() + poll_interval(task)
