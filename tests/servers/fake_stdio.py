@@ -263,6 +263,15 @@ def notify(method: str, ctx: ToolContext, params: Optional[Dict[str, Any]] = Non
 
 
 @server.tool()
+def grow(name: str, ctx: ToolContext) -> str:
+    """Add a tool `name` (answering with its name), then send
+    notifications/tools/list_changed."""
+    server.tool(name=name, description=f"Added at run time: {name}")(lambda: name)
+    ctx.connection.notify("notifications/tools/list_changed", None)
+    return "grown"
+
+
+@server.tool()
 def environment() -> List[str]:
     """The names of the server's environment variables."""
     return sorted(os.environ)
