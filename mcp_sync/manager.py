@@ -14,7 +14,17 @@ closes unexpectedly it reconnects in the background with a backoff (0.5, 1, 2, 4
 every 4 s), resolving the configuration again (``${VAR}`` values are read anew) each time,
 until a circuit breaker opens: more than 5 failures (failed connects and lost connections)
 within 30 s stop the retries, and the server is reported ``failed``. Meanwhile its last
-known tools stay listed and calls to it fail fast with :class:`ServerUnavailable`.
+known tools stay listed and calls to it fail fast with :class:`ServerUnavailable` (a
+caller that would rather wait uses :meth:`Manager.wait_ready`, as a
+:class:`~mcp_sync.Toolbox` does).
+
+With ``tool_cache`` (opt-in), each server's tool listing is also saved on disk (see
+:mod:`mcp_sync._toolcache`: keyed by a hash of the server's configuration, no secret
+values, mode 0600) at every successful listing, including those that follow
+``notifications/tools/list_changed``; the next manager of the same configuration lists a
+server's saved tools while that server is still connecting. With ``connect_timeout=0``,
+:meth:`Manager.connect` returns at once, so a script has its tools in hand before its
+servers are up.
 
 A server entry's ``enabledTools`` and ``disabledTools`` (see :mod:`mcp_sync.config`) hide
 tools: a hidden tool is left out of every listing (and of :attr:`ServerStatus.tools`) and a
@@ -81,6 +91,7 @@ from typing import (
 from ._core import ProgressCallback
 from ._protocol import DEFAULT, Timeout
 from ._threads import join_or_warn, start_thread
+from ._toolcache import DEFAULT_MAX_AGE, CacheOption, ToolCache, cache_key
 from .client import Client
 from .connect import make_transport
 from .exceptions import (
@@ -196,6 +207,7 @@ class _Settings:
     notification_handler: Optional[Callable[[str, Optional[Dict[str, Any]]], Any]]
     on_connection_lost: Optional[Callable[[Any], Any]]
     on_list_changed: Callable[[str], None]  # the manager's refresher, given the server name
+    tool_cache: Optional[ToolCache]
 
 
 class _Server:
@@ -236,6 +248,9 @@ class _Server:
         self._closed = False
         self._wake = threading.Event()  # cuts a backoff wait short (close, reconnect())
         self._first_attempt = threading.Event()
+        # the key of its tool-cache file: the configuration as written, no secret values
+        self._cache_key = cache_key(settings.config.raw(name)) if (
+            settings.tool_cache is not None and enabled) else None
 
     @property
     def state(self) -> ServerState:
@@ -253,6 +268,34 @@ class _Server:
                 return False
             self._start_worker(first_delay=0.0)
             return True
+
+    def load_cached_tools(self) -> None:
+        """List the tools saved in the tool cache until the first connection lists the
+        live ones (nothing without a cache, or once tools are known)."""
+        cache, key = self._settings.tool_cache, self._cache_key
+        if cache is None or key is None:
+            return
+        with self._changed:
+            if self._tools is not None or self._state is not ServerState.CONNECTING:
+                return
+        tools = cache.load(key, self.name)  # file I/O: outside the lock
+        if tools is None:
+            return
+        with self._changed:
+            if self._tools is None and self._state is ServerState.CONNECTING:
+                self._tools = tools
+                self._changed.notify_all()
+
+    def wait_ready(self, timeout: Optional[float]) -> bool:
+        """Wait until the server is connected (True), or will not be soon: failed,
+        disabled or closed (False at once), or until ``timeout`` passed (False)."""
+        with self._changed:
+            self._changed.wait_for(
+                lambda: self._closed or self._state not in (
+                    ServerState.CONNECTING, ServerState.RECONNECTING),
+                timeout,
+            )
+            return not self._closed and self._state is ServerState.CONNECTED
 
     def wait_first_attempt(self, timeout: Optional[float]) -> bool:
         """Wait until the first attempt has finished (or the server closed); False if
@@ -561,9 +604,10 @@ class _Server:
     # -- tools ---------------------------------------------------------------------------
 
     def listed_tools(self, refresh: bool) -> List[types.Tool]:
-        """The tools to list (unqualified): the last known ones while connected or
-        reconnecting, fetched now with ``refresh`` if connected; none otherwise."""
-        if self.state not in (ServerState.CONNECTED, ServerState.RECONNECTING):
+        """The tools to list (unqualified): the last known ones while connected,
+        reconnecting or still connecting (then only cached ones are known), fetched now
+        with ``refresh`` if connected; none otherwise."""
+        if self.state not in _LISTED:
             return []
         current = self.refresh_tools() if refresh else None
         if current is None:
@@ -614,6 +658,11 @@ class _Server:
                 f"({reason})", tool=called_as)
 
     def _tools_changed(self, tools: List[types.Tool]) -> None:
+        """A listing was fetched: save it in the tool cache, tell ``on_tools_changed``.
+        Called outside the lock."""
+        cache, key = self._settings.tool_cache, self._cache_key
+        if cache is not None and key is not None:
+            cache.store(key, self.name, tools)
         on_tools_changed = self._settings.on_tools_changed
         if on_tools_changed is None:
             return
@@ -640,8 +689,7 @@ class _Server:
             state=self._state,
             transport=self.transport,
             error=self._error,
-            tools=len(self._tools or ()) if self._state in (
-                ServerState.CONNECTED, ServerState.RECONNECTING) else 0,
+            tools=len(self._tools or ()) if self._state in _LISTED else 0,
             recent_failures=len(self._failures),
             connected_since=self._connected_since if connected else None,
             server_name=info.get("name"),
@@ -684,6 +732,10 @@ class _Server:
         with self._changed:
             threads = list(self._threads)
         _join(threads, deadline, self._settings.close_timeout)
+
+
+# The states whose last known tools are listed.
+_LISTED = (ServerState.CONNECTED, ServerState.RECONNECTING, ServerState.CONNECTING)
 
 
 class _Refresher:
@@ -770,7 +822,9 @@ class Manager:
         refresh_debounce: after ``tools/list_changed``, wait this long for the burst to
             end before fetching the tools once (never more than 5 times this after the
             first notification).
-        connect_timeout: how long :meth:`connect` waits for the first attempts.
+        connect_timeout: how long :meth:`connect` waits for the first attempts (``0``:
+            it returns at once and the servers connect in the background; ``None``: no
+            limit).
         retry_wait: how long a call whose connection broke waits for the reconnect before
             its error surfaces (when a retry is safe).
         close_timeout: the bound on :meth:`close`. Each client's close steps (waiting
@@ -783,6 +837,14 @@ class Manager:
             (unqualified names), called whenever a server's tool list is fetched.
         environ: the variables for ``${VAR}`` expansion (default ``os.environ``, read at
             every (re)connect).
+        tool_cache: save each server's tool listing on disk and list the saved tools
+            while the server is still connecting: ``True`` for the user's cache
+            directory (``$XDG_CACHE_HOME/mcp_sync/tools`` or ``~/.cache/mcp_sync/tools``
+            on Linux, ``~/Library/Caches/mcp_sync/tools`` on macOS,
+            ``%LOCALAPPDATA%\\mcp_sync\\Cache\\tools`` on Windows), or a directory.
+            Off by default.
+        tool_cache_max_age: seconds after which a saved listing is no longer used
+            (default 7 days).
         **client_kwargs: for every :class:`~mcp_sync.Client` (``timeout``, handlers,
             ``max_list_items``, ``max_list_bytes``...); a server's ``timeout`` in the
             configuration overrides ``timeout``.
@@ -808,6 +870,8 @@ class Manager:
         on_status: Optional[Callable[[ServerStatus], None]] = None,
         on_tools_changed: Optional[Callable[[str, List[types.Tool]], None]] = None,
         environ: Optional[Mapping[str, str]] = None,
+        tool_cache: CacheOption = None,
+        tool_cache_max_age: float = DEFAULT_MAX_AGE,
         **client_kwargs: Any,
     ) -> None:
         from .config import load_config
@@ -817,6 +881,8 @@ class Manager:
         if not backoff or any(delay < 0 for delay in backoff):
             raise ValueError("backoff must be a non-empty sequence of seconds >= 0")
         self.config: Config = load_config(config, environ=environ)
+        #: The on-disk tool cache (``None``: off).
+        self.tool_cache = ToolCache.from_option(tool_cache, tool_cache_max_age)
         self.separator = separator
         self.reconnect_enabled = reconnect
         self.backoff = tuple(float(delay) for delay in backoff)
@@ -840,6 +906,7 @@ class Manager:
             breaker_window=breaker_window, close_timeout=close_timeout, on_status=on_status,
             on_tools_changed=on_tools_changed, notification_handler=notification_handler,
             on_connection_lost=on_connection_lost, on_list_changed=self._refresher.schedule,
+            tool_cache=self.tool_cache,
         )
         # in configuration order; fixed at construction
         self._servers: Dict[str, _Server] = {}
@@ -895,9 +962,10 @@ class Manager:
         """Connect every enabled server, in parallel; returns ``self``.
 
         Blocks until each server's first attempt has finished (at most
-        ``connect_timeout``). A server that fails does not stop the others: see
-        :meth:`status`; with ``reconnect`` it keeps being retried in the background.
-        Connecting a connected manager does nothing.
+        ``connect_timeout``; not at all with ``0``). A server that fails does not stop the
+        others: see :meth:`status`; with ``reconnect`` it keeps being retried in the
+        background. Connecting a connected manager does nothing. With ``tool_cache``, a
+        server's saved tools are read first, and listed until it has connected.
 
         Raises:
             ClientNotConnected: the manager was closed.
@@ -907,9 +975,18 @@ class Manager:
                 raise ClientNotConnected("this Manager is closed; create a new one")
             if self._started:
                 return self
+        for server in self._servers.values():
+            server.load_cached_tools()  # file I/O: outside the lock
+        with self._lock:
+            if self._closing:
+                raise ClientNotConnected("this Manager is closed; create a new one")
+            if self._started:
+                return self
             self._started = True
             starting = [server for server in self._servers.values() if server.start()]
             self._refresher.start()
+        if self.connect_timeout == 0:
+            return self
         deadline = None if self.connect_timeout is None else (
             time.monotonic() + self.connect_timeout)
         for server in starting:
@@ -989,6 +1066,29 @@ class Manager:
         server = self._server(name)
         self._require_started()
         return server.reconnect(self.connect_timeout)
+
+    def wait_ready(self, name: Optional[str] = None, timeout: Optional[float] = None) -> bool:
+        """Block until server ``name`` (with ``None``: every enabled server) is connected,
+        at most ``timeout`` seconds (``None``: no limit); True when it is.
+
+        Returns False at once for a server that will not connect soon (failed, disabled,
+        or the manager closed), and False when ``timeout`` passed first. A server that is
+        connecting or reconnecting is waited for. Can be called from any thread; the
+        server may be down again by the time the caller uses it.
+
+        Raises:
+            KeyError: no such server.
+            ClientNotConnected: the manager is not connected, or closed.
+        """
+        servers = [self._server(name)] if name is not None else [
+            s for s in self._servers.values() if s.state is not ServerState.DISABLED]
+        self._require_started()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        ready = True
+        for server in servers:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready = server.wait_ready(remaining) and ready
+        return ready
 
     def _require_started(self) -> None:
         with self._lock:
