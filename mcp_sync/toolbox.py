@@ -22,8 +22,17 @@ named ``mcp-sync-toolbox-<n>`` that live for that turn only (one call, or
 ``max_workers=1``, runs on the caller's thread). Each call is bounded by ``timeout``: the
 client cancels it on the wire when it passes; a :class:`~mcp_sync.Manager` may add one
 retry after a reconnect, when that is safe. The turn waits for its calls no longer than
-those bounds allow (three timeouts and a few seconds per round of calls); a call still
-running then is answered as timed out and its thread left to end with it.
+those bounds allow (three timeouts, ``wait_for_server`` and a few seconds per round of
+calls); a call still running then is answered as timed out and its thread left to end
+with it.
+
+Deferred tools: a :class:`~mcp_sync.Manager` keeps listing the tools of a server that is
+reconnecting (its last listing), or still connecting (its listing saved on disk, with
+``Manager(tool_cache=...)``). A call to one waits for its server to be connected, at most
+``wait_for_server`` seconds, before the call itself starts; past that, the model reads
+that the server is unavailable. The toolbox's first listing waits up to
+``startup_wait`` for servers that are still connecting, so that it lists their live
+tools when they come up quickly, and their saved ones otherwise.
 """
 
 from __future__ import annotations
@@ -67,7 +76,7 @@ from .exceptions import (
     ToolError,
     excerpt,
 )
-from .manager import Manager
+from .manager import Manager, ServerState, ServerUnavailable
 
 if TYPE_CHECKING:
     from . import types
@@ -82,6 +91,8 @@ OPENAI_DESCRIPTION_LIMIT = 1024
 DESCRIPTION_LIMIT = 8192
 # Added to each round of a turn's bound: time for a timed-out call's error to arrive.
 _GRACE = 5.0
+# The states of a managed server worth waiting for.
+_COMING = (ServerState.CONNECTING, ServerState.RECONNECTING)
 
 Source = Union[Client, Manager]
 Patterns = Union[str, Iterable[str], None]
@@ -165,6 +176,15 @@ class Toolbox:
         timeout: seconds each tool call may take (``None``: no limit); past it the call
             is cancelled and the model told it timed out.
         max_workers: the most calls of one turn that run at once.
+        wait_for_server: seconds a call to a managed server that is connecting or
+            reconnecting waits for it to be connected before the call starts (default
+            30; ``0``: such a call fails at once). Past it the model is told the server
+            is unavailable (:class:`~mcp_sync.ServerUnavailable` with ``raise_errors``).
+            A failed or disabled server is not waited for.
+        startup_wait: seconds the first listing waits for managed servers that are still
+            connecting (default 0.25): enough for a quick server to be listed live, short
+            enough that saved tools (``Manager(tool_cache=...)``) are listed at once
+            while a slow one starts.
         raise_errors: raise instead of answering the model with an error result:
             :class:`~mcp_sync.InvalidToolCall` for an unknown tool or arguments that are
             not a JSON object, :class:`~mcp_sync.ToolError` for an ``isError`` result, the
@@ -186,7 +206,8 @@ class Toolbox:
 
     Raises:
         TypeError: ``source`` is not a client, a manager or a list of them.
-        ValueError: ``max_workers`` is below 1, or ``timeout`` is negative.
+        ValueError: ``max_workers`` is below 1, or ``timeout``, ``wait_for_server`` or
+            ``startup_wait`` is negative.
     """
 
     def __init__(
@@ -198,6 +219,8 @@ class Toolbox:
         read_only: bool = False,
         timeout: Optional[float] = 60.0,
         max_workers: int = 8,
+        wait_for_server: float = 30.0,
+        startup_wait: float = 0.25,
         raise_errors: bool = False,
     ) -> None:
         sources = [source] if isinstance(source, (Client, Manager)) else list(source)
@@ -207,12 +230,16 @@ class Toolbox:
             raise ValueError("max_workers must be at least 1")
         if timeout is not None and timeout < 0:
             raise ValueError("timeout must be a number of seconds >= 0, or None")
+        if not wait_for_server >= 0 or not startup_wait >= 0:
+            raise ValueError("wait_for_server and startup_wait must be seconds >= 0")
         self.sources: List[Source] = sources
         self.include = _patterns(include, "include")
         self.exclude = _patterns(exclude, "exclude")
         self.read_only = read_only
         self.timeout = timeout
         self.max_workers = max_workers
+        self.wait_for_server = float(wait_for_server)
+        self.startup_wait = float(startup_wait)
         self.raise_errors = raise_errors
         # Guards _catalog (replaced whole, never changed in place) and _warned.
         self._lock = threading.Lock()
@@ -235,6 +262,8 @@ class Toolbox:
         """
         with self._lock:
             previous = self._catalog
+        if previous is None:
+            self._startup_gate()
         listed: Dict[int, Tuple[Tuple[str, types.Tool], ...]] = {}
         first_error: Optional[MCPError] = None
         for index, source in enumerate(self.sources):
@@ -253,6 +282,25 @@ class Toolbox:
         catalog = self._build(listed)
         with self._lock:
             self._catalog = catalog
+
+    def _startup_gate(self) -> None:
+        """Before the first listing: give managed servers that are still connecting up to
+        ``startup_wait`` (in all) to come up, so that their live tools are listed."""
+        deadline = time.monotonic() + self.startup_wait
+        for source in self.sources:
+            if not isinstance(source, Manager):
+                continue
+            for name, status in source.status().items():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                if status.state is ServerState.CONNECTING:
+                    log.debug("waiting up to %.2f s for %s to connect before listing",
+                              remaining, name)
+                    try:
+                        source.wait_ready(name, remaining)
+                    except MCPError:
+                        return  # not connected or closed: the listing says so
 
     @staticmethod
     def _list(source: Source) -> List[Tuple[str, types.Tool]]:
@@ -594,8 +642,7 @@ class Toolbox:
         log.debug("calling %s (%s of %s)", entry.name, entry.tool.name, entry.server)
         try:
             if isinstance(entry.source, Manager):
-                result = entry.source.call_tool(entry.server, entry.tool.name, arguments,
-                                                timeout=self.timeout)
+                result = self._call_managed(entry.source, entry, arguments)
             else:
                 result = entry.source.call_tool(entry.tool.name, arguments,
                                                 timeout=self.timeout)
@@ -603,6 +650,12 @@ class Toolbox:
             return self._failed_call(entry, exc, f"{entry.name} did not answer within "
                                      f"{self.timeout:g} s; the call was cancelled"
                                      if self.timeout is not None else str(exc))
+        except ServerUnavailable as exc:
+            waited = f" (waited {self.wait_for_server:g} s for it)" if (
+                exc.state in _COMING and self.wait_for_server > 0) else ""
+            return self._failed_call(entry, exc, f"the server of {entry.name} is "
+                                     f"unavailable{waited}: "
+                                     f"{excerpt(_first_line(exc), 300)}")
         except (ConnectionClosed, ClientNotConnected) as exc:
             return self._failed_call(entry, exc, f"the server of {entry.name} is "
                                      f"unavailable: {excerpt(_first_line(exc), 300)}")
@@ -616,6 +669,30 @@ class Toolbox:
         if result.is_error:
             return _Outcome(result, ToolError(entry.name, result))
         return _Outcome(result)
+
+    def _call_managed(self, manager: Manager, entry: _Entry, arguments: Dict[str, Any]
+                      ) -> types.CallToolResult:
+        """The manager's call (with its one safe retry after a broken connection), made
+        once the server is connected: a server that is connecting or reconnecting is
+        waited for, at most ``wait_for_server``.
+
+        Raises:
+            ServerUnavailable: the server is down and did not come up in time, or will
+                not (failed, disabled). Whatever :meth:`Manager.call_tool` raises.
+        """
+        deadline = time.monotonic() + self.wait_for_server
+        while True:
+            try:
+                return manager.call_tool(entry.server, entry.tool.name, arguments,
+                                         timeout=self.timeout)
+            except ServerUnavailable as exc:
+                # nothing was sent: calling again is safe whatever the tool does
+                remaining = deadline - time.monotonic()
+                if exc.state not in _COMING or remaining <= 0:
+                    raise
+                log.debug("%s: waiting up to %.1f s for server %s (%s)", entry.name,
+                          remaining, entry.server, exc.state.value)
+                manager.wait_ready(entry.server, remaining)
 
     @staticmethod
     def _failed_call(entry: _Entry, error: BaseException, message: str) -> _Outcome:
@@ -647,7 +724,8 @@ class Toolbox:
         # normally each ends with the turn and is joined below.
         threads = [start_thread(work, f"mcp-sync-toolbox-{n + 1}") for n in range(workers)]
         rounds = math.ceil(len(jobs) / workers)
-        bound = None if self.timeout is None else rounds * (3 * self.timeout + _GRACE)
+        bound = None if self.timeout is None else rounds * (
+            3 * self.timeout + self.wait_for_server + _GRACE)
         deadline = None if bound is None else time.monotonic() + bound
         with changed:
             try:

@@ -372,7 +372,7 @@ def test_a_manager_routes_calls_and_its_down_server_answers_with_an_error() -> N
         "fake": {"command": PY, "args": fake_server_command()[1:]},
     }}
     with Manager(config, backoff=(30.0,)) as manager:
-        toolbox = Toolbox(manager)
+        toolbox = Toolbox(manager, wait_for_server=0)  # 0: no waiting for a down server
         names = names_of(toolbox)
         assert {"demo__add", "demo__image", "fake__echo", "fake__slow"} <= set(names)
         answers = toolbox.answer_anthropic([
@@ -383,6 +383,7 @@ def test_a_manager_routes_calls_and_its_down_server_answers_with_an_error() -> N
         assert answers["content"][0]["content"] == [{"type": "text", "text": '{"sum": 4}'}]
         assert answers["content"][1]["is_error"] is True
         # the manager keeps a reconnecting server's tools listed; calls fail at once
+        # (tests/test_toolbox_deferred.py: calls that wait for the server)
         assert "fake__echo" in names_of(toolbox)
         result = toolbox.call("fake__echo", {"text": "x"})
         assert result.is_error
