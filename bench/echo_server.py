@@ -14,7 +14,7 @@ returns its ``text`` argument as a single text content block.
 
 Usage::
 
-    python bench/echo_server.py [--cpu N] [--stateless] [--stamp PATH]
+    python bench/echo_server.py [--cpu N] [--stateless] [--stamp PATH] [--start-delay S]
     python bench/echo_server.py --http PORT [--reply json|sse] [--sse-framing chunked|length]
                                 [--cpu N] [--stateless]
 
@@ -29,6 +29,9 @@ server that predates 2026-07-28. ``initialize`` works either way.
 ``--stamp PATH`` (stdio) writes ``time.monotonic()`` to ``PATH`` just before the first read
 of stdin: the moment the server is ready. ``CLOCK_MONOTONIC`` is system-wide on Linux, so
 a client can subtract the spawn and start-up time from a connect (``bench_connect.py``).
+
+``--start-delay S`` (stdio) waits ``S`` seconds before reading stdin: a server that is slow
+to start, as one launched through ``npx`` or ``uvx`` is (``bench_toolbox.py``).
 
 ``--http PORT`` serves Streamable HTTP instead: ``POST /mcp`` on ``127.0.0.1:PORT`` with the
 same :func:`handle_body`, on the standard library's ``ThreadingHTTPServer`` (one thread per
@@ -329,6 +332,9 @@ def main(argv: Optional[List[str]] = None) -> None:
             serve_http(int(port), _option(args, "--reply", "json") or "json",
                        _option(args, "--sse-framing", "chunked") or "chunked")
         else:
+            delay = float(_option(args, "--start-delay", "0") or 0)
+            if delay > 0:
+                time.sleep(delay)  # the slow start being measured, not a wait for an event
             serve_stdio(_option(args, "--stamp"))
     except (BrokenPipeError, KeyboardInterrupt):
         pass
