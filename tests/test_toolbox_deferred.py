@@ -247,6 +247,29 @@ def test_a_corrupt_cache_file_is_ignored_and_replaced(
         assert [tool["name"] for tool in saved["tools"]] == ["hold", "hold_write", "echo"]
 
 
+def test_saved_tools_get_the_bounds_of_live_ones(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    deep: Dict[str, Any] = {"type": "object"}
+    for _ in range(100):
+        deep = {"type": "object", "properties": {"x": deep}}
+    hostile = [types.Tool(name="x\x1b[31mred", description="red \x1b[31mALERT\u202e done",
+                          input_schema=deep)]
+    with Gate() as gate:
+        config = gate_config(gate)
+        ToolCache(tmp_path, max_age=3600).store(
+            cache_key(config["mcpServers"]["gate"]), "gate", hostile)
+        gate.hold_starts = True
+        with Manager(config, tool_cache=tmp_path, connect_timeout=0, **QUICK) as manager:
+            with caplog.at_level(logging.WARNING, logger="mcp_sync.toolbox"):
+                (tool,) = Toolbox(manager, startup_wait=0).tools()
+            gate.release_starts()
+            assert manager.wait_ready("gate", T)
+    assert tool["name"] == "gate__x__31mred" and tool["tool"] == "x\x1b[31mred"
+    assert "\x1b" not in tool["description"] and "\u202e" not in tool["description"]
+    assert tool["schema"] == {"type": "object", "properties": {}, "additionalProperties": True}
+    assert any("nests deeper than" in r.getMessage() for r in caplog.records)
+
+
 def good_document(key: str, **changes: Any) -> Dict[str, Any]:
     document = {"format": "mcp_sync.tools", "version": 1, "key": key, "saved": time.time(),
                 "tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
