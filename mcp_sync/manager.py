@@ -281,6 +281,8 @@ class _Server:
         tools = cache.load(key, self.name)  # file I/O: outside the lock
         if tools is None:
             return
+        # saved as offered then; enabledTools/disabledTools (not in the key) apply as now
+        tools = self._offered(tools)
         with self._changed:
             if self._tools is None and self._state is ServerState.CONNECTING:
                 self._tools = tools

@@ -270,6 +270,20 @@ def test_saved_tools_get_the_bounds_of_live_ones(
     assert any("nests deeper than" in r.getMessage() for r in caplog.records)
 
 
+def test_saved_tools_are_filtered_by_the_configuration_of_now(tmp_path: Path) -> None:
+    with Gate() as gate:
+        config = gate_config(gate)
+        with Manager(config, tool_cache=tmp_path, **QUICK):
+            pass  # saves hold, hold_write, echo
+        config["mcpServers"]["gate"]["disabledTools"] = ["hold_write"]
+        gate.hold_starts = True
+        with Manager(config, tool_cache=tmp_path, connect_timeout=0, **QUICK) as manager:
+            gate.wait_for(lambda arrivals: len(gate.starts()) == 2)
+            assert names_of(Toolbox(manager, startup_wait=0)) == ["gate__hold", "gate__echo"]
+            gate.release_starts()
+            assert manager.wait_ready("gate", T)
+
+
 def good_document(key: str, **changes: Any) -> Dict[str, Any]:
     document = {"format": "mcp_sync.tools", "version": 1, "key": key, "saved": time.time(),
                 "tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
