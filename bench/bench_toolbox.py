@@ -8,7 +8,7 @@ the tool cache saves a script whose servers start slowly.
 Two sections, both against the stdlib-only ``bench/echo_server.py`` on stdio:
 
 * **turn**: one connected client. A turn of 8 ``echo`` calls run by
-  ``toolbox.answer_openai(message)`` (8 threads for that turn, arguments parsed from JSON,
+  ``toolbox.answer_openai(message)`` (sent as 8 futures from the caller, arguments parsed from JSON,
   results turned into tool messages) against the same 8 calls made directly with
   ``client.call_tool`` from a pool of 8 threads that lives for the whole run; and one call
   (the toolbox runs it on the caller's thread) against one direct call. The kinds take

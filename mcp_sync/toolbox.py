@@ -17,9 +17,11 @@ methods return plain dicts the SDKs take, and the ``answer_*`` methods read the 
 response objects and plain dicts alike. LangChain is imported by :meth:`to_langchain`
 only.
 
-The calls of one turn run in parallel, at most ``max_workers`` at a time, on threads
-named ``mcp-sync-toolbox-<n>`` that live for that turn only (one call, or
-``max_workers=1``, runs on the caller's thread). Each call is bounded by ``timeout``: the
+The calls of one turn run in parallel, at most ``max_workers`` at a time. A client's
+calls are sent from the caller's thread as futures (:meth:`Client.call_tool_future`), so
+no thread is started for them; a manager's calls (which may wait for a server to come up)
+run on threads named ``mcp-sync-toolbox-<n>`` that live for that turn only. A single call
+runs on the caller's thread. Each call is bounded by ``timeout``: the
 client cancels it on the wire when it passes; a :class:`~mcp_sync.Manager` may add one
 retry after a reconnect, when that is safe. The turn waits for its calls no longer than
 those bounds allow (three timeouts, ``wait_for_server`` and a few seconds per round of
@@ -45,6 +47,8 @@ import logging
 import math
 import threading
 import time
+from concurrent.futures import Future
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
@@ -55,6 +59,7 @@ from typing import (
     Iterable,
     List,
     Mapping,
+    NoReturn,
     Optional,
     Sequence,
     Set,
@@ -584,14 +589,14 @@ class Toolbox:
                 listing_error = exc
         catalog = self._catalog
         outcomes: List[Optional[_Outcome]] = []
-        jobs: List[Tuple[int, Callable[[], _Outcome]]] = []
+        jobs: List[Tuple[int, _Entry, Dict[str, Any]]] = []
         for index, call in enumerate(calls):
             prepared = self._prepare(call, catalog, listing_error)
             if isinstance(prepared, _Outcome):
                 outcomes.append(prepared)
             else:
                 outcomes.append(None)
-                jobs.append((index, prepared))
+                jobs.append((index, *prepared))
         for index, outcome in self._run_jobs(calls, jobs):
             outcomes[index] = outcome
         final = [outcome for outcome in outcomes if outcome is not None]
@@ -603,8 +608,10 @@ class Toolbox:
         return final
 
     def _prepare(self, call: _Call, catalog: Optional[_Catalog],
-                 listing_error: Optional[MCPError]) -> Union[_Outcome, Callable[[], _Outcome]]:
-        """The call ready to run, or its outcome when it cannot run."""
+                 listing_error: Optional[MCPError]
+                 ) -> Union[_Outcome, Tuple[_Entry, Dict[str, Any]]]:
+        """The call ready to run (its tool and arguments), or its outcome when it
+        cannot run."""
         name = call.name if isinstance(call.name, str) else ""
         entry = catalog.by_name.get(name) if catalog is not None else None
         shown = excerpt(repr(name), 100)
@@ -631,7 +638,7 @@ class Toolbox:
                 f"the arguments for {name} must be a JSON object, not "
                 f"{type(arguments).__name__}; no call was made", tool=name))
         arguments = drop_filled_nulls(dict(arguments), entry.tool.input_schema)
-        return lambda: self._invoke(entry, arguments)
+        return entry, arguments
 
     @staticmethod
     def _failed(error: BaseException) -> _Outcome:
@@ -640,12 +647,29 @@ class Toolbox:
     def _invoke(self, entry: _Entry, arguments: Dict[str, Any]) -> _Outcome:
         """Call the tool; every failure becomes an outcome (this runs on pool threads)."""
         log.debug("calling %s (%s of %s)", entry.name, entry.tool.name, entry.server)
+        source = entry.source
+        if isinstance(source, Manager):
+            return self._outcome(entry, lambda: self._call_managed(source, entry, arguments))
+        return self._outcome(entry, lambda: source.call_tool(entry.tool.name, arguments,
+                                                             timeout=self.timeout))
+
+    def _send(self, entry: _Entry, arguments: Dict[str, Any]
+              ) -> Union[_Outcome, Future[types.CallToolResult]]:
+        """Send a call to a client's tool without waiting: its future, or the outcome
+        of a call that could not be sent."""
+        log.debug("calling %s (%s of %s)", entry.name, entry.tool.name, entry.server)
+        assert isinstance(entry.source, Client)
         try:
-            if isinstance(entry.source, Manager):
-                result = self._call_managed(entry.source, entry, arguments)
-            else:
-                result = entry.source.call_tool(entry.tool.name, arguments,
-                                                timeout=self.timeout)
+            return entry.source.call_tool_future(entry.tool.name, arguments,
+                                                 timeout=self.timeout)
+        except BaseException as exc:  # noqa: BLE001 - mapped below, as a blocking call's
+            error = exc
+        return self._outcome(entry, lambda: _reraise(error))
+
+    def _outcome(self, entry: _Entry, call: Callable[[], types.CallToolResult]) -> _Outcome:
+        """Run ``call``; its result or its failure as the model's outcome."""
+        try:
+            result = call()
         except RequestTimeout as exc:
             return self._failed_call(entry, exc, f"{entry.name} did not answer within "
                                      f"{self.timeout:g} s; the call was cancelled"
@@ -699,12 +723,79 @@ class Toolbox:
         log.info("tool call %s failed: %s", entry.name, excerpt(error, 300))
         return _Outcome(_error_result(message), error)
 
-    def _run_jobs(self, calls: Sequence[_Call], jobs: Sequence[Tuple[int, Callable[[], _Outcome]]]
+    def _run_jobs(self, calls: Sequence[_Call],
+                  jobs: Sequence[Tuple[int, _Entry, Dict[str, Any]]]
                   ) -> List[Tuple[int, _Outcome]]:
-        """Run ``jobs`` at most ``max_workers`` at a time; ``(index, outcome)`` pairs."""
+        """Run ``jobs``; ``(index, outcome)`` pairs.
+
+        A client's tools are called through :meth:`Client.call_tool_future`, all sent
+        before any is waited for: no thread is started for them. A manager's calls (which
+        may wait for a server to come up) run at most ``max_workers`` at a time on
+        threads of this turn, while this thread waits for the futures.
+        """
+        if len(jobs) == 1:
+            index, entry, arguments = jobs[0]
+            return [(index, self._invoke(entry, arguments))]
+        bound = None if self.timeout is None else math.ceil(
+            len(jobs) / max(1, self.max_workers)) * (
+            3 * self.timeout + self.wait_for_server + _GRACE)
+        deadline = None if bound is None else time.monotonic() + bound
+        managed = [(index, lambda e=entry, a=arguments: self._invoke(e, a))
+                   for index, entry, arguments in jobs if isinstance(entry.source, Manager)]
+        running = self._start_jobs(managed)
+        direct = [job for job in jobs if not isinstance(job[1].source, Manager)]
+        results: List[Tuple[int, _Outcome]] = []
+        sent: List[Tuple[int, _Entry, Union[_Outcome, Future[types.CallToolResult]]]] = []
+        try:
+            for index, entry, arguments in direct:
+                if len(sent) >= self.max_workers:  # at most max_workers calls in flight
+                    results.extend(self._collect(sent[len(sent) - self.max_workers], deadline))
+                sent.append((index, entry, self._send(entry, arguments)))
+            for item in sent[max(0, len(sent) - self.max_workers):]:
+                results.extend(self._collect(item, deadline))
+        except BaseException:  # an interrupted turn sends and starts nothing more
+            for _, _, future in sent:
+                if not isinstance(future, _Outcome):
+                    future.cancel()
+            if running is not None:
+                running(time.monotonic())
+            raise
+        if running is not None:
+            results.extend(running(deadline))
+        finished = {index for index, _ in results}
+        for index, _entry, _ in jobs:
+            if index not in finished:
+                name = calls[index].name
+                log.warning("tool call %s still running after %.0f s; answering it as timed "
+                            "out", name, bound)
+                error = RequestTimeout("tools/call", None, bound)
+                results.append((index, _Outcome(_error_result(
+                    f"{name} did not answer within {bound:g} s"), error)))
+        return results
+
+    def _collect(self, item: Tuple[int, _Entry, Union[_Outcome, Future[types.CallToolResult]]],
+                 deadline: Optional[float]) -> List[Tuple[int, _Outcome]]:
+        """The ``(index, outcome)`` of a call sent by :meth:`_send`, waited for until
+        ``deadline``; nothing when it is still running then (the caller answers it as
+        timed out)."""
+        index, entry, future = item
+        if isinstance(future, _Outcome):
+            return [(index, future)]
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        done, _ = wait_futures([future], remaining)
+        if not done:
+            future.cancel()
+            return []
+        return [(index, self._outcome(entry, future.result))]
+
+    def _start_jobs(self, jobs: Sequence[Tuple[int, Callable[[], _Outcome]]]
+                    ) -> Optional[Callable[[Optional[float]], List[Tuple[int, _Outcome]]]]:
+        """Start ``jobs`` on at most ``max_workers`` threads; returns the function that
+        waits for them until a deadline and gives the ``(index, outcome)`` pairs of
+        those that finished (None: no jobs)."""
+        if not jobs:
+            return None
         workers = min(len(jobs), self.max_workers)
-        if workers <= 1:
-            return [(index, job()) for index, job in jobs]
         pending: Deque[Tuple[int, Callable[[], _Outcome]]] = collections.deque(jobs)
         done: Dict[int, _Outcome] = {}
         changed = threading.Condition()  # guards pending and done
@@ -723,33 +814,28 @@ class Toolbox:
         # Daemon threads: a call past every bound must not keep the interpreter alive;
         # normally each ends with the turn and is joined below.
         threads = [start_thread(work, f"mcp-sync-toolbox-{n + 1}") for n in range(workers)]
-        rounds = math.ceil(len(jobs) / workers)
-        bound = None if self.timeout is None else rounds * (
-            3 * self.timeout + self.wait_for_server + _GRACE)
-        deadline = None if bound is None else time.monotonic() + bound
-        with changed:
-            try:
-                while len(done) < len(jobs):
-                    remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is not None and remaining <= 0:
-                        break
-                    changed.wait(remaining)
-            finally:
-                pending.clear()  # an interrupted or overdue turn starts nothing more
-                finished = dict(done)
-        if len(finished) == len(jobs):  # else the overdue ones are left to end with their call
-            for thread in threads:
-                join_or_warn(thread, 5.0, "the end of its turn", log)
-        results = list(finished.items())
-        for index, _ in jobs:
-            if index not in finished:
-                name = calls[index].name
-                log.warning("tool call %s still running after %.0f s; answering it as timed "
-                            "out", name, bound)
-                error = RequestTimeout("tools/call", None, bound)
-                results.append((index, _Outcome(_error_result(
-                    f"{name} did not answer within {bound:g} s"), error)))
-        return results
+
+        def finish(deadline: Optional[float]) -> List[Tuple[int, _Outcome]]:
+            with changed:
+                try:
+                    while len(done) < len(jobs):
+                        remaining = None if deadline is None else deadline - time.monotonic()
+                        if remaining is not None and remaining <= 0:
+                            break
+                        changed.wait(remaining)
+                finally:
+                    pending.clear()  # an interrupted or overdue turn starts nothing more
+                    finished = dict(done)
+            if len(finished) == len(jobs):  # else the overdue ones end with their call
+                for thread in threads:
+                    join_or_warn(thread, 5.0, "the end of its turn", log)
+            return list(finished.items())
+
+        return finish
+
+
+def _reraise(error: BaseException) -> NoReturn:
+    raise error
 
 
 def _source_name(source: Source) -> str:

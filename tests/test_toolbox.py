@@ -22,6 +22,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 import mcp_sync
+import mcp_sync.toolbox
 from mcp_sync import Client, InvalidToolCall, Manager, RequestTimeout, Toolbox, ToolError
 
 from .conftest import PY, ROOT, SERVERS, fake_server_command
@@ -292,10 +293,20 @@ def calls(*pairs: Any) -> Dict[str, Any]:
         for i, (name, arguments) in enumerate(pairs)]}
 
 
-def test_the_calls_of_a_turn_run_at_once(box: Client) -> None:
+def test_the_calls_of_a_turn_run_at_once(box: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: List[str] = []
+    real_start = mcp_sync.toolbox.start_thread
+
+    def counted(target: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+        started.append(name)
+        return real_start(target, name, *args, **kwargs)
+
+    monkeypatch.setattr(mcp_sync.toolbox, "start_thread", counted)
     toolbox = Toolbox(box)
     answers = toolbox.answer_openai(calls(*[("box__meet", {"key": "k3", "parties": 3})] * 3))
     assert [a["content"] for a in answers] == ["met"] * 3
+    # a client's calls go out as futures from the caller's thread: no thread per turn
+    assert started == []
 
 
 def test_at_most_max_workers_calls_run_at_once(box: Client) -> None:
