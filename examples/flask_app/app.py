@@ -10,12 +10,27 @@ starts its own demo server on its first request)::
     gunicorn --workers 2 --threads 8 --bind 127.0.0.1:8000 app:app
 
 Then ``curl 'http://127.0.0.1:8000/add?a=2&b=3'``.
+
+``POST /ask`` lets a language model answer a question with the demo server's tools, through
+:class:`mcp_sync.Toolbox`: OpenAI (Chat Completions) or Anthropic (Messages), as
+``MCP_SYNC_EXAMPLE_PROVIDER`` says (``openai`` by default; ``pip install openai`` or
+``anthropic``). The SDK finds its key and endpoint in its own variables::
+
+    OPENAI_API_KEY=... flask --app app run
+    MCP_SYNC_EXAMPLE_PROVIDER=anthropic ANTHROPIC_API_KEY=... flask --app app run
+    curl -H 'Content-Type: application/json' -d '{"question": "What is 2.5 + 4?"}' \\
+        http://127.0.0.1:5000/ask
+
+(``OPENAI_BASE_URL`` or ``ANTHROPIC_BASE_URL`` points the SDK at another endpoint, and
+``MCP_SYNC_EXAMPLE_MODEL`` chooses the model.)
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
+from typing import Any, List
 
 from flask import Flask, jsonify, request
 from flask.typing import ResponseReturnValue
@@ -30,6 +45,18 @@ app.config["MCP_SERVERS"] = {
 }
 app.config["MCP_OPTIONS"] = {"timeout": 20}
 mcp = MCP(app)
+
+# The model for POST /ask: the provider, the model (empty: DEFAULT_MODELS[provider]), the
+# most model calls one question may take, and keyword arguments for the SDK's client
+# (``timeout``, ``max_retries``...).
+DEFAULT_MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5"}
+app.config["LLM_PROVIDER"] = os.environ.get("MCP_SYNC_EXAMPLE_PROVIDER", "openai")
+app.config["LLM_MODEL"] = os.environ.get("MCP_SYNC_EXAMPLE_MODEL", "")
+app.config["LLM_MAX_TURNS"] = 8
+app.config["LLM_OPTIONS"] = {}
+if app.config["LLM_PROVIDER"] not in DEFAULT_MODELS:
+    raise RuntimeError("MCP_SYNC_EXAMPLE_PROVIDER must be openai or anthropic, not "
+                       f"{app.config['LLM_PROVIDER']!r}")
 
 
 @app.get("/add")
@@ -55,6 +82,86 @@ def tools() -> ResponseReturnValue:
 def status() -> ResponseReturnValue:
     servers = mcp.get_manager().status()
     return jsonify(worker=os.getpid(), servers={n: s.to_dict() for n, s in servers.items()})
+
+
+# -- a language model using the tools ---------------------------------------------------------
+
+
+class StillCallingTools(Exception):
+    """The model still asked for tools in the last turn it was allowed."""
+
+
+def ask_openai(llm: Any, toolbox: mcp_sync.Toolbox, model: str, question: str,
+               max_turns: int) -> str:
+    """Answer ``question`` with OpenAI's Chat Completions, running the tools it calls."""
+    tools = toolbox.to_openai()
+    messages: List[Any] = [{"role": "user", "content": question}]
+    for _ in range(max_turns):
+        response = llm.chat.completions.create(model=model, messages=messages, tools=tools)
+        message = response.choices[0].message
+        if not message.tool_calls:
+            return message.content or ""
+        messages.append(message)
+        messages += toolbox.answer_openai(message)  # runs the calls; one tool message each
+    raise StillCallingTools(max_turns)
+
+
+def ask_anthropic(llm: Any, toolbox: mcp_sync.Toolbox, model: str, question: str,
+                  max_turns: int) -> str:
+    """Answer ``question`` with Anthropic's Messages, running the tools it calls."""
+    tools = toolbox.to_anthropic()
+    messages: List[Any] = [{"role": "user", "content": question}]
+    for _ in range(max_turns):
+        response = llm.messages.create(model=model, max_tokens=1024, messages=messages,
+                                       tools=tools)
+        answer = toolbox.answer_anthropic(response)  # runs the calls; None when there are none
+        if answer is None:
+            return "".join(block.text for block in response.content if block.type == "text")
+        messages.append({"role": "assistant", "content": response.content})
+        messages.append(answer)  # one user turn of tool_result blocks
+    raise StillCallingTools(max_turns)
+
+
+_llm_lock = threading.Lock()  # guards app.extensions["llm"]
+
+
+def llm() -> Any:
+    """This process's client of the model's API, made on first use (in each gunicorn
+    worker, after the fork) and shared by the request threads, as the SDKs allow."""
+    with _llm_lock:
+        if "llm" not in app.extensions:
+            options = app.config["LLM_OPTIONS"]
+            if app.config["LLM_PROVIDER"] == "anthropic":
+                import anthropic  # reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
+
+                app.extensions["llm"] = anthropic.Anthropic(**options)
+            else:
+                import openai  # reads OPENAI_API_KEY and OPENAI_BASE_URL
+
+                app.extensions["llm"] = openai.OpenAI(**options)
+        return app.extensions["llm"]
+
+
+@app.post("/ask")
+def ask() -> ResponseReturnValue:
+    """Answer ``{"question": "..."}`` with ``{"answer": "..."}``: the model's last text,
+    after it called the demo server's tools as often as it chose (within LLM_MAX_TURNS)."""
+    body = request.get_json(silent=True)
+    question = body.get("question") if isinstance(body, dict) else None
+    if not isinstance(question, str) or not question.strip():
+        return jsonify(error="BadRequest", message='send {"question": "..."}'), 400
+    provider = app.config["LLM_PROVIDER"]
+    model = app.config["LLM_MODEL"] or DEFAULT_MODELS[provider]
+    toolbox = mcp_sync.Toolbox(mcp.get_manager())  # the tools are named demo__add...
+    ask_model = ask_anthropic if provider == "anthropic" else ask_openai
+    answer = ask_model(llm(), toolbox, model, question, app.config["LLM_MAX_TURNS"])
+    return jsonify(answer=answer, provider=provider, model=model)
+
+
+@app.errorhandler(StillCallingTools)
+def still_calling_tools(error: StillCallingTools) -> ResponseReturnValue:
+    message = f"the model still called tools after {error.args[0]} turns"
+    return jsonify(error="StillCallingTools", message=message), 502
 
 
 @app.errorhandler(mcp_sync.MCPError)
