@@ -40,12 +40,9 @@ def model() -> Iterator[ModelEndpoint]:
         yield endpoint
 
 
-@pytest.fixture(params=["openai", "anthropic"])
-def provider(request: pytest.FixtureRequest, model: ModelEndpoint,
-             monkeypatch: pytest.MonkeyPatch) -> str:
-    """The provider, set up the way a deployment would: the example's variable and the
+def use_provider(monkeypatch: pytest.MonkeyPatch, name: str, model: ModelEndpoint) -> None:
+    """Set the provider up the way a deployment would: the examples' variables and the
     SDK's own key and base URL (pointing at the scripted endpoint)."""
-    name: str = request.param
     monkeypatch.setenv("MCP_SYNC_EXAMPLE_PROVIDER", name)
     monkeypatch.setenv("MCP_SYNC_EXAMPLE_MODEL", f"scripted-{name}")
     if name == "openai":
@@ -54,6 +51,13 @@ def provider(request: pytest.FixtureRequest, model: ModelEndpoint,
     else:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "key-for-the-test")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", model.url)
+
+
+@pytest.fixture(params=["openai", "anthropic"])
+def provider(request: pytest.FixtureRequest, model: ModelEndpoint,
+             monkeypatch: pytest.MonkeyPatch) -> str:
+    name: str = request.param
+    use_provider(monkeypatch, name, model)
     return name
 
 
@@ -94,13 +98,14 @@ def post(url: str, body: Any) -> Tuple[int, Dict[str, Any]]:
             return error.code, json.loads(error.read())
 
 
-def tool_calls_reply(provider: str, turn: int) -> Dict[str, Any]:
+def tool_calls_reply(provider: str, turn: int, server: str = "demo") -> Dict[str, Any]:
     """A model reply that calls the demo server's add and echo tools."""
+    add, echo = f"{server}__add", f"{server}__echo"
     if provider == "openai":
-        return chat_tool_calls([(f"add-{turn}", "demo__add", '{"a": 2.5, "b": 4}'),
-                                (f"echo-{turn}", "demo__echo", f'{{"text": "turn {turn}"}}')])
-    return messages_tool_use([(f"add-{turn}", "demo__add", {"a": 2.5, "b": 4}),
-                              (f"echo-{turn}", "demo__echo", {"text": f"turn {turn}"})])
+        return chat_tool_calls([(f"add-{turn}", add, '{"a": 2.5, "b": 4}'),
+                                (f"echo-{turn}", echo, f'{{"text": "turn {turn}"}}')])
+    return messages_tool_use([(f"add-{turn}", add, {"a": 2.5, "b": 4}),
+                              (f"echo-{turn}", echo, {"text": f"turn {turn}"})])
 
 
 def script(model: ModelEndpoint, provider: str, *replies: Dict[str, Any]) -> str:

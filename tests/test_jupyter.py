@@ -25,6 +25,8 @@ import mcp_sync
 
 from ._procs import EXAMPLES
 from .conftest import ROOT
+from .servers.model_endpoint import ModelEndpoint, chat_text, messages_text
+from .test_example_llm import script, tool_calls_reply, tool_results, use_provider
 
 NOTEBOOK = EXAMPLES / "notebook.ipynb"
 KERNEL = "mcp-sync-test-python"
@@ -74,9 +76,18 @@ def _result(cell: Any) -> Dict[str, Any]:
     return data
 
 
+def _language_model_section(cells: List[Any]) -> slice:
+    """The cells of the notebook's language-model section (up to the closing cell)."""
+    start = _index(cells, "## A language model using the tools")
+    end = next(i for i, cell in enumerate(cells) if cell.source.startswith("client.close()"))
+    assert start < end
+    return slice(start, end)
+
+
 def test_example_notebook_on_a_real_kernel_with_an_interrupted_call(kernel_spec: str) -> None:
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     cells = notebook.cells
+    del cells[_language_model_section(cells)]  # needs a model: the next test
     at = _index(cells, '"image"') + 1
     long_call = new_code_cell(LONG_CALL, metadata={"tags": ["raises-exception"]})
     cells[at:at] = [new_code_cell(WATCH_LOG), long_call, new_code_cell(AFTER_INTERRUPT)]
@@ -120,6 +131,52 @@ def test_example_notebook_on_a_real_kernel_with_an_interrupted_call(kernel_spec:
     assert _result(loop_cell)["text/plain"] == "'from a worker thread'"
     assert not any(out.output_type == "error" for cell in cells
                    if cell is not long_call for out in cell.get("outputs", []))
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_example_notebook_language_model_loop(
+        kernel_spec: str, provider: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The notebook's connecting cell, its language-model section and its closing cell,
+    # on a real kernel whose model SDK talks to the scripted endpoint; then the same loop
+    # with a model that keeps calling tools past the bound.
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    cells = notebook.cells
+    section = _language_model_section(cells)
+    past_the_bound = new_code_cell('ask("And again?", max_turns=2)',
+                                   metadata={"tags": ["raises-exception"]})
+    notebook.cells = [cells[_index(cells, "mcp_sync.connect(")], *cells[section],
+                      past_the_bound, cells[section.stop]]
+
+    with ModelEndpoint() as model:
+        use_provider(monkeypatch, provider, model)
+        final = chat_text if provider == "openai" else messages_text
+        path = script(model, provider, *(tool_calls_reply(provider, turn, "mcp-sync-demo")
+                                         for turn in (1, 2)), final("2.5 + 4 = 6.5"),
+                      *(tool_calls_reply(provider, turn, "mcp-sync-demo")
+                        for turn in (3, 4, 5)))
+        NotebookClient(notebook, kernel_name=kernel_spec, timeout=120,
+                       resources={"metadata": {"path": str(ROOT)}}).execute()
+        bodies = model.bodies(path)
+
+    setup = notebook.cells[_index(notebook.cells, "mcp_sync.Toolbox(client)")]
+    ask = notebook.cells[_index(notebook.cells, 'ask("What')]
+    names = _result(setup)["text/plain"]
+    assert "'mcp-sync-demo__add'" in names and "'mcp-sync-demo__image'" in names
+    assert _result(ask)["text/plain"] == "'2.5 + 4 = 6.5'"
+    printed = "".join(out.get("text", "") for out in ask.outputs if out.output_type == "stream")
+    assert printed.splitlines() == ["calling mcp-sync-demo__add, mcp-sync-demo__echo"] * 2
+    assert len(bodies) == 5  # three for the question, two for the bounded one
+    assert bodies[0]["messages"] == [{"role": "user", "content": "What is 2.5 + 4? Use the tools."}]
+    assert bodies[0]["model"] == f"scripted-{provider}"
+    # The demo server's results reached the model.
+    assert tool_results(provider, bodies[1]) == [("add-1", '{"sum": 6.5}'), ("echo-1", "turn 1")]
+    assert tool_results(provider, bodies[2]) == [("add-2", '{"sum": 6.5}'), ("echo-2", "turn 2")]
+    assert tool_results(provider, bodies[4]) == [("add-3", '{"sum": 6.5}'), ("echo-3", "turn 3")]
+    (error,) = [out for out in past_the_bound.outputs if out.output_type == "error"]
+    assert error["ename"] == "RuntimeError"
+    assert error["evalue"] == "the model still called tools after 2 turns"
+    assert not any(out.output_type == "error" for cell in notebook.cells
+                   if cell is not past_the_bound for out in cell.get("outputs", []))
 
 
 def test_a_stderr_without_a_file_descriptor_is_fine(monkeypatch: pytest.MonkeyPatch) -> None:
