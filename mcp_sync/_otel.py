@@ -1,18 +1,20 @@
 """OpenTelemetry tracing and metrics of a client's MCP traffic (the ``[otel]`` extra).
 
-Requests the client sends: one CLIENT span per JSON-RPC request, named
+Requests (and notifications) the client sends: one CLIENT span per JSON-RPC message, named
 ``{mcp.method.name} {target}`` (the tool or prompt name when the request has one; never
 the resource URI, which stays an attribute: span names keep a low cardinality), started
 on the calling thread (a child of the caller's active span) and ended when the request
-settles, on whatever thread settles it; and one measurement of
-``mcp.client.operation.duration``. The span's context goes with the request as W3C trace
-context (``traceparent``, ``tracestate``, ``baggage``, through the global propagator): in
-``params._meta`` always, and over HTTP in the headers of the request's POST too.
+settles (a notification: once written), on whatever thread settles it; and one
+measurement of ``mcp.client.operation.duration``. The span's context goes with the
+message as W3C trace context (``traceparent``, ``tracestate``, ``baggage``, through the
+global propagator): in ``params._meta`` always, and over HTTP in the headers of the
+message's POST too.
 
-Requests the server sends (sampling, elicitation, roots, ping): one SERVER span each,
-named ``{mcp.method.name}``, parented from the trace context in the request's
-``params._meta`` when it has one; it is the current span on the thread that runs the
-handler while the handler runs.
+Requests the server sends (sampling, elicitation, roots, ping), and its notifications: one
+SERVER span each, named ``{mcp.method.name}``, parented from the trace context in the
+message's ``params._meta`` when it has one; it is the current span on the thread that runs
+the handler while the handler runs (a notification: while it is routed); and one
+measurement of ``mcp.server.operation.duration``.
 
 Sessions: one measurement of ``mcp.client.session.duration`` per session, from its start
 to its end.
@@ -50,7 +52,7 @@ log = logging.getLogger(__name__)
 ENV_VAR = "MCP_SYNC_TRACING"
 #: Seconds between looks at the global providers while no SDK is installed on one.
 _RECHECK = 1.0
-#: The bucket boundaries (seconds) the MCP semantic conventions advise for both durations.
+#: The bucket boundaries (seconds) the MCP semantic conventions advise for the durations.
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0,
                     120.0, 300.0)
 
@@ -75,6 +77,10 @@ _TARGETS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"
 _CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
 # Span attributes that the duration metrics leave out: unbounded values.
 _NOT_MEASURED = ("jsonrpc.request.id", "mcp.session.id", "mcp.resource.uri")
+# What ``mcp.server.operation.duration`` has of a server message's span attributes (the
+# conventions list no server address for it).
+_SERVER_MEASURED = ("mcp.method.name", "mcp.protocol.version", "network.transport",
+                    "network.protocol.name", "network.protocol.version")
 
 
 def observer_for(tracing: Optional[bool], tracer_provider: Any = None,
@@ -123,6 +129,11 @@ class Tracing:
         self._session = _histogram(
             meter, "mcp.client.session.duration",
             "The duration of an MCP session as observed by the client.")
+        self._served = _histogram(
+            meter, "mcp.server.operation.duration",
+            "The duration of an MCP request or notification from the server as observed "
+            "by the client, its receiver, from the time it was received until the result "
+            "was sent or the notification handled.")
         # On the global providers, nothing is recorded until the application installs an
         # SDK (set_tracer_provider, set_meter_provider): until then a request costs a
         # clock read, not a span. Asking the API is slower (it reads the environment), so
@@ -158,11 +169,13 @@ class Tracing:
     def started(self, session: Any, method: str, params: Optional[Mapping[str, Any]],
                 request_id: Any) -> Tuple[Any, Optional[Mapping[str, Any]],
                                           Optional[Mapping[str, str]]]:
-        """Start the request's span on the calling thread; returns it with the trace
-        context for ``_meta`` and, over HTTP, for the POST's headers."""
+        """Start the span of a request (or, ``request_id`` None, a notification) on the
+        calling thread; returns it with the trace context for ``_meta`` and, over HTTP,
+        for the POST's headers."""
         attributes = _session_attributes(session, with_session_id=True)
         attributes["mcp.method.name"] = method
-        attributes["jsonrpc.request.id"] = str(request_id)
+        if request_id is not None:
+            attributes["jsonrpc.request.id"] = str(request_id)
         key = _TARGETS.get(method)
         target = params.get(key) if key is not None and params else None
         if not isinstance(target, str):
@@ -217,18 +230,28 @@ class Tracing:
     # -- requests the server sends -----------------------------------------------------
 
     def serving(self, session: Any, method: str, params: Any, request_id: Any) -> Any:
-        """Start the SERVER span of a request from the server, on the thread that answers
-        it, and make it current there (until :meth:`served`): the handler runs in it.
+        """Start the SERVER span of a request from the server (``request_id`` None: of
+        a notification), on the thread that answers it, and make it current there
+        (until :meth:`served`): the handler runs in it; and start timing it.
 
-        Its parent is the trace context in the request's ``params._meta`` when there is
+        Its parent is the trace context in the message's ``params._meta`` when there is
         one (the span active on this thread, if any, is then linked), else the span
         active on this thread."""
-        if not self._tracing:
-            return None
-        trace = self._trace
         attributes = _session_attributes(session, with_session_id=True)
         attributes["mcp.method.name"] = method
-        attributes["jsonrpc.request.id"] = str(request_id)
+        if request_id is not None:
+            attributes["jsonrpc.request.id"] = str(request_id)
+        measured = None
+        if self._metering:
+            measured = {k: attributes[k] for k in _SERVER_MEASURED if k in attributes}
+        token = _Served(time.monotonic(), measured)
+        if not self._tracing:
+            return token
+        if method == "notifications/resources/updated" and isinstance(params, dict):
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                attributes["mcp.resource.uri"] = uri
+        trace = self._trace
         parent = self._context.get_current()
         links = []
         meta = params.get("_meta") if isinstance(params, dict) else None
@@ -241,27 +264,36 @@ class Tracing:
                 if ambient.is_valid:
                     links.append(trace.Link(ambient))
                 parent = remote
-        span = self._tracer.start_span(method, context=parent, kind=trace.SpanKind.SERVER,
-                                       attributes=attributes, links=links)
-        return span, self._context.attach(trace.set_span_in_context(span, parent))
+        token.span = self._tracer.start_span(method, context=parent,
+                                             kind=trace.SpanKind.SERVER,
+                                             attributes=attributes, links=links)
+        token.attached = self._context.attach(trace.set_span_in_context(token.span, parent))
+        return token
 
     def served(self, token: Any, error: Optional[BaseException]) -> None:
-        """End the span :meth:`serving` started (on the same thread): status ERROR and
-        ``error.type`` when the handler failed or the client refused, or the server
-        cancelled the request. Nothing of a handler's own exception is recorded (its text
-        may hold a secret: it goes to the client's log only)."""
+        """End the span :meth:`serving` started (on the same thread), and measure
+        ``mcp.server.operation.duration``: status ERROR and ``error.type`` when the
+        handler failed or the client refused, or the server cancelled the request.
+        Nothing of a handler's own exception is recorded (its text may hold a secret: it
+        goes to the client's log only)."""
         if token is None:
             return
-        span, attached = token
+        failure = _failure(error) if error is not None else {}
+        if token.measured is not None:
+            self._served.record(time.monotonic() - token.started,
+                                {**token.measured, **failure})
+        span = token.span
+        if span is None:
+            return
         try:
             if error is not None:
-                span.set_attributes(_failure(error))
+                span.set_attributes(failure)
                 description = (error.message if isinstance(error, ServerError)
                                else _error_type(error))
                 span.set_status(self._trace.StatusCode.ERROR, description[:200])
             span.end()
         finally:
-            self._context.detach(attached)
+            self._context.detach(token.attached)
 
     # -- sessions ----------------------------------------------------------------------
 
@@ -293,6 +325,18 @@ class _Request:
         self.span: Any = None
 
 
+class _Served:
+    """What :meth:`Tracing.serving` hands :meth:`Tracing.served`."""
+
+    __slots__ = ("attached", "measured", "span", "started")
+
+    def __init__(self, started: float, measured: Optional[Dict[str, Any]]) -> None:
+        self.started = started
+        self.measured = measured
+        self.span: Any = None
+        self.attached: Any = None
+
+
 def _session_attributes(session: Any, *, with_session_id: bool) -> Dict[str, Any]:
     """The attributes a session gives each of its spans and measurements: the protocol
     version agreed, and the transport (the server's address over HTTP)."""
@@ -306,6 +350,7 @@ def _session_attributes(session: Any, *, with_session_id: bool) -> Dict[str, Any
     if isinstance(url, str):
         attributes["network.transport"] = "tcp"
         attributes["network.protocol.name"] = "http"
+        attributes["network.protocol.version"] = "1.1"  # requests speaks HTTP/1.1
         parts = urlsplit(url)
         if parts.hostname:
             attributes["server.address"] = parts.hostname

@@ -165,19 +165,23 @@ if hasattr(os, "register_at_fork"):
 class RequestObserver(Protocol):
     """Watches a session (tracing and metrics, ``_otel.py``): told of each request it
     sends before it is written, and of its outcome once it settles, on whatever thread;
-    of each request from the server around the work that answers it; and of the
-    session's start and end. Whatever it raises is logged, never the session's failure."""
+    of each notification it sends, around its write; of each request from the server
+    around the work that answers it, and of each notification from the server around its
+    routing; and of the session's start and end. Whatever it raises is logged, never the
+    session's failure."""
 
     def started(self, session: RpcSession, method: str, params: Optional[Mapping[str, Any]],
                 request_id: Any) -> Tuple[Any, Optional[Mapping[str, Any]],
                                           Optional[Mapping[str, str]]]:
         """Called on the sending thread; returns ``(token, meta, headers)``: ``meta`` is
-        merged into the request's ``params._meta`` and ``headers`` into its transport
-        headers (either may be None); ``token`` is handed back to :meth:`finished`."""
+        merged into the message's ``params._meta`` and ``headers`` into its transport
+        headers (either may be None); ``token`` is handed back to :meth:`finished`.
+        ``request_id`` is None for a notification."""
 
     def finished(self, token: Any, result: Any, error: Optional[BaseException]) -> None:
-        """Called once per request :meth:`started` returned for, with its result or
-        its error."""
+        """Called once per message :meth:`started` returned for: a request with its
+        result or its error; a notification once written (result None), or with the
+        error that stopped its write."""
 
     def active(self) -> bool:
         """Whether to observe requests now (checked per request, before anything else:
@@ -186,7 +190,9 @@ class RequestObserver(Protocol):
     def serving(self, session: RpcSession, method: str, params: Any, request_id: Any) -> Any:
         """Called on the thread that answers a request from the server, before the
         handler runs; returns a token for :meth:`served`, which that thread calls once
-        it answered (the handler runs between the two, in whatever context this set)."""
+        it answered (the handler runs between the two, in whatever context this set).
+        For a notification from the server (``request_id`` None): on the dispatch
+        thread, around its routing (its callbacks are queued, not run, in between)."""
 
     def served(self, token: Any, error: Optional[BaseException]) -> None:
         """The request :meth:`serving` was told of is answered: ``error`` is None, or
@@ -782,10 +788,37 @@ class RpcSession:
             ConnectionClosed: the transport is closed.
         """
         self._check_usable()
+        observer = self.observer
+        token: Any = None
+        headers: Optional[Mapping[str, str]] = None
+        if observer is not None and observer.active():
+            try:
+                token, meta, headers = observer.started(self, method, params, None)
+            except Exception:  # an observer never stops a notification
+                log.exception("request observer failed on %s", method)
+                observer = None
+            else:
+                if meta:
+                    params = dict(params) if params else {}
+                    params["_meta"] = {**meta, **(params.get("_meta") or {})}
         message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        self.transport.send(message)
+        error: Optional[BaseException] = None
+        try:
+            if headers:
+                self.transport.send(message, headers=headers)
+            else:
+                self.transport.send(message)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            if observer is not None:
+                try:
+                    observer.finished(token, None, error)
+                except Exception:  # an observer never breaks a notification
+                    log.exception("request observer failed after %s", method)
 
     def _cancel(self, request_id: Any, reason: str) -> None:
         """Forget a request, fail its future with RequestCancelled, tell the server."""
@@ -1103,6 +1136,20 @@ class RpcSession:
     # -- notifications -------------------------------------------------------------------
 
     def _route_notification(self, method: str, params: Any) -> None:
+        token = self.observe_serving(method, params, None)
+        if token is None:
+            self._handle_notification(method, params)
+            return
+        error: Optional[BaseException] = None
+        try:
+            self._handle_notification(method, params)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            self.observe_served(token, error)
+
+    def _handle_notification(self, method: str, params: Any) -> None:
         if method == "notifications/cancelled" and isinstance(params, dict):
             self._server_cancelled(params)
         if method == "notifications/progress" and isinstance(params, dict):

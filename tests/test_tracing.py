@@ -107,7 +107,9 @@ def test_each_request_gets_a_client_span_over_stdio(
     assert spans_named(exporter, "tools/list")  # the call listed the tools first
     if era == "2025-11-25":
         assert spans_named(exporter, "initialize")
-    ids = [(s.attributes or {})["jsonrpc.request.id"] for s in exporter.get_finished_spans()]
+    requests = [s for s in exporter.get_finished_spans()
+                if not s.name.startswith("notifications/")]
+    ids = [(s.attributes or {})["jsonrpc.request.id"] for s in requests]
     assert len(ids) == len(set(ids))  # one span per request
     assert not [s.name for s in exporter.get_finished_spans() if "://" in s.name]  # no URIs
 
@@ -393,8 +395,11 @@ def test_a_failing_observer_never_breaks_a_request(caplog: pytest.LogCaptureFixt
     (initialize,) = json.loads(answer["content"][0]["text"])
     assert initialize["params"]["_meta"] == {"observed": True}  # what started() returned
     tokens = [token for token, _, _ in recorder.finished_calls]
-    assert tokens == ["initialize", "tools/call", "resources/read"]  # once each; not ping
-    assert isinstance(recorder.finished_calls[2][2], ServerError)
+    # Once each; not ping; the notification once written.
+    assert tokens == ["initialize", "notifications/initialized", "tools/call",
+                      "resources/read"]
+    assert recorder.finished_calls[1][1:] == (None, None)
+    assert isinstance(recorder.finished_calls[3][2], ServerError)
     assert "request observer failed on ping" in caplog.text
     assert "observer broke at the end" in caplog.text
     # The session: opened at start, ended once at close (no error: closed by its user).

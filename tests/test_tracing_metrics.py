@@ -139,7 +139,8 @@ def test_http_requests_and_sessions_name_the_server(
             assert client.call_tool("echo", {"text": "x"}).text == "x"
 
     where = {"mcp.protocol.version": era, "network.transport": "tcp",
-             "network.protocol.name": "http", "server.address": "127.0.0.1",
+             "network.protocol.name": "http", "network.protocol.version": "1.1",
+             "server.address": "127.0.0.1",
              "server.port": server.port}
     assert only(reader, OPERATION, **{"gen_ai.tool.name": "echo"}) == {
         **where, "mcp.method.name": "tools/call", "gen_ai.tool.name": "echo",
