@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import warnings
+from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
@@ -46,6 +47,7 @@ from .helpers import wait_for
 REDIS_SERVER = shutil.which("redis-server")
 DEMO = {"command": "${MCP_TEST_PYTHON}", "args": ["-m", "mcp_sync.demo_server"]}
 SDK = {"command": "${MCP_TEST_PYTHON}", "args": [str(SERVERS / "sdk_server.py")]}
+FAKE = {"command": "${MCP_TEST_PYTHON}", "args": [str(SERVERS / "fake_stdio.py")]}
 GATE = {"command": "${MCP_TEST_PYTHON}", "args": [str(SERVERS / "gate_stdio.py")],
         "env": {"GATE_PORT": "${MCP_TEST_GATE_PORT}", "GATE_LINGER": "1"}}
 # Pinned: no era probe, so a server held at its start is not taken for an old one.
@@ -180,12 +182,13 @@ class Cluster:
                  workers: Sequence[Tuple[str, str, int]], *,
                  options: Optional[Dict[str, Any]] = None,
                  task_options: Optional[Dict[str, Any]] = None,
-                 gate: Optional[Gate] = None) -> None:
+                 gate: Optional[Gate] = None,
+                 extra_env: Optional[Dict[str, str]] = None) -> None:
         env = subprocess_env(
             MCP_TEST_REDIS=broker, MCP_TEST_SERVERS=json.dumps(servers),
             MCP_TEST_OPTIONS=json.dumps(options or {}),
             MCP_TEST_TASK_OPTIONS=json.dumps(task_options or {}), MCP_TEST_PYTHON=PY,
-            MCP_TEST_GATE_PORT=str(gate.port if gate else 0))
+            MCP_TEST_GATE_PORT=str(gate.port if gate else 0), **(extra_env or {}))
         env["PYTHONPATH"] = os.pathsep.join([str(SERVERS), env["PYTHONPATH"]])
         self.workers = [Worker(name, pool, concurrency, env)
                         for name, pool, concurrency in workers]
@@ -567,3 +570,65 @@ def test_solo_worker_results_and_failures_as_json(broker: str, caller: Celery) -
         me = caller.send_task("tests.whoami", kwargs={"a": 1, "b": 1}).get(timeout=30)
         assert me["pid"] == worker.pid and children(worker.pid) == [me["server"]]
         assert cluster.stop() == []
+
+
+def test_one_trace_from_the_caller_through_the_task_to_the_mcp_server(
+        broker: str, caller: Celery, tmp_path: Path) -> None:
+    """opentelemetry-instrumentation-celery on both sides: the caller's span, the task's
+    PRODUCER span in the caller, its CONSUMER span in the worker, the worker's MCP CLIENT
+    span, and the server receiving that span's context in ``_meta``: one trace. The
+    worker writes its spans to a file (``tests/servers/span_file.py``)."""
+    from opentelemetry.instrumentation.celery import CeleryInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    spans_file = tmp_path / "worker-spans.jsonl"
+
+    def worker_spans() -> List[Dict[str, Any]]:
+        if not spans_file.exists():
+            return []
+        return [json.loads(line) for line in spans_file.read_text().splitlines()]
+
+    def named(name: str) -> Any:
+        """The worker's one span ``name``, once it ended."""
+        found = wait_for(lambda: [s for s in worker_spans() if s["name"] == name], 30,
+                         f"the worker's {name} span")
+        assert len(found) == 1, found
+        return found[0]
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = CeleryInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        with Cluster(broker, {"fake": FAKE}, [("traced", "solo", 1)], options=PINNED,
+                     extra_env={"MCP_TEST_SPANS": str(spans_file)}) as cluster:
+            with provider.get_tracer("test").start_as_current_span("GET /report") as web:
+                result = call(caller, "received", {"method": "tools/call"})
+            answer = result.get(timeout=60)
+            run = named("run/mcp_sync.call_tool")
+            client_span = named("tools/call received")
+            assert cluster.stop() == []
+    finally:
+        instrumentor.uninstrument()
+
+    trace_id = f"{web.get_span_context().trace_id:032x}"
+    (publish,) = [s for s in exporter.get_finished_spans()
+                  if s.name == "apply_async/mcp_sync.call_tool"]
+    assert publish.kind.name == "PRODUCER"
+    assert publish.parent is not None
+    assert publish.parent.span_id == web.get_span_context().span_id
+    # The worker: the task's span is a child of the caller's, the MCP call of the task's.
+    assert run["kind"] == "CONSUMER" and run["trace_id"] == trace_id
+    assert run["parent_id"] == f"{publish.get_span_context().span_id:016x}"
+    assert client_span["kind"] == "CLIENT" and client_span["trace_id"] == trace_id
+    assert client_span["parent_id"] == run["span_id"]
+    assert client_span["attributes"]["mcp.method.name"] == "tools/call"
+    assert client_span["attributes"]["gen_ai.tool.name"] == "received"
+    # The MCP server got the worker's CLIENT span as the parent of its work.
+    calls = json.loads(answer["content"][0]["text"])
+    (received,) = [m for m in calls if m["params"]["name"] == "received"]
+    version, traced, parent, _flags = received["params"]["_meta"]["traceparent"].split("-")
+    assert (version, traced, parent) == ("00", trace_id, client_span["span_id"])

@@ -7,7 +7,10 @@ Configured from the environment the test gives each worker:
 * ``MCP_TEST_SERVERS``: the ``mcpServers`` mapping, as JSON (``${VAR}`` references are
   expanded by mcp_sync in the worker);
 * ``MCP_TEST_OPTIONS``: ``app.conf.mcp_options``, as JSON (optional);
-* ``MCP_TEST_TASK_OPTIONS``: the ``mcp_sync.call_tool`` task's options, as JSON (optional).
+* ``MCP_TEST_TASK_OPTIONS``: the ``mcp_sync.call_tool`` task's options, as JSON (optional);
+* ``MCP_TEST_SPANS``: a file: when set, the worker traces (an OpenTelemetry SDK whose spans
+  go to that file, ``span_file.py``, and Celery instrumented). Only for ``solo``
+  workers: a prefork pool would need the instrumentation in each pool process.
 
 Besides ``mcp_sync.call_tool`` it has one task of its own, ``tests.whoami``, which uses
 ``MCP.client()`` the way an application's tasks would.
@@ -23,6 +26,11 @@ from celery import Celery
 
 from mcp_sync.contrib.celery import MCP
 from mcp_sync.manager import ServerUnavailable
+
+if os.environ.get("MCP_TEST_SPANS"):
+    import span_file
+
+    span_file.install(os.environ["MCP_TEST_SPANS"])
 
 app = Celery("mcp_sync_tests", broker=os.environ["MCP_TEST_REDIS"],
              backend=os.environ["MCP_TEST_REDIS"])
