@@ -227,6 +227,11 @@ class Tracing:
             span.set_status(self._trace.StatusCode.ERROR, description)
         span.end()
 
+    def event(self, token: Any, name: str, attributes: Mapping[str, Any]) -> None:
+        """A span event on the request's span: its progress, its cancellation."""
+        if token is not None and token.span is not None:
+            token.span.add_event(name, dict(attributes))
+
     # -- requests the server sends -----------------------------------------------------
 
     def serving(self, session: Any, method: str, params: Any, request_id: Any) -> Any:

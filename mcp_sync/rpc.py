@@ -187,6 +187,12 @@ class RequestObserver(Protocol):
         """Whether to observe requests now (checked per request, before anything else:
         it must be cheap); an inactive observer costs a request nothing more."""
 
+    def event(self, token: Any, name: str, attributes: Mapping[str, Any]) -> None:
+        """Something happened to a request still in flight (``token`` from
+        :meth:`started`): ``notifications/progress`` from the server, or
+        ``notifications/cancelled`` when the client gives it up. On the dispatch
+        thread (or the thread that cancels), before :meth:`finished`."""
+
     def serving(self, session: RpcSession, method: str, params: Any, request_id: Any) -> Any:
         """Called on the thread that answers a request from the server, before the
         handler runs; returns a token for :meth:`served`, which that thread calls once
@@ -247,6 +253,17 @@ class _Observed:
                 self._outcome = (result, error)
                 return
         self._report(token, result, error)
+
+    def note(self, name: str, attributes: Mapping[str, Any]) -> None:
+        """Tell the observer of an event of the request while it is in flight."""
+        with self._lock:
+            token = self._token
+            if self._done or token is _UNSET or token is _BROKEN:
+                return
+        try:
+            self._observer.event(token, name, attributes)
+        except Exception:  # an observer never breaks a request
+            log.exception("request observer failed")
 
     def _report(self, token: Any, result: Any, error: Optional[BaseException]) -> None:
         if token is _BROKEN:
@@ -825,6 +842,8 @@ class RpcSession:
         entry = self.table.pop(request_id)
         if entry is None:
             return
+        if type(entry.future) is _Observed:
+            entry.future.note("notifications/cancelled", {"reason": reason})
         settle(entry.future, error=RequestCancelled(f"{entry.method} (id={request_id}) {reason}"))
         self._send_cancel(request_id, reason)
 
@@ -839,6 +858,8 @@ class RpcSession:
         if not entry.cancellable:
             self._abandon(entry.id)
         else:
+            if type(entry.future) is _Observed:
+                entry.future.note("notifications/cancelled", {"reason": "timed out"})
             sent = threading.Event()
 
             def cancel() -> None:
@@ -1154,6 +1175,8 @@ class RpcSession:
             self._server_cancelled(params)
         if method == "notifications/progress" and isinstance(params, dict):
             entry = self.table.progress(params.get("progressToken"), time.monotonic())
+            if entry is not None and type(entry.future) is _Observed:
+                entry.future.note(method, _progress_event(params))
             if entry is not None and entry.on_progress is not None:
                 self._queue_callback(_run_progress, (entry, params), method, params)
         if self.on_notification is not None:
@@ -1328,6 +1351,20 @@ def _merge_key(method: str, params: Any) -> Optional[Any]:
         if isinstance(uri, str):
             return (method, uri)
     return None
+
+
+def _progress_event(params: Dict[str, Any]) -> Dict[str, Any]:
+    """A progress notification's fields as span event attributes (numbers and a cut
+    message; whatever else the server sent is left out)."""
+    attributes: Dict[str, Any] = {}
+    for key in ("progress", "total"):
+        value = params.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            attributes[key] = value
+    message = params.get("message")
+    if isinstance(message, str):
+        attributes["message"] = excerpt(message, 200)
+    return attributes
 
 
 def _run_progress(entry: Pending, params: Dict[str, Any]) -> None:

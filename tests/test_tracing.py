@@ -114,6 +114,32 @@ def test_each_request_gets_a_client_span_over_stdio(
     assert not [s.name for s in exporter.get_finished_spans() if "://" in s.name]  # no URIs
 
 
+def test_progress_and_cancellation_are_events_of_the_request_span(
+        traced: Tuple[TracerProvider, InMemorySpanExporter]) -> None:
+    provider, exporter = traced
+    seen: List[Any] = []
+    with mcp_sync.connect(fake_server_command(), timeout=T, tracing=True,
+                          tracer_provider=provider) as client:
+        client.call_tool("slow", {"seconds": 0.3, "progress_interval": 0.1},
+                         on_progress=lambda *update: seen.append(update))
+        with pytest.raises(RequestTimeout):
+            client.call_tool("slow", {"seconds": 30.0}, timeout=0.3)
+        future = client.call_tool_future("slow", {"seconds": 30.0})
+        assert future.cancel()
+
+    first, timed_out, cancelled = spans_named(exporter, "tools/call slow")
+    progress = [e for e in first.events if e.name == "notifications/progress"]
+    assert len(progress) == len(seen) >= 2
+    assert [dict(e.attributes or {}) for e in progress][:2] == [
+        {"progress": 1, "message": "step 1"}, {"progress": 2, "message": "step 2"}]
+    assert all(e.timestamp <= (first.end_time or 0) for e in progress)
+    assert [(e.name, dict(e.attributes or {})) for e in timed_out.events] == [
+        ("notifications/cancelled", {"reason": "timed out"})]
+    assert [(e.name, dict(e.attributes or {})) for e in cancelled.events] == [
+        ("notifications/cancelled", {"reason": "cancelled by the client"})]
+    assert (cancelled.attributes or {})["error.type"] == "cancelled"
+
+
 def test_failures_set_the_status_and_error_type(
         traced: Tuple[TracerProvider, InMemorySpanExporter]) -> None:
     provider, exporter = traced
@@ -356,6 +382,9 @@ class Recorder:
 
     def active(self) -> bool:
         return True
+
+    def event(self, token: Any, name: str, attributes: Any) -> None:
+        pass
 
     def serving(self, session: Any, method: str, params: Any, request_id: Any) -> Any:
         return None
