@@ -69,6 +69,10 @@ def input_required(result: Any) -> bool:
     return isinstance(result, dict) and result.get("resultType") == "input_required"
 
 
+# Guards the first making of a Rounds' ``cancelled`` event (rare: input rounds, cancels).
+_EVENT_LOCK = threading.Lock()
+
+
 class Rounds:
     """The state of one call's retries; see the module docstring.
 
@@ -91,9 +95,19 @@ class Rounds:
         self._rounds = 0
         self._switched_round = -1
         self._renewed = False
-        #: Shared by the RequestContext of every handler this call runs; set when the
-        #: call is cancelled.
-        self.cancelled = threading.Event()
+        self._cancelled: Optional[threading.Event] = None
+
+    @property
+    def cancelled(self) -> threading.Event:
+        """Shared by the RequestContext of every handler this call runs; set when the
+        call is cancelled. Made on first use: most calls never run a handler."""
+        event = self._cancelled
+        if event is None:
+            with _EVENT_LOCK:
+                event = self._cancelled
+                if event is None:
+                    event = self._cancelled = threading.Event()
+        return event
 
     def decide(self, result: Any, error: Optional[BaseException]) -> Tuple[Step, Any]:
         """What follows a round's outcome: ``(DONE, result)``, ``(FAIL, error)``, or a

@@ -1157,7 +1157,7 @@ class Client:
     def _call_tool_params(
         self, name: str, arguments: Optional[Mapping[str, Any]], meta: Optional[Mapping[str, Any]]
     ) -> Dict[str, Any]:
-        _check_arguments(f"tool {excerpt(repr(name), 80)}", arguments)
+        _check_arguments("tool", name, arguments)
         params: Dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         if meta:
             params["_meta"] = dict(meta)
@@ -1681,7 +1681,7 @@ class Client:
         """
         from . import types
 
-        _check_arguments(f"prompt {excerpt(repr(name), 80)}", arguments)
+        _check_arguments("prompt", name, arguments)
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {key: str(value) for key, value in arguments.items()}
@@ -1948,11 +1948,14 @@ def _not_a_transport(value: Any) -> str:
             f"MemoryTransport), not a {kind}")
 
 
-def _check_arguments(what: str, arguments: Any) -> None:
-    """Refuse ``arguments`` that are not a mapping, before anything is sent."""
-    if arguments is not None and not isinstance(arguments, Mapping):
+def _check_arguments(kind: str, name: str, arguments: Any) -> None:
+    """Refuse ``arguments`` that are not a mapping, before anything is sent (the
+    message is made only then: this runs on every call)."""
+    if arguments is not None and type(arguments) is not dict and not isinstance(
+            arguments, Mapping):
         raise TypeError(
-            f"arguments for {what} must be a mapping of argument names to values, like "
+            f"arguments for {kind} {excerpt(repr(name), 80)} must be a mapping of "
+            "argument names to values, like "
             f"{{'text': 'hi'}}, not a {type(arguments).__name__} "
             f"({excerpt(repr(arguments), 80)})"
         )
