@@ -62,7 +62,17 @@ import threading
 import time
 import weakref
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Protocol, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Mapping,
+    Optional,
+    Protocol,
+    Tuple,
+    Union,
+)
 
 from ._core import (
     ANSWERS,
@@ -1267,8 +1277,19 @@ class RpcSession:
     def _answer(self, message: Dict[str, Any], context: RequestContext) -> None:
         token = self.observe_serving(message["method"], message.get("params"), message["id"])
         error: Optional[BaseException] = None
+        deferred = False
         try:
             response = self._answer_unless_cancelled(message, context)
+            if isinstance(response, Future):
+                # Answered later, by whichever thread settles it (_answer_later). The
+                # observer hears of it now, on this thread, as it must (its context is
+                # this thread's): the request was taken.
+                deferred = True
+                if token is not None:
+                    self.observe_served(token, None)
+                response.add_done_callback(
+                    lambda settled: self._answer_later(message, context, settled))
+                return
             if token is not None:
                 error = (_answer_error(response) if response is not None else RequestCancelled(
                     f"{excerpt(message['method'], 100)} (id={context.request_id}) cancelled"))
@@ -1276,16 +1297,56 @@ class RpcSession:
             error = exc
             raise
         finally:
-            if token is not None:
-                self.observe_served(token, error)
-            with self._serving_lock:
-                if self._serving.get(context.request_id) is context:
-                    del self._serving[context.request_id]
+            if not deferred:
+                self._served(context, token, error)
 
-    def _answer_unless_cancelled(self, message: Dict[str, Any],
-                                 context: RequestContext) -> Optional[Dict[str, Any]]:
+    def _served(self, context: RequestContext, token: Any,
+                error: Optional[BaseException]) -> None:
+        """A server request is answered (or never will be): tell the observer, forget it."""
+        if token is not None:
+            self.observe_served(token, error)
+        with self._serving_lock:
+            if self._serving.get(context.request_id) is context:
+                del self._serving[context.request_id]
+
+    def _answer_later(self, message: Dict[str, Any], context: RequestContext,
+                      settled: Future[Any]) -> None:
+        """Send the answer a handler deferred (it returned a Future), once it is settled;
+        on the thread that settled it. A cancelled future, or a request the server
+        cancelled (or the closing link did) meanwhile, is not answered."""
+        try:
+            response: Dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+            if settled.cancelled():
+                return
+            failure = settled.exception()
+            if failure is None:
+                response["result"] = to_wire(settled.result())
+            elif isinstance(failure, ServerError):
+                response["error"] = {"code": failure.code, "message": failure.message}
+                if failure.data is not None:
+                    response["error"]["data"] = failure.data
+            else:
+                log.error("the deferred answer to %s from %s failed: %r",
+                          excerpt(message["method"], 100), self.name, failure)
+                response["error"] = {"code": INTERNAL_ERROR,
+                                     "message": "the client failed to answer"}
+            if context.cancelled.is_set() or self._closed_error is not None:
+                return
+            try:
+                self.transport.send(response)
+            except TransportError as exc:
+                log.info("could not answer %s id=%s from %s: %r",
+                         excerpt(message["method"], 100),
+                         excerpt(repr(message["id"]), 80), self.name, exc)
+        finally:
+            self._served(context, None, None)
+
+    def _answer_unless_cancelled(self, message: Dict[str, Any], context: RequestContext,
+                                 ) -> Optional[Union[Dict[str, Any], Future[Any]]]:
         """Run the handler and send its answer; returns the answer, or None when the
-        request was cancelled (and not answered)."""
+        request was cancelled (and not answered). A handler that returns a
+        :class:`~concurrent.futures.Future` defers its answer: the future is returned
+        unsent, and :meth:`_answer_later` sends what it settles with."""
         method = message["method"]
         request_id = message["id"]
         if context.cancelled.is_set():
@@ -1297,6 +1358,8 @@ class RpcSession:
         try:
             with serving(context):
                 result = handler(message.get("params"))
+            if isinstance(result, Future):
+                return result
             response["result"] = to_wire(result)
         except ServerError as exc:
             # Raised on purpose (a refusal): the handler chose what the server reads.
