@@ -35,6 +35,8 @@ from typing import (
 )
 
 from ._core import ProgressCallback
+from ._executor import DEFAULT_LIMIT as DEFAULT_HANDLER_TASKS
+from ._executor import TaskExecutor
 from ._negotiation import Agreement, Offer, choose_version, forget_protocol_eras, negotiate
 from ._otel import observer_for
 from ._protocol import (
@@ -269,6 +271,19 @@ class Client:
             ``"url"`` (default: form only); declared as ``elicitation.form`` /
             ``elicitation.url``. A request in another mode never reaches the handler: it
             gets -32602 (the stateless era: the client declines it).
+        handler_tasks: let the server run the sampling and elicitation handlers as tasks
+            (MCP 2025-11-25, session era): ``True`` for every one of the two that is
+            set, or a sequence of ``"sampling"`` and/or ``"elicitation"``. Declares
+            ``tasks.requests.sampling.createMessage`` / ``tasks.requests.elicitation.create``
+            with ``tasks.list`` and ``tasks.cancel``. A request whose params carry
+            ``task: {ttl}`` is then answered at once with a ``CreateTaskResult``; the
+            handler runs on the handler pool, and the server asks ``tasks/get``,
+            ``tasks/result``, ``tasks/list`` and ``tasks/cancel`` (which sets the
+            handler's ``request_context().cancelled``). A request without ``task`` is
+            answered as always. See docs/tasks.md. Default: off (no ``tasks``
+            capability).
+        max_handler_tasks: the most handler tasks that exist at once (running, or kept
+            for their result until their ttl passes); one more is refused with -32603.
         on_elicitation_complete: called on the callback thread with
             ``types.ElicitationCompleteNotificationParams`` when the server sends
             ``notifications/elicitation/complete`` (a URL-mode elicitation finished out of
@@ -361,6 +376,8 @@ class Client:
         elicitation_handler: Optional[Callable[[Any], Any]] = None,
         elicitation_modes: Sequence[str] = ("form",),
         on_elicitation_complete: Optional[Callable[[Any], None]] = None,
+        handler_tasks: Union[bool, Sequence[str]] = False,
+        max_handler_tasks: int = DEFAULT_HANDLER_TASKS,
         roots: Union[Sequence[Any], Callable[[], Sequence[Any]], None] = None,
         logging_handler: Optional[Callable[[Any], None]] = None,
         notification_handler: Optional[Callable[[str, Optional[Dict[str, Any]]], None]] = None,
@@ -401,6 +418,15 @@ class Client:
         self.elicitation_modes = _choices("elicitation_modes", elicitation_modes,
                                           ELICITATION_MODES, allow_empty=False)
         self.on_elicitation_complete = on_elicitation_complete
+        #: The methods whose task-augmented requests run as tasks (``handler_tasks``).
+        self.handler_task_methods = _handler_task_methods(
+            handler_tasks, sampling_handler, elicitation_handler)
+        if max_handler_tasks < 1:
+            raise ValueError(f"max_handler_tasks must be at least 1, not {max_handler_tasks!r}")
+        self.max_handler_tasks = max_handler_tasks
+        # The tasks the current session runs for the server (handler_tasks); a new one
+        # with each session.
+        self._task_executor: Optional[TaskExecutor] = None
         self.roots = roots
         self.logging_handler = logging_handler
         self.notification_handler = notification_handler
@@ -555,10 +581,18 @@ class Client:
         def lost(error: Any) -> None:
             self._connection_lost(session, error)
 
+        if self._task_executor is not None:
+            self._task_executor.close()
+            self._task_executor = None
+        if self.handler_task_methods:
+            self._task_executor = TaskExecutor(
+                lambda: session.name, offload=lambda *job: session.offload(*job),
+                notify=lambda method, params: session.notify(method, params),
+                limit=self.max_handler_tasks, close_timeout=self.close_timeout)
         session = RpcSession(
             self.transport,
             name=self.name,
-            request_handlers=self._request_handlers(),
+            request_handlers=self._request_handlers(self._task_executor),
             on_notification=self._on_notification,
             default_timeout=self.timeout,
             reset_timeout_on_progress=self.reset_timeout_on_progress,
@@ -672,6 +706,9 @@ class Client:
             self._forget_lists()
         for subscription in subscriptions:
             subscription.close(unsubscribe=False)  # no round trips: the client is closing
+        executor, self._task_executor = self._task_executor, None
+        if executor is not None:
+            executor.close()  # the handlers of its tasks see their context cancelled
         if session is not None:
             session.close()
         # Task waiters wake, see the client closed and fail with ConnectionClosed; a
@@ -700,6 +737,12 @@ class Client:
             capabilities["sampling"] = {feature: {} for feature in self.sampling_features}
         if self.elicitation_handler is not None:
             capabilities["elicitation"] = {mode: {} for mode in self.elicitation_modes}
+        if self.handler_task_methods and not stateless:
+            requests: Dict[str, Any] = {}
+            for method in self.handler_task_methods:
+                kind, _, verb = method.partition("/")
+                requests.setdefault(kind, {})[verb] = {}
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
         return capabilities
 
     def _offer(self) -> Offer:
@@ -1744,8 +1787,14 @@ class Client:
 
     # -- the server calling back ---------------------------------------------------------
 
-    def _request_handlers(self) -> Dict[str, Callable[[Optional[Dict[str, Any]]], Any]]:
+    def _request_handlers(self, executor: Optional[TaskExecutor],
+                          ) -> Dict[str, Callable[[Optional[Dict[str, Any]]], Any]]:
         handlers: Dict[str, Callable[[Optional[Dict[str, Any]]], Any]] = {}
+        if executor is not None:
+            handlers["tasks/get"] = executor.get
+            handlers["tasks/result"] = executor.result
+            handlers["tasks/list"] = executor.list
+            handlers["tasks/cancel"] = executor.cancel
         if self.roots is not None:
             handlers["roots/list"] = self._answer_roots
         if self.sampling_handler is not None:
@@ -1784,7 +1833,13 @@ class Client:
         refusal = refusal_of(params)
         if refusal is not None:
             raise ServerError(INVALID_PARAMS, refusal)
-        return _dump(handler(self._parse_request(model, params, what, method)))
+        parsed = self._parse_request(model, params, what, method)
+        executor = self._task_executor
+        if (executor is not None and isinstance(params.get("task"), dict)
+                and method in self.handler_task_methods and not self._stateless()):
+            # Task-augmented: a CreateTaskResult now, the handler on the pool.
+            return executor.create(method, params, lambda: _dump(handler(parsed)))
+        return _dump(handler(parsed))
 
     def _parse_request(self, model: Any, params: Any, what: str, method: str) -> Any:
         """A server request's params as ``model``.
@@ -1890,6 +1945,33 @@ class Client:
             logger = logger.getChild(excerpt(params["logger"], 100))
         if logger.isEnabledFor(level):  # excerpt() only what is logged
             logger.log(level, "%s", excerpt(params.get("data"), 2000))
+
+
+def _handler_task_methods(given: Union[bool, Sequence[str]], sampling: Any,
+                          elicitation: Any) -> Tuple[str, ...]:
+    """The methods ``handler_tasks`` lets run as tasks (the session era's names)."""
+    handlers = {"sampling": ("sampling/createMessage", sampling),
+                "elicitation": ("elicitation/create", elicitation)}
+    if given is False:
+        return ()
+    if given is True:
+        chosen = [kind for kind, (_, handler) in handlers.items() if handler is not None]
+        if not chosen:
+            raise ValueError("handler_tasks=True needs a sampling_handler or an "
+                             "elicitation_handler to run as tasks")
+    elif isinstance(given, str) or not isinstance(given, Sequence):
+        raise TypeError("handler_tasks must be True, False or a sequence of 'sampling' "
+                        f"and/or 'elicitation', not {given!r}")
+    else:
+        chosen = list(dict.fromkeys(given))
+        for kind in chosen:
+            if kind not in handlers:
+                raise ValueError(f"handler_tasks: {kind!r} is not 'sampling' or "
+                                 "'elicitation'")
+            if handlers[kind][1] is None:
+                raise ValueError(f"handler_tasks names {kind!r}, but there is no "
+                                 f"{kind}_handler")
+    return tuple(handlers[kind][0] for kind in chosen)
 
 
 def _choices(keyword: str, given: Sequence[str], known: Sequence[str], *,

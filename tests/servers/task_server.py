@@ -33,6 +33,11 @@ Tools (``execution.taskSupport`` in brackets):
 * ``maybe(text)`` [optional]: ``plain: text`` as a plain call, ``task: text`` as a task
   (completed at the first poll). ``echo(text)`` [no execution] and
   ``never_task(text)`` [forbidden]: plain tools.
+* ``ask(method, params, timeout)``: sends the client ``method`` and answers
+  ``{"result": ...}`` or ``{"error": ...}`` as structuredContent (the tests of the client
+  as task executor drive ``tasks/*`` with it); ``client_capabilities()``: what the
+  client declared; ``notes(method)``: the params of the client's notifications of
+  ``method``.
 * ``received(method)``: how many messages of ``method`` the server received;
   ``wait_for(method, count)``: blocks (10 s at most) until it has received ``count``
   of them, then answers how many; ``task_state(task_id)``: the task's status.
@@ -177,6 +182,28 @@ class TaskServer(FakeServer):
         def wait_for(method: str, count: int) -> str:
             """Wait until the server received `count` messages of `method`."""
             raise AssertionError("answered by TaskConnection")
+
+        @self._task_tool(None)
+        def ask(method: str, params: dict, ctx: Any, timeout: float = WAIT) -> Any:
+            """Send the client a request (the client as task executor: a task-augmented
+            sampling or elicitation, tasks/get...); its result or error."""
+            try:
+                return {"result": ctx.request(method, params, timeout)}
+            except RpcError as exc:
+                return {"error": exc.error}
+            except (TimeoutError, ConnectionError) as exc:
+                return {"error": {"code": 0, "message": f"no answer: {exc}"}}
+
+        @self._task_tool(None)
+        def client_capabilities(ctx: Any) -> Any:
+            """The capabilities the client declared in initialize."""
+            return {"capabilities": ctx.connection.client_capabilities}
+
+        @self._task_tool(None)
+        def notes(method: str, ctx: Any) -> Any:
+            """The params of every notification of `method` the client sent."""
+            return {"params": [m.get("params") for m in list(ctx.connection.received)
+                               if m.get("method") == method and "id" not in m]}
 
         @self._task_tool(None)
         def task_state(task_id: str) -> str:
