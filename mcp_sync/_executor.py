@@ -213,9 +213,9 @@ class TaskExecutor:
             task.updated = _now()
             waiters, task.waiters = task.waiters, []
             note = task.wire()
+        self._tell(note)  # before the answers: a server that reads both sees it first
         for waiter in waiters:
             self._settle(waiter, task, outcome)
-        self._tell(note)
 
     # -- the server's requests -----------------------------------------------------------
 
@@ -236,7 +236,7 @@ class TaskExecutor:
             outcome = task.outcome
         done: Future[Any] = Future()
         self._settle(done, task, outcome)
-        return done.result() if done.exception() is None else _raise(done.exception())
+        return done  # settled already: the session answers at once
 
     def list(self, params: Optional[Dict[str, Any]]) -> Dict[str, Any]:
         """``tasks/list``: the tasks in creation order, :data:`PAGE_SIZE` a page."""
@@ -267,9 +267,9 @@ class TaskExecutor:
             waiters, task.waiters = task.waiters, []
             answer = task.wire()
         task.context.cancel("tasks/cancel")
+        self._tell(answer)
         for waiter in waiters:
             self._settle(waiter, task, None)
-        self._tell(answer)
         return answer
 
     def _find(self, params: Optional[Dict[str, Any]]) -> _ClientTask:
@@ -380,11 +380,6 @@ def _current_context() -> Optional[RequestContext]:
         return request_context()
     except LookupError:
         return None
-
-
-def _raise(error: Optional[BaseException]) -> Any:
-    assert error is not None
-    raise error
 
 
 __all__ = ["TaskExecutor", "ttl_of"]

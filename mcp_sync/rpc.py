@@ -29,7 +29,10 @@ Threads (all daemons, so a session nobody closed never keeps the interpreter ali
 A server request is registered (``_serving``) by the dispatch thread before its handler is
 queued, so a ``notifications/cancelled`` the server sends after it, which the same thread
 routes in wire order, always finds it: the handler's :class:`RequestContext` is marked
-cancelled, and a cancelled request is never answered.
+cancelled, and a cancelled request is never answered. A handler may return a
+:class:`~concurrent.futures.Future` to answer later (the client's ``tasks/result`` of a
+task still running): the request stays registered until the future is settled, and the
+thread that settles it sends the answer.
 
 Every queue between the transport and user code is bounded (docs/architecture.md,
 "Queues and their bounds", gives each one's most memory and what stalls while it is full):
