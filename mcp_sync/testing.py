@@ -342,6 +342,7 @@ class ServerConnection:
             self._next_id += 1
             request_id = f"s{self._next_id}"
             self._waiting[request_id] = None
+            self._changed.notify_all()  # a test may wait for requests in flight
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params

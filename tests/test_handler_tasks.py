@@ -165,6 +165,26 @@ def test_a_task_augmented_sampling_request_runs_as_a_task(peer: Peer) -> None:
         assert [(n["taskId"], n["status"]) for n in notes] == [(task["taskId"], "completed")]
 
 
+def test_waiting_results_hold_no_handler_thread(peer: Peer) -> None:
+    """Six tasks/result wait for one running handler, more than the pool's four threads:
+    the waits hold none, so tasks/get is still answered, and all six get the answer."""
+    handlers = Handlers(gated=True)
+    with connect(peer, handlers) as client:
+        task = start_task(client)
+        assert handlers.started.wait(WAIT)
+        waiting = [client.call_tool_future(
+            "ask", {"method": "tasks/result", "params": {"taskId": task["taskId"]}})
+            for _ in range(6)]
+        # All six were sent (stdio: before the tasks/get below, which the client then
+        # routes after them; blocking waits would leave no pool thread to answer it).
+        assert client.call_tool("wait_pending", {"count": 6}).text == "6"
+        got = ask(client, "tasks/get", {"taskId": task["taskId"]})["result"]
+        assert got["status"] == "working"
+        handlers.gate.set()
+        for future in waiting:
+            assert future.result(WAIT).structured_content["result"]["model"] == "test-model"
+
+
 def test_a_plain_request_is_answered_as_before(peer: Peer) -> None:
     handlers = Handlers()
     with connect(peer, handlers) as client:

@@ -36,7 +36,8 @@ Tools (``execution.taskSupport`` in brackets):
 * ``ask(method, params, timeout)``: sends the client ``method`` and answers
   ``{"result": ...}`` or ``{"error": ...}`` as structuredContent (the tests of the client
   as task executor drive ``tasks/*`` with it); ``client_capabilities()``: what the
-  client declared; ``notes(method)``: the params of the client's notifications of
+  client declared; ``wait_pending(count)``: waits until ``count`` of the server's
+  requests await the client's answer; ``notes(method)``: the params of the client's notifications of
   ``method``.
 * ``received(method)``: how many messages of ``method`` the server received;
   ``wait_for(method, count)``: blocks (10 s at most) until it has received ``count``
@@ -198,6 +199,17 @@ class TaskServer(FakeServer):
         def client_capabilities(ctx: Any) -> Any:
             """The capabilities the client declared in initialize."""
             return {"capabilities": ctx.connection.client_capabilities}
+
+        @self._task_tool(None)
+        def wait_pending(count: int, ctx: Any) -> str:
+            """Wait (10 s at most) until `count` requests to the client await an answer;
+            how many do."""
+            connection = ctx.connection
+            with connection._changed:
+                connection._changed.wait_for(
+                    lambda: len(connection._waiting) >= count or connection.closed.is_set(),
+                    WAIT)
+                return str(len(connection._waiting))
 
         @self._task_tool(None)
         def notes(method: str, ctx: Any) -> Any:
