@@ -351,17 +351,17 @@ class TaskExecutor:
         while len(expired) > REMEMBERED_EXPIRED:
             expired.popitem(last=False)
 
-    def close(self) -> None:
-        """Cancel every task (their handlers see it), drop the answers of those waiting
-        for ``tasks/result``, and join the expiry thread within ``close_timeout``.
-        Idempotent."""
+    def close(self, reason: str = "the client closed") -> None:
+        """Cancel every task (their handlers see it, with ``reason``), drop the answers of
+        those waiting for ``tasks/result``, and join the expiry thread within
+        ``close_timeout``. Idempotent."""
         with self._lock:
             self._closed = True
             tasks, self._tasks = list(self._tasks.values()), {}
             reaper = self._reaper
             self._lock.notify_all()
         for task in tasks:
-            task.context.cancel("the client closed")
+            task.context.cancel(reason)
             waiters, task.waiters = task.waiters, []
             for waiter in waiters:
                 waiter.cancel()

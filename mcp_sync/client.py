@@ -579,13 +579,17 @@ class Client:
         self._forget_lists()
 
         def lost(error: Any) -> None:
+            if executor is not None:
+                # No answer can reach the server now: end its tasks.
+                executor.close("the connection to the server was lost")
             self._connection_lost(session, error)
 
         if self._task_executor is not None:
             self._task_executor.close()
             self._task_executor = None
+        executor = None
         if self.handler_task_methods:
-            self._task_executor = TaskExecutor(
+            executor = self._task_executor = TaskExecutor(
                 lambda: session.name, offload=lambda *job: session.offload(*job),
                 notify=lambda method, params: session.notify(method, params),
                 limit=self.max_handler_tasks, close_timeout=self.close_timeout)

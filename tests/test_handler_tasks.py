@@ -12,6 +12,8 @@ last tests run server-everything's ``trigger-sampling-request-async`` and
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 from typing import Any, Dict, Iterator, List, Optional
 
@@ -321,6 +323,21 @@ def test_closing_the_client_cancels_a_running_task(peer: Peer) -> None:
     with pytest.raises(mcp_sync.ConnectionClosed):
         waiting.result(WAIT)
     # The no_leaks fixture checks that no mcp-sync-tasks-* or handler thread is left.
+
+
+def test_a_lost_connection_cancels_a_running_task() -> None:
+    handlers = Handlers()
+    handlers.wait_for_cancel = True
+    lost = threading.Event()
+    peer = Peer("stdio")
+    with connect(peer, handlers, on_connection_lost=lambda _error: lost.set()) as client:
+        start_task(client)
+        assert handlers.started.wait(WAIT)
+        os.kill(client.transport.pid, signal.SIGKILL)  # type: ignore[attr-defined]
+        assert lost.wait(WAIT)
+        assert handlers.contexts[0].cancelled.is_set()
+        assert handlers.contexts[0].cancel_reason == "the connection to the server was lost"
+        assert not [t for t in threading.enumerate() if t.name.startswith("mcp-sync-tasks-")]
 
 
 def test_a_task_reports_progress_on_the_requests_token(peer: Peer) -> None:
