@@ -418,8 +418,8 @@ class Client:
         self.elicitation_modes = _choices("elicitation_modes", elicitation_modes,
                                           ELICITATION_MODES, allow_empty=False)
         self.on_elicitation_complete = on_elicitation_complete
-        #: The methods whose task-augmented requests run as tasks (``handler_tasks``).
-        self.handler_task_methods = _handler_task_methods(
+        # The methods whose task-augmented requests run as tasks (handler_tasks).
+        self._task_methods = _handler_task_methods(
             handler_tasks, sampling_handler, elicitation_handler)
         if max_handler_tasks < 1:
             raise ValueError(f"max_handler_tasks must be at least 1, not {max_handler_tasks!r}")
@@ -588,7 +588,7 @@ class Client:
             self._task_executor.close()
             self._task_executor = None
         executor = None
-        if self.handler_task_methods:
+        if self._task_methods:
             executor = self._task_executor = TaskExecutor(
                 lambda: session.name, offload=lambda *job: session.offload(*job),
                 notify=lambda method, params: session.notify(method, params),
@@ -708,9 +708,9 @@ class Client:
             subscriptions, self._subscriptions = list(self._subscriptions), []
             self._resource_subscription = None
             self._forget_lists()
+            executor, self._task_executor = self._task_executor, None
         for subscription in subscriptions:
             subscription.close(unsubscribe=False)  # no round trips: the client is closing
-        executor, self._task_executor = self._task_executor, None
         if executor is not None:
             executor.close()  # the handlers of its tasks see their context cancelled
         if session is not None:
@@ -741,9 +741,9 @@ class Client:
             capabilities["sampling"] = {feature: {} for feature in self.sampling_features}
         if self.elicitation_handler is not None:
             capabilities["elicitation"] = {mode: {} for mode in self.elicitation_modes}
-        if self.handler_task_methods and not stateless:
+        if self._task_methods and not stateless:
             requests: Dict[str, Any] = {}
-            for method in self.handler_task_methods:
+            for method in self._task_methods:
                 kind, _, verb = method.partition("/")
                 requests.setdefault(kind, {})[verb] = {}
             capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
@@ -1840,7 +1840,7 @@ class Client:
         parsed = self._parse_request(model, params, what, method)
         executor = self._task_executor
         if (executor is not None and isinstance(params.get("task"), dict)
-                and method in self.handler_task_methods and not self._stateless()):
+                and method in self._task_methods and not self._stateless()):
             # Task-augmented: a CreateTaskResult now, the handler on the pool.
             return executor.create(method, params, lambda: _dump(handler(parsed)))
         return _dump(handler(parsed))
