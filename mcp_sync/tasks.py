@@ -294,9 +294,14 @@ class TaskHandle:
 
     # -- waiting -------------------------------------------------------------------------
 
-    def wait(self, timeout: Timeout = DEFAULT) -> types.Task:
+    def wait(self, timeout: Timeout = DEFAULT, *,
+             on_status: Optional[Callable[[types.Task], None]] = None) -> types.Task:
         """Block until the task is terminal (``completed``, ``failed``, ``cancelled``) or
         needs input (``input_required``); returns its state then.
+
+        ``on_status(task)`` is called on the waiting thread with each new state seen
+        (the first one, then each change of status or message); what it raises is
+        logged, not raised.
 
         Raises:
             RequestTimeout: not within ``timeout`` (the task goes on; wait again).
@@ -305,7 +310,8 @@ class TaskHandle:
         """
         clock = self._clock(timeout)
         watch = Watch()
-        task: types.Task = self._waiting(watch, lambda: self._wait_ready(clock, watch, None),
+        told = None if on_status is None else _guarded(on_status)
+        task: types.Task = self._waiting(watch, lambda: self._wait_ready(clock, watch, told),
                                          clock, subject=self.id)
         return task
 
@@ -533,6 +539,18 @@ class TaskHandle:
 def _because(task: Any) -> str:
     message = getattr(task, "status_message", None)
     return f": {excerpt(message, 300)}" if message else ""
+
+
+def _guarded(on_status: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``on_status`` with what it raises logged."""
+
+    def call(task: Any) -> None:
+        try:
+            on_status(task)
+        except Exception:
+            log.exception("on_status raised for a task status")
+
+    return call
 
 
 def _status_reporter(on_progress: Callable[[float, Optional[float], Optional[str]], None],

@@ -365,6 +365,21 @@ def test_start_a_task_then_reattach_by_id(client: mcp_sync.Client) -> None:
     assert handle.result(WAIT).structured_content == {"text": "later", "polls": 2}
 
 
+def test_a_handles_wait_reports_each_new_state(client: mcp_sync.Client) -> None:
+    handle = client.start_tool_task("countdown", {"polls": 3, "text": "seen"})
+    seen: List[str] = []
+
+    def on_status(task: Any) -> None:
+        seen.append(f"{task.status}: {task.status_message}")
+        raise RuntimeError("a broken callback is logged, not raised")
+
+    assert handle.wait(WAIT, on_status=on_status).status == "completed"
+    # the state the task was created in, then each poll's
+    assert seen == ["working: started", "working: poll 1 of 3", "working: poll 2 of 3",
+                    "completed: done"]
+    assert handle.result(WAIT).text == "seen"
+
+
 def test_a_handle_waits_within_its_timeout_and_leaves_the_task_running(
         client: mcp_sync.Client) -> None:
     handle = client.start_tool_task("forever")
