@@ -37,6 +37,12 @@ bound is reported ``failed`` at once with the :class:`~mcp_sync.ListingTooLarge`
 would fetch it again); one whose resources or prompts pass it is logged and left out of
 those listings.
 
+Tasks (MCP 2025-11-25) are routed by server too: :meth:`Manager.start_tool_task`,
+:meth:`Manager.task`, :meth:`Manager.list_tasks` (``(server, task)`` pairs) and
+:meth:`Manager.cancel_task`. A handle they give follows its server across reconnects;
+whether the new connection's server still knows the task is the server's affair (see
+docs/tasks.md).
+
 A tool call that fails because the connection broke waits for one reconnect attempt and
 is retried once, but only when that is safe: the request never reached the server (the
 error's ``request_sent`` is ``False``), or the tool is annotated ``readOnlyHint`` or
@@ -70,6 +76,7 @@ import enum
 import logging
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
@@ -95,6 +102,7 @@ from ._toolcache import DEFAULT_MAX_AGE, CacheOption, ToolCache, cache_key
 from .client import Client
 from .connect import make_transport
 from .exceptions import (
+    CapabilityError,
     ClientNotConnected,
     ConnectionClosed,
     HTTPError,
@@ -103,6 +111,7 @@ from .exceptions import (
     MCPError,
     TransportError,
 )
+from .tasks import TaskHandle
 
 if TYPE_CHECKING:
     from . import types
@@ -1197,6 +1206,7 @@ class Manager:
         self, name: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
         timeout: Timeout = DEFAULT, on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None, raise_on_error: bool = False,
+        task: Optional[bool] = None, ttl: Optional[float] = None,
     ) -> types.CallToolResult: ...
 
     @overload
@@ -1204,6 +1214,7 @@ class Manager:
         self, server: str, tool: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
         timeout: Timeout = DEFAULT, on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None, raise_on_error: bool = False,
+        task: Optional[bool] = None, ttl: Optional[float] = None,
     ) -> types.CallToolResult: ...
 
     def call_tool(
@@ -1217,9 +1228,15 @@ class Manager:
         on_progress: Optional[ProgressCallback] = None,
         meta: Optional[Mapping[str, Any]] = None,
         raise_on_error: bool = False,
+        task: Optional[bool] = None,
+        ttl: Optional[float] = None,
     ) -> types.CallToolResult:
         """Call a tool: ``call_tool("server__tool", args)`` or
         ``call_tool("server", "tool", args)``. Blocks for the result.
+
+        ``task`` and ``ttl`` are :meth:`Client.call_tool`'s: a task tool runs as a task
+        (2025-11-25), polled until its result (see docs/tasks.md); to start one and
+        collect its result later, use :meth:`start_tool_task`.
 
         A result with ``isError: true`` is returned, as by :meth:`Client.call_tool`;
         ``raise_on_error=True`` raises :class:`~mcp_sync.ToolError` instead (never retried:
@@ -1245,9 +1262,131 @@ class Manager:
             server, server.retry_rule(tool),
             lambda client: client.call_tool(tool, args, timeout=timeout,
                                             on_progress=on_progress, meta=meta,
-                                            raise_on_error=raise_on_error),
+                                            raise_on_error=raise_on_error, task=task,
+                                            ttl=ttl),
             timeout,
         )
+
+    # -- tasks (2025-11-25) ----------------------------------------------------------------
+
+    @overload
+    def start_tool_task(
+        self, name: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
+        ttl: Optional[float] = None, timeout: Timeout = DEFAULT,
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> TaskHandle: ...
+
+    @overload
+    def start_tool_task(
+        self, server: str, tool: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
+        ttl: Optional[float] = None, timeout: Timeout = DEFAULT,
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> TaskHandle: ...
+
+    def start_tool_task(
+        self,
+        name: str,
+        tool_or_arguments: Union[str, Mapping[str, Any], None] = None,
+        arguments: Optional[Mapping[str, Any]] = None,
+        /,
+        *,
+        ttl: Optional[float] = None,
+        timeout: Timeout = DEFAULT,
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> TaskHandle:
+        """Start a tool as a task and return at once with its :class:`~mcp_sync.TaskHandle`:
+        ``start_tool_task("server__tool", args)`` or
+        ``start_tool_task("server", "tool", args)`` (see :meth:`Client.start_tool_task`).
+
+        The handle belongs to the server, not to one connection: each of its requests
+        goes to the server's client of the moment. After a reconnect the server may not
+        know the task any more (a new stdio process, or a server that keeps tasks per
+        MCP session): the handle's next request raises :class:`~mcp_sync.TaskNotFound`;
+        a wait that was under way when the connection was lost raises
+        :class:`~mcp_sync.ConnectionClosed`, and a request while the server is down
+        :class:`ServerUnavailable`. Keep ``handle.id`` (and the server's name) to
+        re-attach with :meth:`task`.
+
+        The ``tools/call`` is retried after a lost connection by :meth:`call_tool`'s
+        rule (the request never reached the server, or the tool is annotated read-only
+        or idempotent).
+
+        Raises:
+            KeyError: unknown server. InvalidToolCall: the configuration hides the tool.
+            ServerUnavailable, CapabilityError, ValueError, ProtocolError, RequestTimeout,
+            ServerError, ConnectionClosed: as :meth:`Client.start_tool_task`.
+        """
+        server_name, tool, args = self._route(name, tool_or_arguments, arguments)
+        server = self._server(server_name)
+        server.refuse_hidden(tool, self.qualify(server_name, tool))
+        handle = self._with_retry(
+            server, server.retry_rule(tool),
+            lambda client: client.start_tool_task(tool, args, ttl=ttl, timeout=timeout,
+                                                  meta=meta),
+            timeout,
+        )
+        return _ServerTaskHandle(server, handle)
+
+    def task(self, server: str, task_id: str) -> TaskHandle:
+        """A :class:`~mcp_sync.TaskHandle` for task ``task_id`` of ``server``, started
+        earlier (by this manager, another process, an earlier request). Sends nothing;
+        the handle follows the server across reconnects, as :meth:`start_tool_task`'s
+        does (the server may not know the id over a new connection:
+        :class:`~mcp_sync.TaskNotFound`).
+
+        Raises:
+            KeyError: no such server. ServerUnavailable: the server is not connected now.
+            ClientNotConnected: the manager is not connected, or closed.
+        """
+        entry = self._server(server)
+        return _ServerTaskHandle(entry, self._client_for(entry).task(task_id))
+
+    def list_tasks(self, server: Optional[str] = None, *,
+                   timeout: Timeout = DEFAULT) -> List[Tuple[str, types.Task]]:
+        """The tasks servers list (``tasks/list``), as ``(server, task)`` pairs: the tasks
+        of ``server``, or with ``None`` those of every connected server that lists tasks
+        (in configuration order; a server that fails is logged and skipped, one that does
+        not declare ``tasks.list`` lists none). Retried once after a lost connection.
+
+        Raises:
+            KeyError: no such server. ServerUnavailable: ``server`` is not connected.
+            CapabilityError: ``server`` does not declare ``tasks.list``.
+            ClientNotConnected: the manager is not connected, or closed.
+        """
+        if server is not None:
+            entry = self._server(server)
+            tasks = self._with_retry(entry, _always_safe,
+                                     lambda client: client.list_tasks(timeout=timeout),
+                                     timeout)
+            return [(server, task) for task in tasks]
+        self._require_started()
+        listed: List[Tuple[str, types.Task]] = []
+        for entry in self._servers.values():
+            if entry.state is not ServerState.CONNECTED:
+                continue
+            try:
+                tasks = entry.client().list_tasks(timeout=timeout)
+            except CapabilityError:
+                continue
+            except MCPError as exc:
+                log.warning("tasks/list of %s failed: %s", entry.name, exc)
+                continue
+            listed.extend((entry.name, task) for task in tasks)
+        return listed
+
+    def cancel_task(self, server: str, task_id: str, *,
+                    timeout: Timeout = DEFAULT) -> types.Task:
+        """Cancel task ``task_id`` of ``server`` (``tasks/cancel``); returns its state after
+        (see :meth:`TaskHandle.cancel`). Retried once after a lost connection.
+
+        Raises:
+            KeyError: no such server. ServerUnavailable: the server is not connected.
+            CapabilityError, TaskNotFound, RequestTimeout, ConnectionClosed, ServerError:
+            as :meth:`Client.cancel_task`.
+        """
+        return self._with_retry(
+            self._server(server), _always_safe,
+            lambda client: client.cancel_task(task_id, timeout=timeout), timeout)
 
     # -- resources -----------------------------------------------------------------------
 
@@ -1338,6 +1477,46 @@ class Manager:
             self._server(server_name), _always_safe,
             lambda client: client.get_prompt(prompt, args, timeout=timeout), timeout,
         )
+
+
+class _ServerTaskHandle(TaskHandle):
+    """A :class:`TaskHandle` of a manager's server: each request goes to the server's
+    client of the moment (``ServerUnavailable`` while it is down), so the handle outlives
+    a reconnect; whether the server still knows the task is the server's affair."""
+
+    def __init__(self, server: _Server, handle: TaskHandle) -> None:
+        super().__init__(handle._client, handle.id, task=handle.last, tool=handle.tool,
+                         definition=handle._definition, schema=handle._schema)
+        self._server = server
+
+    def _follow(self) -> None:
+        client = self._server.client()
+        if client is not self._client:
+            log.debug("task %s of %s: now on a new connection", self.id, self._server.name)
+            self._client = client
+
+    def status(self, *, timeout: Timeout = DEFAULT) -> types.Task:
+        self._follow()
+        return super().status(timeout=timeout)
+
+    def cancel(self, *, timeout: Timeout = DEFAULT) -> types.Task:
+        self._follow()
+        return super().cancel(timeout=timeout)
+
+    def wait(self, timeout: Timeout = DEFAULT, *,
+             on_status: Optional[Callable[[types.Task], None]] = None) -> types.Task:
+        self._follow()
+        return super().wait(timeout, on_status=on_status)
+
+    def result(self, timeout: Timeout = DEFAULT, *,
+               raise_on_error: bool = False) -> types.CallToolResult:
+        self._follow()
+        return super().result(timeout, raise_on_error=raise_on_error)
+
+    def future(self, timeout: Timeout = DEFAULT, *,
+               raise_on_error: bool = False) -> Future[types.CallToolResult]:
+        self._follow()
+        return super().future(timeout, raise_on_error=raise_on_error)
 
 
 def _close_quietly(client: Client) -> None:
