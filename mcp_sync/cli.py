@@ -12,10 +12,38 @@
     mcp-sync --config mcp.json --server files prompts    # a server of an mcpServers file
     mcp-sync --config mcp.json servers                   # the status of every server
     mcp-sync servers --no-connect                        # the servers found, not connected
+    mcp-sync call --task report --arg topic=tides -- python server.py   # a tool as a task
+    mcp-sync --url http://127.0.0.1:8000/mcp call --task --detach report --arg topic=x
+    mcp-sync --url http://127.0.0.1:8000/mcp task task-1 --wait       # its result, later
+    mcp-sync --url http://127.0.0.1:8000/mcp tasks                    # the server's tasks
 
-Commands: ``tools [NAME]``, ``call TOOL [--arg k=v ...] [--json-args '{...}']``,
-``resources``, ``read URI``, ``prompts``, ``prompt NAME [--arg k=v ...]``, ``ping``,
-``info``, ``servers``, ``demo``. Options may come before or after the command.
+Commands: ``tools [NAME]``, ``call TOOL [--arg k=v ...] [--json-args '{...}'] [--task
+[--ttl SECONDS] [--detach]]``, ``task ID [--wait]``, ``tasks``, ``resources``,
+``read URI``, ``prompts``, ``prompt NAME [--arg k=v ...]``, ``ping``, ``info``,
+``servers``, ``demo``. Options may come before or after the command.
+
+Tasks (MCP 2025-11-25, servers that run tools as tasks): ``call --task`` starts the tool
+as a task and shows each new state of it on stderr, one line each
+(``task-1 working: poll 1 of 3``; none with ``--progress never``), then prints the
+result on stdout as ``call`` does (``--json``: ``{"task": ..., "result": ...}``, the
+task's last state and the result). ``--ttl SECONDS`` asks the server to keep the task
+that long. ``--detach`` prints the task's id (``--json``: ``{"task": ...}``, its state
+as created) and ends at once, leaving the task to the server. ``task ID`` shows a task's
+state (one ``tasks/get``; ``--json``: the task as the server sent it); ``task ID
+--wait`` waits for its result and prints it as ``call --task`` does. ``tasks`` lists the
+tasks the server keeps. ``--timeout`` bounds each request and the whole wait for a
+task's result (a task that takes longer needs a longer ``--timeout``, or ``0``: none);
+a wait that runs out ends with exit code 4 and leaves the task running (``task ID
+--wait`` can ask again), while Ctrl-C during ``call --task`` cancels the task
+(``tasks/cancel``) and Ctrl-C during ``task ID --wait`` only stops waiting.
+``call --task`` of a tool that does not run as a task, or ``tasks`` against a server
+that does not list tasks, is refused before anything is sent (exit code 3).
+
+Each run is a new MCP session, so ``task ID`` and ``tasks`` reach a task started by an
+earlier run only on a server that outlives the runs and keeps tasks across sessions: an
+HTTP server (``--url``, or a ``--config`` entry with a URL). A stdio server is started
+by each run and stopped at its end, with the tasks it ran: ``call --task --detach`` over
+stdio prints an id no later run can use.
 
 ``servers`` shows every server of ``--config FILE`` or, without it, of the configuration
 files found from the current directory (the project's ``.mcp.json``, ``.cursor/mcp.json``
@@ -67,8 +95,10 @@ printed; other media are reported, never written. Piped into a program that stop
 reading (``mcp-sync tools | head -1``), it stops quietly.
 
 Exit codes: 0 ok, 1 the server refused the request (a JSON-RPC error such as an unknown
-tool, resource or prompt; the server's message is printed) or the tool result has
-``isError``, 2 usage (bad arguments or configuration), 3 connection or protocol failure
+tool, resource or prompt; the server's message is printed), the tool result has
+``isError``, or a task failed, was cancelled or is unknown to the server (``task ID``
+without ``--wait`` also exits 1 when the task it shows is ``failed`` or ``cancelled``),
+2 usage (bad arguments or configuration), 3 connection or protocol failure
 (a refused handshake included), 4 timeout, 130 interrupted, 141 the output was
 closed early (as a shell reports a program ended by SIGPIPE).
 
@@ -99,6 +129,7 @@ from .exceptions import (
     MCPError,
     RequestTimeout,
     ServerError,
+    TaskError,
     UnsupportedProtocolVersion,
 )
 
@@ -677,6 +708,11 @@ def _show_tool(args: argparse.Namespace) -> int:
 
 def _cmd_call(args: argparse.Namespace) -> int:
     pairs, json_args = _pairs(args.arg), _json_args(args.json_args)
+    for flag, given in (("--detach", args.detach), ("--ttl", args.ttl is not None)):
+        if given and not args.task:
+            raise UsageError(f"{flag} needs --task")
+    if args.ttl is not None and not (0 < args.ttl < math.inf):
+        raise UsageError(f"--ttl takes a positive number of seconds, not {args.ttl:g}")
     saver = _MediaSaver(args.save_images)
     progress = _Progress(args.progress)
     with _connect(args) as client:
@@ -685,6 +721,8 @@ def _cmd_call(args: argparse.Namespace) -> int:
         tool = _find_tool(client, args.tool) if pairs else None
         arguments = _tool_arguments(pairs, json_args, tool.input_schema if tool else None,
                                     args.tool)
+        if args.task:
+            return _call_task(args, client, arguments, saver)
         try:
             result = client.call_tool(args.tool, arguments, on_progress=progress)
         finally:
@@ -693,6 +731,110 @@ def _cmd_call(args: argparse.Namespace) -> int:
     if result.is_error:
         _err(f"mcp-sync: tool {args.tool!r} returned an error")
         return EXIT_TOOL_ERROR
+    return EXIT_OK
+
+
+# -- tasks (2025-11-25) ------------------------------------------------------------------
+
+
+class _StatusLines:
+    """``task-1 working: poll 1 of 3`` on stderr for each new state of a task (none with
+    ``--progress never``)."""
+
+    def __init__(self, mode: str) -> None:
+        self.enabled = mode != "never"
+
+    def __call__(self, task: types.Task) -> None:
+        if self.enabled:
+            message = f": {_clean(task.status_message)}" if task.status_message else ""
+            _err(f"{_clean(task.task_id)} {_clean(task.status)}{message}")
+
+
+def _call_task(args: argparse.Namespace, client: Client, arguments: Dict[str, Any],
+               saver: _MediaSaver) -> int:
+    """``call --task``: start the tool as a task; with ``--detach`` print its id and end,
+    else show its states until the result (``--timeout`` bounds the whole wait)."""
+    handle = client.start_tool_task(args.tool, arguments, ttl=args.ttl)
+    created = handle.last
+    if args.detach:
+        if args.json:
+            _json({"task": created.to_wire() if created is not None else {
+                "taskId": handle.id}})
+        else:
+            _out(_clean(handle.id))
+        return EXIT_OK
+    lines = _StatusLines(args.progress)
+    try:
+        task = handle.wait(_timeout(args), on_status=lines)
+        result = handle.result(_timeout(args))
+    except KeyboardInterrupt:
+        _cancel_quietly(handle)
+        raise
+    return _task_result(args, handle.last or task, result, saver, args.tool)
+
+
+def _cancel_quietly(handle: Any) -> None:
+    """Ctrl-C while ``call --task`` waits: cancel the task, as ``call`` cancels its call."""
+    try:
+        handle.cancel(timeout=2.0)
+    except MCPError:
+        pass  # not cancellable (no tasks.cancel, ended, gone): the interruption stands
+
+
+def _task_result(args: argparse.Namespace, task: types.Task, result: types.CallToolResult,
+                 saver: _MediaSaver, stem: str) -> int:
+    """Print a task's result as ``call`` prints one (``--json``: the task and the result
+    in one object); exit code 1 for a result with ``isError``."""
+    if args.json:
+        wire = result.to_wire()
+        _render_blocks(result.content, saver, stem, wire.get("content", []))  # saves media
+        _json({"task": task.to_wire(), "result": wire})
+    else:
+        _print_result(args, result, saver, stem)
+    if result.is_error:
+        _err(f"mcp-sync: task {_clean(task.task_id)} returned an error")
+        return EXIT_TOOL_ERROR
+    return EXIT_OK
+
+
+def _ttl_text(ttl: Optional[int]) -> str:
+    return "unlimited" if ttl is None else f"{ttl / 1000:g} s"
+
+
+def _cmd_task(args: argparse.Namespace) -> int:
+    saver = _MediaSaver(args.save_images)
+    with _connect(args) as client:
+        handle = client.task(args.id)
+        if args.wait:
+            task = handle.wait(_timeout(args), on_status=_StatusLines(args.progress))
+            result = handle.result(_timeout(args))
+            return _task_result(args, handle.last or task, result, saver, "task")
+        task = handle.status()
+    if args.json:
+        _json(task.to_wire())
+    else:
+        rows = [("Task", task.task_id), ("Status", task.status),
+                ("Message", task.status_message), ("Created", task.created_at),
+                ("Updated", task.last_updated_at), ("Kept for", _ttl_text(task.ttl)),
+                ("Poll every", None if task.poll_interval is None
+                 else f"{task.poll_interval} ms")]
+        for label, value in rows:
+            if value is not None:
+                _out(f"{label + ':':<12}{_clean(value)}")
+    return EXIT_TOOL_ERROR if task.status in ("failed", "cancelled") else EXIT_OK
+
+
+def _cmd_tasks(args: argparse.Namespace) -> int:
+    with _connect(args) as client:
+        tasks = client.list_tasks()
+    if args.json:
+        _json([task.to_wire() for task in tasks])
+    elif not tasks:
+        _out("(no tasks)")
+    else:
+        _table(["ID", "STATUS", "UPDATED", "MESSAGE"],
+               [[t.task_id, t.status, t.last_updated_at, t.status_message or ""]
+                for t in tasks])
     return EXIT_OK
 
 
@@ -988,7 +1130,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 _COMMANDS: Dict[str, Callable[[argparse.Namespace], int]] = {
     "tools": _cmd_tools, "call": _cmd_call, "resources": _cmd_resources, "read": _cmd_read,
     "prompts": _cmd_prompts, "prompt": _cmd_prompt, "ping": _cmd_ping, "info": _cmd_info,
-    "servers": _cmd_servers, "demo": _cmd_demo,
+    "servers": _cmd_servers, "demo": _cmd_demo, "task": _cmd_task, "tasks": _cmd_tasks,
 }
 
 
@@ -1039,8 +1181,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="mcp-sync",
         description="A blocking MCP client. Give a server as --config FILE --server NAME, "
                     "--url URL, or a command after --.",
-        epilog="exit codes: 0 ok, 1 the server refused the request or the tool result has "
-               "isError, 2 usage, 3 connection or protocol failure, 4 timeout, "
+        epilog="exit codes: 0 ok, 1 the server refused the request, the tool result has "
+               "isError, or the task failed or was cancelled, 2 usage, 3 connection or "
+               "protocol failure, 4 timeout, "
                "130 interrupted",
     )
     _add_options(parser, top=True)
@@ -1059,6 +1202,13 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--arg", action="append", metavar="KEY=VALUE",
                       help="an argument; VALUE is parsed as JSON when it can be (repeatable)")
     call.add_argument("--json-args", metavar="JSON", help="all arguments as one JSON object")
+    call.add_argument("--task", action="store_true",
+                      help="run the tool as a task (MCP 2025-11-25): show its status on "
+                           "stderr line by line until the result")
+    call.add_argument("--ttl", type=float, metavar="SECONDS",
+                      help="with --task: how long the server should keep the task")
+    call.add_argument("--detach", action="store_true",
+                      help="with --task: print the task's id and end at once")
     command("resources", "list the server's resources and resource templates")
     read = command("read", "read a resource")
     read.add_argument("uri")
@@ -1076,6 +1226,12 @@ def _parser() -> argparse.ArgumentParser:
     servers.add_argument("--no-connect", action="store_true",
                          help="show the configuration only; connect nothing")
     command("demo", "run the embedded demo server, list its tools, call one with progress")
+    task = command("task", "show a task's status (a task started by call --task); "
+                           "with --wait, wait for its result")
+    task.add_argument("id", metavar="ID", help="the task's id")
+    task.add_argument("--wait", action="store_true",
+                      help="wait for the task to end (within --timeout) and print its result")
+    command("tasks", "list the tasks the server keeps")
     return parser
 
 
@@ -1133,13 +1289,16 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     try:
         return _COMMANDS[args.cmd](args)
     except KeyboardInterrupt:
-        _err("\nmcp-sync: interrupted; the call was cancelled")
+        _err("\nmcp-sync: interrupted; the task goes on on the server" if args.cmd == "task"
+             else "\nmcp-sync: interrupted; the call was cancelled")
         return EXIT_INTERRUPTED
     except (UsageError, ConfigError) as exc:
         parser.print_usage(sys.stderr)
         return _error(args, EXIT_USAGE, type(exc).__name__, f"error: {exc}")
     except RequestTimeout as exc:
         return _error(args, EXIT_TIMEOUT, type(exc).__name__, str(exc))
+    except TaskError as exc:  # the task failed, was cancelled, or is unknown
+        return _error(args, EXIT_TOOL_ERROR, type(exc).__name__, str(exc))
     except ServerError as exc:
         refused = exc.method not in _HANDSHAKE_METHODS and not isinstance(
             exc, UnsupportedProtocolVersion)

@@ -1,0 +1,217 @@
+"""The command line's tasks (MCP 2025-11-25), run as subprocesses: ``call --task`` against
+``tests/servers/task_server.py`` over stdio, and ``task ID`` / ``tasks`` re-attaching,
+in later runs, to a task an earlier run started on the same server behind
+``McpHttpServer`` (in this process, so that it outlives every run).
+
+The server's tasks move one step per ``tasks/get``, so what each run sees is decided by
+the polls of the runs before it.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import threading
+from typing import Iterator, List, Tuple
+
+import pytest
+
+from .conftest import PY, ROOT, SERVERS
+from .servers.http_server import McpHttpServer
+from .servers.task_server import TaskServer
+
+T = 60.0  # bound for one CLI run (a Python start, a server start, a few requests)
+STDIO = ["--", PY, str(SERVERS / "task_server.py")]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m mcp_sync ARGS`` from the project root; never raises on exit codes."""
+    return subprocess.run([PY, "-m", "mcp_sync", *args], capture_output=True, text=True,
+                          timeout=T, cwd=str(ROOT), check=False)
+
+
+@pytest.fixture
+def served() -> Iterator[Tuple[McpHttpServer, TaskServer]]:
+    tasks = TaskServer()
+    server = McpHttpServer(tasks).start()
+    try:
+        yield server, tasks
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def http(served: Tuple[McpHttpServer, TaskServer]) -> McpHttpServer:
+    return served[0]
+
+
+def interrupted(*args: str) -> Tuple[int, str]:
+    """Run the CLI, send it Ctrl-C once it has shown a task's state on stderr; its exit
+    code and stderr."""
+    process = subprocess.Popen([PY, "-m", "mcp_sync", *args], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    shown = threading.Event()
+    stderr: List[str] = []
+
+    def read_stderr() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            stderr.append(line)
+            if line.startswith("task-"):
+                shown.set()
+
+    reader = threading.Thread(target=read_stderr, name="test-cli-stderr", daemon=True)
+    reader.start()
+    try:
+        assert shown.wait(T), f"no task state on stderr: {stderr}"
+        process.send_signal(signal.SIGINT)
+        code = process.wait(T)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(T)
+        reader.join(T)
+        assert process.stderr is not None
+        process.stderr.close()
+    return code, "".join(stderr)
+
+
+def status(tasks: TaskServer, task_id: str) -> str:
+    with tasks.lock:
+        return tasks.tasks[task_id].status
+
+
+# -- call --task, over stdio ----------------------------------------------------------------
+
+
+def test_call_task_shows_each_status_then_the_result() -> None:
+    run = cli("call", "--task", "countdown", "--arg", "polls=3", "--arg", "text=ready",
+              "--ttl", "30", *STDIO)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "ready\n"  # the result, as `call` prints it
+    assert run.stderr.splitlines() == [
+        "task-1 working: started", "task-1 working: poll 1 of 3",
+        "task-1 working: poll 2 of 3", "task-1 completed: done"]
+
+    quiet = cli("call", "--task", "--progress", "never", "countdown", "--arg", "polls=2",
+                "--arg", "text=q", *STDIO)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "q\n", "")
+
+
+def test_call_task_json_gives_the_task_and_its_result() -> None:
+    run = cli("--json", "call", "--task", "countdown", "--arg", "polls=2", "--arg", "text=j",
+              "--ttl", "2.5", *STDIO)
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert data["task"]["taskId"] == "task-1"
+    assert data["task"]["status"] == "completed"
+    assert data["task"]["ttl"] == 2500
+    assert data["result"]["structuredContent"] == {"text": "j", "polls": 2}
+
+
+def test_call_task_detach_prints_the_id_and_ends_at_once() -> None:
+    # `forever` never ends: a run that waited for it would end with the timeout (4).
+    run = cli("--timeout", "20", "call", "--task", "--detach", "forever", *STDIO)
+    assert (run.returncode, run.stdout, run.stderr) == (0, "task-1\n", "")
+    data = json.loads(cli("--json", "call", "--task", "--detach", "forever", *STDIO).stdout)
+    assert data == {"task": {**data["task"], "taskId": "task-1", "status": "working"}}
+
+
+def test_a_failed_or_cancelled_task_exits_1() -> None:
+    failed = cli("call", "--task", "fails", "--arg", "message=broke down", *STDIO)
+    assert failed.returncode == 1
+    assert failed.stdout == ""
+    assert "task-1 failed: it broke" in failed.stderr
+    assert "task 'task-1' on task-server failed: broke down" in failed.stderr
+    data = json.loads(cli("--json", "call", "--task", "dropped", *STDIO).stdout)
+    assert data["error"]["type"] == "TaskCancelled"
+    assert data["error"]["exitCode"] == 1
+
+
+def test_task_options_are_checked_before_anything_starts() -> None:
+    for args, message in ((("--detach",), "--detach needs --task"),
+                          (("--ttl", "5"), "--ttl needs --task"),
+                          (("--task", "--ttl", "0"), "--ttl takes a positive number")):
+        run = cli("call", *args, "countdown", *STDIO)
+        assert run.returncode == 2, run.stderr
+        assert message in run.stderr
+
+
+def test_a_tool_that_cannot_run_as_a_task_is_refused() -> None:
+    run = cli("call", "--task", "never_task", "--arg", "text=x", *STDIO)
+    assert run.returncode == 3  # CapabilityError: nothing was sent
+    assert "cannot run as a task" in run.stderr
+
+
+# -- task ID and tasks, re-attaching over HTTP ------------------------------------------------
+
+
+def test_task_and_tasks_reattach_to_a_task_an_earlier_run_started(
+        http: McpHttpServer) -> None:
+    url = ["--url", http.url]
+    started = cli(*url, "call", "--task", "--detach", "countdown", "--arg", "polls=3",
+                  "--arg", "text=collected", "--ttl", "600")
+    assert started.returncode == 0, started.stderr
+    task_id = started.stdout.strip()
+    assert task_id == "task-1"
+
+    shown = cli(*url, "task", task_id)  # a new run, a new MCP session: one tasks/get
+    assert shown.returncode == 0, shown.stderr
+    assert "Status:     working" in shown.stdout
+    assert "Message:    poll 1 of 3" in shown.stdout
+    assert "Kept for:   600 s" in shown.stdout
+    state = json.loads(cli(*url, "--json", "task", task_id).stdout)
+    assert (state["taskId"], state["status"], state["statusMessage"]) == (
+        "task-1", "working", "poll 2 of 3")
+
+    listed = cli(*url, "tasks")
+    assert listed.returncode == 0
+    assert listed.stdout.splitlines()[0].split() == ["ID", "STATUS", "UPDATED", "MESSAGE"]
+    assert listed.stdout.splitlines()[1].split()[:2] == ["task-1", "working"]
+
+    waited = cli(*url, "task", task_id, "--wait")
+    assert waited.returncode == 0, waited.stderr
+    assert waited.stdout == "collected\n"
+    assert "task-1 completed: done" in waited.stderr
+    again = json.loads(cli(*url, "--json", "task", task_id, "--wait").stdout)
+    assert again["task"]["status"] == "completed"
+    assert again["result"]["content"][0]["text"] == "collected"
+    assert [t["status"] for t in json.loads(cli(*url, "--json", "tasks").stdout)] == [
+        "completed"]
+
+
+def test_task_exit_codes(http: McpHttpServer) -> None:
+    url = ["--url", http.url]
+    unknown = cli(*url, "task", "task-9")
+    assert unknown.returncode == 1
+    assert "does not know task 'task-9'" in unknown.stderr
+
+    assert cli(*url, "call", "--task", "--detach", "fails", "--arg",
+               "message=no luck").stdout == "task-1\n"
+    failed = cli(*url, "task", "task-1")
+    assert failed.returncode == 1  # shown, but failed
+    assert "Status:     failed" in failed.stdout
+    assert cli(*url, "task", "task-1", "--wait").returncode == 1
+
+    assert cli(*url, "call", "--task", "--detach", "forever").stdout == "task-2\n"
+    waiting = cli(*url, "--timeout", "0.5", "task", "task-2", "--wait")
+    assert waiting.returncode == 4  # the wait timed out ...
+    assert cli(*url, "--json", "task", "task-2").returncode == 0  # ... the task goes on
+    assert cli(*url, "--json", "tasks").returncode == 0
+    assert cli("--url", http.url, "tasks").stdout.count("working") == 1
+
+
+def test_ctrl_c_cancels_a_call_task_but_not_a_task_wait(
+        served: Tuple[McpHttpServer, TaskServer]) -> None:
+    http, tasks = served
+    code, stderr = interrupted("--url", http.url, "call", "--task", "ticking")
+    assert code == 130
+    assert "interrupted; the call was cancelled" in stderr
+    assert status(tasks, "task-1") == "cancelled"  # tasks/cancel reached the server
+
+    assert cli("--url", http.url, "call", "--task", "--detach", "forever").stdout == "task-2\n"
+    code, stderr = interrupted("--url", http.url, "task", "task-2", "--wait")
+    assert code == 130
+    assert "interrupted; the task goes on on the server" in stderr
+    assert status(tasks, "task-2") == "working"
