@@ -8,18 +8,26 @@
 * :func:`join_or_warn` is that bounded join: it waits at most the bound, and a thread
   that outlives it is left to end on its own, with one WARNING naming it, so that
   ``close()`` returns in time and the leftover thread is not a silent one.
+* :func:`green` tells whether those threads are greenlets: after gevent's
+  ``monkey.patch_all()`` the ``threading`` module starts greenlets on one OS thread, and
+  a call that blocks the OS thread (one gevent does not make cooperative) blocks them
+  all. The library starts no native thread then: every wait of its threads is one that
+  gevent makes cooperative (pipes of gevent's ``subprocess``, sockets, ``select.poll``,
+  locks, events, ``Popen.wait``), and the one that is not, ``os.waitid`` (the stdio
+  watcher's), is not used (docs/architecture.md, "Threads").
 
-Standard library only; it imports nothing of ours.
+Standard library only; it imports nothing of ours, and never imports gevent.
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from typing import Any, Callable, Optional
 
-__all__ = ["join_or_warn", "start_thread"]
+__all__ = ["green", "join_or_warn", "start_thread"]
 
 _PREFIX = "mcp-sync-"
 
@@ -40,6 +48,16 @@ def start_thread(target: Callable[..., object], name: str, *args: Any) -> thread
     thread = threading.Thread(target=target, name=name, args=args, daemon=True)
     thread.start()
     return thread
+
+
+def green() -> bool:
+    """True when gevent has patched ``threading``: :func:`start_thread` starts greenlets.
+
+    Only a program that imported gevent can be patched, so gevent is not imported here:
+    where it was not imported, this is False at the cost of a dictionary look-up.
+    """
+    monkey = sys.modules.get("gevent.monkey")
+    return monkey is not None and bool(monkey.is_module_patched("threading"))
 
 
 def join_or_warn(thread: Optional[threading.Thread], timeout: float, what: str,

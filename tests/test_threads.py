@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -12,9 +13,9 @@ from typing import Dict, List
 
 import pytest
 
-from mcp_sync._threads import join_or_warn, start_thread
+from mcp_sync._threads import green, join_or_warn, start_thread
 
-from .conftest import ROOT
+from .conftest import PY, ROOT
 
 log = logging.getLogger("mcp_sync.test_threads")
 T = 10.0
@@ -117,3 +118,39 @@ def test_only_the_thread_module_makes_threads() -> None:
               if re.search(r"\bThread\(", text)]
     assert makers == ["mcp_sync/_threads.py"]
 
+
+
+# -- under gevent ----------------------------------------------------------------------------
+
+GREEN = """
+import sys
+if sys.argv[1] == "patched":
+    from gevent import monkey
+    monkey.patch_all()
+elif sys.argv[1] == "imported":
+    import gevent.monkey
+from mcp_sync._threads import green, start_thread
+thread = start_thread(print, "mcp-sync-test-green")
+thread.join(10)
+print(green(), "gevent.monkey" in sys.modules, type(thread).__module__)
+"""
+
+
+@pytest.mark.parametrize(("how", "expected"), [
+    ("plain", "False False threading"),
+    ("imported", "False True threading"),  # gevent imported, threading left alone
+    ("patched", "True True gevent.threading"),  # patch_all(): the threads are greenlets
+])
+def test_green_tells_whether_gevent_patched_threading(how: str, expected: str) -> None:
+    assert green() is False  # never in pytest's own process
+    done = subprocess.run([PY, "-c", GREEN, how], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == expected.split()
+
+
+def test_the_library_never_imports_gevent() -> None:
+    """green() reads gevent.monkey from sys.modules only: the library imports no gevent."""
+    importers = [path.relative_to(ROOT).as_posix() for path, text in library_sources().items()
+                 if re.search(r"^\s*(import|from)\s+gevent", text, re.MULTILINE)]
+    assert importers == []

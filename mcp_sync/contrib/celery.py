@@ -38,7 +38,8 @@ own. Every thread of a process shares it (the ``threads`` pool; ``solo`` runs ta
 main process). It is closed when the pool process exits (Celery's
 ``worker_process_shutdown``: prefork pool processes end with ``os._exit()``, which runs no
 exit hook) and when the worker shuts down (``worker_shutdown``), stopping the servers'
-processes. The ``gevent`` and ``eventlet`` pools are not supported yet.
+processes. The ``gevent`` pool works like ``threads``, with greenlets for threads
+(docs/scale-out.md, "gevent"); the ``eventlet`` pool is not supported yet.
 
 **The task** ``mcp_sync.call_tool(name, arguments=None, timeout=None)`` returns the
 :class:`~mcp_sync.types.CallToolResult` as JSON data with its wire names

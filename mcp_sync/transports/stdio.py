@@ -20,7 +20,8 @@ join them with a bound):
   watcher does not reap the child while such a process holds its pipes: an unreaped
   child keeps its process id, so ``close()`` can still signal its process group (and so
   whatever holds the pipes, if it stayed in the group) without reaching a stranger that
-  was given a recycled id. The watcher ends when the child exits.
+  was given a recycled id (not under gevent, which reaps children itself: there the
+  watcher waits with ``Popen.wait()``). The watcher ends when the child exits.
 * ``mcp-sync-writer-<name>``, only while a server is slow to read its stdin: ``send()``
   writes on the caller's thread without ever blocking (the pipe is non-blocking); what
   a full pipe does not take waits in a backlog that this thread writes as the child
@@ -54,7 +55,7 @@ import time
 import weakref
 from typing import IO, Any, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .._threads import join_or_warn, start_thread
+from .._threads import green, join_or_warn, start_thread
 from ..exceptions import (
     CommandNotFound,
     ConnectionClosed,
@@ -212,9 +213,12 @@ def _wait_for_exit(process: subprocess.Popen[bytes]) -> Tuple[Optional[int], boo
     """Block until ``process`` exits; returns its exit status and whether it was reaped.
 
     With ``os.waitid(..., WNOWAIT)`` the child is left unreaped (a zombie), its process id
-    still its own; elsewhere ``Popen.wait()`` reaps it.
+    still its own; elsewhere ``Popen.wait()`` reaps it. So does it under gevent
+    (:func:`~mcp_sync._threads.green`): ``os.waitid`` would block the one OS thread every
+    greenlet runs on until the child exits, and gevent reaps its children itself anyway;
+    its ``Popen.wait()`` waits cooperatively.
     """
-    if _CAN_PEEK:
+    if _CAN_PEEK and not green():
         try:
             info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
         except OSError:  # ECHILD: reaped by another waiter already; Popen knows the status
