@@ -18,6 +18,7 @@ from typing import Any, Dict, List
 
 import pytest
 from celery import Celery
+from celery.exceptions import TimeoutError as CeleryTimeout
 
 from ._procs import (
     EXAMPLES,
@@ -152,12 +153,19 @@ def test_gunicorn_gevent_worker_shares_one_server_among_100_requests() -> None:
 
 def test_celery_gevent_pool_runs_100_calls_on_one_server(broker: str,  # noqa: F811
                                                          caller: Celery) -> None:  # noqa: F811
-    with Cluster(broker, {"demo": DEMO}, [("green", "gevent", 50)],
-                 options=PINNED) as cluster:
+    # kombu's Redis transport pools 10 connections; 50 greenlets acking late need more
+    # (without: "Couldn't ack ... MaxConnectionsError", and the worker takes no more tasks).
+    conf = {"broker_transport_options": {"max_connections": 64}}
+    with Cluster(broker, {"demo": DEMO}, [("green", "gevent", 50)], options=PINNED,
+                 extra_env={"MCP_TEST_CELERY_CONF": json.dumps(conf)}) as cluster:
         worker = cluster.workers[0]
         sent = [call(caller, "add", {"a": i, "b": 0.5}, 30) for i in range(100)]
         for i, result in enumerate(sent):
-            answer = result.get(timeout=60)
+            try:
+                answer = result.get(timeout=60)
+            except CeleryTimeout:
+                raise AssertionError(f"task {i} got no answer; worker log:\n"
+                                     + worker.log.text) from None
             assert answer["isError"] is False
             assert answer["structuredContent"] == {"sum": i + 0.5}
         # The worker process runs every greenlet; they share one server, its own child.

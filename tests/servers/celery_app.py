@@ -10,7 +10,8 @@ Configured from the environment the test gives each worker:
 * ``MCP_TEST_TASK_OPTIONS``: the ``mcp_sync.call_tool`` task's options, as JSON (optional);
 * ``MCP_TEST_SPANS``: a file: when set, the worker traces (an OpenTelemetry SDK whose spans
   go to that file, ``span_file.py``, and Celery instrumented). Only for ``solo``
-  workers: a prefork pool would need the instrumentation in each pool process.
+  workers: a prefork pool would need the instrumentation in each pool process;
+* ``MCP_TEST_CELERY_CONF``: more Celery settings, as JSON (optional).
 
 Besides ``mcp_sync.call_tool`` it has one task of its own, ``tests.whoami``, which uses
 ``MCP.client()`` the way an application's tasks would.
@@ -40,6 +41,7 @@ app.conf.update(
     worker_prefetch_multiplier=1,
     broker_connection_retry_on_startup=True,
 )
+app.conf.update(json.loads(os.environ.get("MCP_TEST_CELERY_CONF") or "{}"))
 mcp = MCP(app, task_options=json.loads(os.environ.get("MCP_TEST_TASK_OPTIONS") or "{}"))
 
 
