@@ -25,9 +25,9 @@ import logging
 import sys
 import threading
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Callable, List, Optional
 
-__all__ = ["green", "join_or_warn", "start_thread"]
+__all__ = ["green", "join_or_warn", "start_thread", "unpatched"]
 
 _PREFIX = "mcp-sync-"
 
@@ -58,6 +58,15 @@ def green() -> bool:
     """
     monkey = sys.modules.get("gevent.monkey")
     return monkey is not None and bool(monkey.is_module_patched("threading"))
+
+
+def unpatched(*modules: str) -> List[str]:
+    """Those of ``modules`` that gevent has not patched, in a process where it patched
+    ``threading`` (elsewhere none: there nothing needs them patched)."""
+    if not green():
+        return []
+    monkey = sys.modules["gevent.monkey"]
+    return [name for name in modules if not monkey.is_module_patched(name)]
 
 
 def join_or_warn(thread: Optional[threading.Thread], timeout: float, what: str,

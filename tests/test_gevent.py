@@ -101,6 +101,38 @@ def test_one_client_shared_by_greenlets(kind: str) -> None:
         assert report["http_server_exit"] == 0
 
 
+PARTLY_PATCHED = """
+import json, sys, time
+from gevent import monkey
+monkey.patch_all(**{sys.argv[1]: False})
+import mcp_sync
+started = time.monotonic()
+try:
+    mcp_sync.connect([sys.executable, sys.argv[2]], timeout=20, close_timeout=5)
+    outcome = {"raised": None}
+except mcp_sync.MCPError as exc:
+    outcome = {"raised": type(exc).__name__, "message": str(exc)}
+outcome["seconds"] = time.monotonic() - started
+print(json.dumps(outcome))
+"""
+
+
+@pytest.mark.parametrize("left_alone", ["subprocess", "select"])
+def test_stdio_refuses_to_start_when_gevent_left_its_modules_alone(left_alone: str) -> None:
+    """threading patched, subprocess not: the reader's blocking pipe read would hold the
+    one OS thread (the handshake never ends); select not: so would the writer's poll. The
+    transport refuses to start, at once, instead."""
+    done = subprocess.run(
+        [PY, "-c", PARTLY_PATCHED, left_alone, str(ROOT / "tests" / "servers" / "fake_stdio.py")],
+        cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome["raised"] == "TransportError", outcome
+    assert f"threading is patched but not {left_alone}" in outcome["message"]
+    assert "gevent.monkey.patch_all()" in outcome["message"]
+    assert outcome["seconds"] < 5
+
+
 def servers_of(pid: int) -> List[int]:
     """The running demo servers started by ``pid``."""
     return [child for child in children(pid) if is_server(child)]

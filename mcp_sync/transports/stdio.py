@@ -55,7 +55,7 @@ import time
 import weakref
 from typing import IO, Any, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .._threads import green, join_or_warn, start_thread
+from .._threads import green, join_or_warn, start_thread, unpatched
 from ..exceptions import (
     CommandNotFound,
     ConnectionClosed,
@@ -376,9 +376,18 @@ class StdioTransport(Transport):
 
         Raises:
             CommandNotFound: the command does not exist or cannot be executed.
+            TransportError: gevent patched ``threading`` but not ``subprocess`` or
+                ``select``: this transport's threads are greenlets then, and reading an
+                unpatched pipe would block them all (docs/architecture.md).
         """
         if self._process is not None and not self._closing:
             raise TransportError(f"{self!r} is running already")
+        missing = unpatched("subprocess", "select")
+        if missing:
+            raise TransportError(
+                f"cannot start {self.name} under gevent: threading is patched but not "
+                f"{' and '.join(missing)}, whose waits would block every greenlet; "
+                "call gevent.monkey.patch_all() before importing mcp_sync")
         # A closed transport (or one closed before it ever started) starts afresh; a stale
         # closing flag would otherwise make the next close() skip stopping the new child.
         self._reset()
