@@ -14,8 +14,8 @@ Threads (all daemons, so a session nobody closed never keeps the interpreter ali
   resolves response futures, expires requests whose deadline passed, and routes
   notifications and server requests. It never runs user code and never writes to the
   transport, so nothing a server or a callback does can stall it.
-* ``mcp-sync-callback-<name>``: runs notification callbacks (progress, logging, list
-  changes), one at a time, in the order the server sent them.
+* ``mcp-sync-callback-<name>``, started with the first one: runs notification callbacks
+  (progress, logging, list changes), one at a time, in the order the server sent them.
 * ``mcp-sync-handler-<name>-<n>``: a small pool that answers server-to-client requests
   (a handler may call the client again; on the dispatch thread that would deadlock) and
   sends ``notifications/cancelled`` for requests that timed out. The client also runs
@@ -392,7 +392,8 @@ class RpcSession:
         self._max_server_requests = max_server_requests
         self._replies: queue.Queue[Any] = queue.Queue(maxsize=max_replies)
         self._reply_thread: Optional[threading.Thread] = None
-        # Guards starting the reply thread against _stop_threads; True once stopping.
+        # Guards starting the reply and callback threads against _stop_threads (and
+        # _replies_closed: True once stopping).
         self._reply_lock = threading.Lock()
         self._replies_closed = False
         #: Server requests answered with "busy" because max_server_requests were waiting.
@@ -455,8 +456,8 @@ class RpcSession:
     def start(self) -> None:
         """Start the transport and the session's threads."""
         self._dispatcher = start_thread(self._dispatch_loop, f"mcp-sync-dispatch-{self.name}")
-        self._callback_thread = start_thread(self._callback_loop,
-                                             f"mcp-sync-callback-{self.name}")
+        # The callback thread starts with the first callback (_start_callback_thread): a
+        # session that is never sent a notification never has one.
         try:
             deliver = self._deliver if self.transport.single_reader else self._enqueue
             self.transport.start(deliver, self._transport_closed, self._request_failed)
@@ -530,11 +531,12 @@ class RpcSession:
         with self._reply_lock:
             self._replies_closed = True
             reply_thread = self._reply_thread
+            callback_thread = self._callback_thread
         try:
             self._replies.put_nowait(_STOP)
         except queue.Full:
             pass  # the reply thread sees _replies_closed after its current send
-        for thread in (self._dispatcher, self._callback_thread, reply_thread):
+        for thread in (self._dispatcher, callback_thread, reply_thread):
             join_or_warn(thread, self.close_timeout, "closing the session", log)
         self._pool.stop(self.close_timeout)
         if self.dropped_notifications or self.refused_requests:
@@ -928,7 +930,7 @@ class RpcSession:
                 message = None
             elif message is _CLOSED:
                 table.fail_all(self._make_closed_error)
-                if self._lost and self.on_close is not None:
+                if self._lost and self.on_close is not None and self._start_callback_thread():
                     # On the callback thread, behind the notifications queued before it.
                     self._callbacks.put_control((self.on_close, (self._make_closed_error(),)))
             elif message is not None:
@@ -1199,6 +1201,8 @@ class RpcSession:
                         params: Any) -> None:
         """Queue a callback for a notification; on a full queue, apply the policy of
         :class:`CallbackQueue` (dispatch thread)."""
+        if self._callback_thread is None and not self._start_callback_thread():
+            return  # closing: no callback runs any more
         admission = self._callbacks.put((callback, args), droppable=method in _DROPPABLE,
                                         key=_merge_key(method, params))
         if admission is Admission.QUEUED or admission is Admission.MERGED:
@@ -1237,6 +1241,18 @@ class RpcSession:
             except queue.Full:
                 log.warning("could not close the transport of %s: its reply thread is "
                             "stuck", self.name)
+
+    def _start_callback_thread(self) -> bool:
+        """Start the callback thread unless it runs already; False once the session's
+        threads are stopping (nothing would run the callback)."""
+        with self._reply_lock:
+            if self._replies_closed:
+                return False
+            if self._callback_thread is None:
+                # A daemon like the others; _stop_threads stops and joins it.
+                self._callback_thread = start_thread(self._callback_loop,
+                                                     f"mcp-sync-callback-{self.name}")
+            return True
 
     def _callback_loop(self) -> None:
         while True:

@@ -95,11 +95,16 @@ def test_a_server_is_named_after_its_server_info_once_known() -> None:
         assert "mcp-sync-reader-mcp-sync-demo" in threads
         assert "mcp-sync-stderr-mcp-sync-demo" in threads
         assert "mcp-sync-dispatch-mcp-sync-demo" in threads
-        assert "mcp-sync-callback-mcp-sync-demo" in threads
         assert all(name.startswith(("mcp-sync-handler-mcp-sync-demo-",
                                     "mcp-sync-writer-mcp-sync-demo")) or
                    name.endswith("-mcp-sync-demo") for name in threads), threads
         assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+        # the callback thread starts with the first notification, under the new name
+        seen: list = []  # type: ignore[type-arg]
+        client.call_tool("count", {"n": 2, "interval": 0.01},
+                         on_progress=lambda *update: seen.append(update))
+        assert len(seen) == 2
+        assert "mcp-sync-callback-mcp-sync-demo" in mcp_threads()
 
 
 def test_the_exit_of_a_server_named_after_its_server_info() -> None:

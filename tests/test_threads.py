@@ -154,3 +154,31 @@ def test_the_library_never_imports_gevent() -> None:
     importers = [path.relative_to(ROOT).as_posix() for path, text in library_sources().items()
                  if re.search(r"^\s*(import|from)\s+gevent", text, re.MULTILINE)]
     assert importers == []
+
+
+def test_a_session_starts_its_callback_thread_with_the_first_callback() -> None:
+    import mcp_sync
+
+    from .conftest import fake_server_command, mcp_threads
+
+    closed = threading.Event()
+    with mcp_sync.connect(fake_server_command(), timeout=20.0,
+                          on_connection_lost=lambda error: closed.set()) as client:
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+        names = [thread.name for thread in mcp_threads()]
+        assert not [name for name in names if name.startswith("mcp-sync-callback-")], names
+        updates: List[object] = []
+        client.call_tool("slow", {"seconds": 0.2, "progress_interval": 0.05},
+                         on_progress=lambda *update: updates.append(update))
+        assert updates  # run on the callback thread, started for them
+        assert "mcp-sync-callback-fake" in [thread.name for thread in mcp_threads()]
+
+    assert not closed.is_set()  # close() is no lost connection
+
+    # a connection lost before any notification still reaches its hook
+    lost = threading.Event()
+    with mcp_sync.connect(fake_server_command(), timeout=20.0,
+                          on_connection_lost=lambda error: lost.set()) as client:
+        with pytest.raises(mcp_sync.ConnectionClosed):
+            client.call_tool("crash", {"code": 3})
+        assert lost.wait(10.0)
