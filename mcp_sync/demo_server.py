@@ -2,6 +2,8 @@
 
 A stdio server built on :class:`mcp_sync.testing.FakeServer`, standard library only:
 ``mcp-sync demo`` spawns it, lists its tools and calls ``count`` with progress.
+``slow_report`` runs as a task (MCP 2025-11-25), for the start-now-collect-later pattern
+of ``examples/flask_app``.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ import datetime
 import struct
 import zlib
 
-from .testing import FakeServer, ToolContext
+from .testing import FakeServer, RpcError, ToolContext, ToolError
 
-server = FakeServer("mcp-sync-demo", instructions="A demo server: echo, add, count, now, image.")
+server = FakeServer("mcp-sync-demo", instructions="A demo server: echo, add, count, now, image, "
+                    "slow_report (a task).")
 
 
 @server.tool(description="Echo the text back.")
@@ -75,6 +78,27 @@ def image(width: int = 64, height: int = 32) -> list:  # type: ignore[type-arg]
         {"type": "image", "data": data, "mimeType": "image/png"},
         {"type": "text", "text": f"a {width}x{height} gradient"},
     ]
+
+
+REPORT_STEPS = ("gathering sources", "reading", "writing")
+
+
+@server.tool(description="Write a short report on `topic`, taking `seconds` (0 to 600). "
+                         "Runs as a task: start it, then collect the report.",
+             task_support="required")
+def slow_report(topic: str, seconds: float = 3.0,
+                ctx: ToolContext = None) -> str:  # type: ignore[assignment]
+    if (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+            or not 0 <= seconds <= 600):
+        raise RpcError({"code": -32602,
+                        "message": f"seconds must be a number from 0 to 600, not {seconds!r}"})
+    if not isinstance(topic, str) or not topic.strip():
+        raise ToolError("a report needs a topic")
+    for number, step in enumerate(REPORT_STEPS, 1):
+        ctx.status(f"{step} ({number} of {len(REPORT_STEPS)})")
+        if ctx.cancelled.wait(seconds / len(REPORT_STEPS)):
+            return "cancelled"
+    return f"Report on {topic.strip()}: {len(REPORT_STEPS)} steps done in {seconds:g} s."
 
 
 server.resource("demo://readme", "mcp_sync demo server: try the count tool.", name="readme")

@@ -25,6 +25,11 @@ text block), a list of content blocks, a dict with a ``"content"`` key (a whole 
 or any other JSON value (echoed as JSON text; a dict is also the structured content).
 Raising :class:`ToolError`
 (or any exception) produces a result with ``isError: true``.
+
+A tool registered with ``task_support="required"`` (or ``"optional"``) runs as a task
+(MCP 2025-11-25) when the client asks for one: the ``tools/call`` is answered at once
+with the task, the function runs on its own thread, and the server answers ``tasks/get``,
+``tasks/result``, ``tasks/cancel`` and ``tasks/list`` for it (see :meth:`FakeServer.tool`).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ import json
 import logging
 import sys
 import threading
+import time
+from datetime import datetime, timezone
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence
 
 from ._threads import join_or_warn, start_thread
@@ -49,6 +56,18 @@ _KNOWN_METHODS = frozenset({
     "logging/setLevel",
 })
 SESSION_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+#: ``execution.taskSupport`` values (2025-11-25).
+_TASK_SUPPORT = ("required", "optional", "forbidden")
+_TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/cancel", "tasks/list"})
+_TERMINAL = ("completed", "failed", "cancelled")
+_RELATED_TASK = "io.modelcontextprotocol/related-task"
+#: A task is kept this long (ms) when the client asks no ttl, and within these bounds.
+TASK_TTL, MIN_TASK_TTL, MAX_TASK_TTL = 300_000, 100, 3_600_000
+#: The ``pollInterval`` (ms) the server suggests; a change of status is also notified.
+TASK_POLL_INTERVAL = 500
+#: The most tasks one connection keeps at once (running, or ended and kept for their
+#: result); a call that would make one more is refused with -32603.
+MAX_TASKS = 100
 _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -72,8 +91,19 @@ class ToolContext:
         self.request_id = request.get("id")
         params = request.get("params") or {}
         self.progress_token = (params.get("_meta") or {}).get("progressToken")
-        #: Set when the client sends ``notifications/cancelled`` for this call.
+        #: Set when the client sends ``notifications/cancelled`` for this call (for a
+        #: call run as a task: ``tasks/cancel``, or the task's ttl passing), or the
+        #: connection closes.
         self.cancelled = threading.Event()
+        #: The task's id when the call runs as a task, else None.
+        self.task_id: Optional[str] = None
+
+    def status(self, message: str) -> None:
+        """Set the status message of the task this call runs as, and send it to the
+        client (``notifications/tasks/status``). A plain call has no status: nothing is
+        sent."""
+        if self.task_id is not None:
+            self.connection._set_task_message(self.task_id, message)
 
     def progress(self, progress: float, total: Optional[float] = None,
                  message: Optional[str] = None) -> None:
@@ -168,6 +198,8 @@ class FakeServer:
         self.prompts: Dict[str, Any] = {}
         self.completions: Dict[str, Callable[[str, str], List[str]]] = {}
         self.connections: List[ServerConnection] = []
+        #: The ``task_support`` of each tool registered with one.
+        self.task_tools: Dict[str, str] = {}
         #: Handlers for extra request methods: ``fn(params) -> result`` (raise RpcError).
         self.methods: Dict[str, Callable[[Dict[str, Any]], Any]] = {}
         #: Never answer unknown methods (like some servers do), instead of -32601.
@@ -184,8 +216,27 @@ class FakeServer:
         input_schema: Optional[Dict[str, Any]] = None,
         output_schema: Optional[Dict[str, Any]] = None,
         annotations: Optional[Dict[str, Any]] = None,
+        task_support: Optional[str] = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Register a tool (decorator)."""
+        """Register a tool (decorator).
+
+        ``task_support`` (``"required"``, ``"optional"``, ``"forbidden"``) is listed as
+        the tool's ``execution.taskSupport``; a server with a ``"required"`` or
+        ``"optional"`` tool declares ``tasks.list``, ``tasks.cancel`` and
+        ``tasks.requests.tools.call``. Such a tool runs as a task when the call asks for
+        one (``params.task``): the ``tools/call`` is answered at once with the task
+        (``working``), the function runs on its own thread and its return value (or
+        error) becomes the task's result: ``completed``, or ``failed`` for a result with
+        ``isError`` or a raised :class:`RpcError` (then ``tasks/result`` answers that
+        JSON-RPC error). ``ctx.status(message)`` sets the task's status message;
+        ``ctx.cancelled`` is set by ``tasks/cancel``, by the task's ttl passing and by
+        the connection closing. A plain call of a ``"required"`` tool is refused with
+        -32601. Tasks belong to the connection (one MCP session) that started them and
+        end with it; each is kept for its ttl (the client's, within 0.1 s .. 1 h; 5
+        minutes when it asks none), and a connection keeps at most :data:`MAX_TASKS`.
+        """
+        if task_support is not None and task_support not in _TASK_SUPPORT:
+            raise ValueError(f"task_support is one of {_TASK_SUPPORT}, not {task_support!r}")
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             definition: Dict[str, Any] = {
@@ -199,6 +250,9 @@ class FakeServer:
                 definition["outputSchema"] = output_schema
             if annotations:
                 definition["annotations"] = annotations
+            if task_support is not None:
+                definition["execution"] = {"taskSupport": task_support}
+                self.task_tools[definition["name"]] = task_support
             self.tools[definition["name"]] = _Tool(fn, definition)
             return fn
 
@@ -248,7 +302,15 @@ class FakeServer:
             capabilities["prompts"] = {"listChanged": True}
         if self.completions:
             capabilities["completions"] = {}
+        if self.runs_tasks():
+            capabilities["tasks"] = {"list": {}, "cancel": {},
+                                     "requests": {"tools": {"call": {}}}}
         return capabilities
+
+    def runs_tasks(self) -> bool:
+        """Whether a tool was registered with ``task_support`` ``"required"`` or
+        ``"optional"``: the server then answers ``tasks/*`` and declares them."""
+        return any(support != "forbidden" for support in self.task_tools.values())
 
     # -- connections ---------------------------------------------------------------------
 
@@ -295,6 +357,36 @@ class FakeServer:
         connection.close()
 
 
+def _utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class _ServedTask:
+    """A tool call that runs as a task; its connection's ``_changed`` guards its state."""
+
+    def __init__(self, task_id: str, ttl: int, ctx: ToolContext) -> None:
+        self.task_id = task_id
+        self.ttl = ttl
+        self.ctx = ctx
+        self.status = "working"
+        self.message: Optional[str] = None
+        self.created = self.updated = _utc_now()
+        self.expires = time.monotonic() + ttl / 1000
+        #: The tools/call response it ends with: ``{"result": ...}`` or ``{"error": ...}``.
+        self.response: Optional[Dict[str, Any]] = None
+
+    def set(self, status: str, message: Optional[str]) -> None:
+        self.status, self.message, self.updated = status, message, _utc_now()
+
+    def wire(self) -> Dict[str, Any]:
+        task: Dict[str, Any] = {"taskId": self.task_id, "status": self.status,
+                                "createdAt": self.created, "lastUpdatedAt": self.updated,
+                                "ttl": self.ttl, "pollInterval": TASK_POLL_INTERVAL}
+        if self.message is not None:
+            task["statusMessage"] = self.message
+        return task
+
+
 class ServerConnection:
     """One client's conversation with a :class:`FakeServer`. Records what it received."""
 
@@ -316,6 +408,10 @@ class ServerConnection:
         self._waiting: Dict[Any, Any] = {}
         self._next_id = 0
         self._threads: List[threading.Thread] = []
+        # The tasks of this connection, by id (guarded by _changed); expired ones are
+        # dropped whenever the table is used.
+        self._tasks: Dict[str, _ServedTask] = {}
+        self._task_count = 0
 
     # -- plumbing ------------------------------------------------------------------------
 
@@ -385,6 +481,8 @@ class ServerConnection:
         with self._changed:
             for ctx in self._running.values():
                 ctx.cancelled.set()
+            for task in self._tasks.values():
+                task.ctx.cancelled.set()
             self._changed.notify_all()
             threads = list(self._threads)
         for thread in threads:
@@ -415,8 +513,12 @@ class ServerConnection:
         if method == "tools/call":
             self._start_tool(message)
             return
+        runs_tasks = self.server.runs_tasks() and method not in self.server.methods
+        if method == "tasks/result" and runs_tasks:  # waits: off the reading thread
+            self._start_thread(self._answer_task_result, message)
+            return
         if self.server.ignore_unknown and method not in self.server.methods and (
-            method not in _KNOWN_METHODS
+            method not in _KNOWN_METHODS and not (runs_tasks and method in _TASK_METHODS)
         ):
             return
         try:
@@ -510,6 +612,8 @@ class ServerConnection:
             )
             return {"completion": {"values": values[:100], "total": len(values),
                                    "hasMore": len(values) > 100}}
+        if method in _TASK_METHODS and server.runs_tasks():
+            return self._task_request(method, params)
         if method == "logging/setLevel":
             if params.get("level") not in _LEVELS:
                 raise RpcError({"code": -32602, "message": "Invalid level"})
@@ -517,19 +621,31 @@ class ServerConnection:
             return {}
         raise RpcError({"code": -32601, "message": f"Method not found: {method}"})
 
-    def _start_tool(self, message: Dict[str, Any]) -> None:
-        ctx = ToolContext(self, message)
-        with self._changed:
-            self._running[message["id"]] = ctx
-        # Started outside _changed, which the tool's thread takes when it ends: a quick
-        # tool answers at once, before the reply that carries the answer is over.
-        thread = start_thread(self._run_tool, f"mcp-sync-fakeserver-{self.server.name}",
-                              message, ctx)
+    def _start_thread(self, target: Callable[..., None], *args: Any) -> None:
+        # Started outside _changed, which the thread takes when it ends: a quick tool
+        # answers at once, before the reply that carries the answer is over.
+        thread = start_thread(target, f"mcp-sync-fakeserver-{self.server.name}", *args)
         with self._changed:
             self._threads = [t for t in self._threads if t.is_alive()]
             self._threads.append(thread)
 
-    def _run_tool(self, message: Dict[str, Any], ctx: ToolContext) -> None:
+    def _start_tool(self, message: Dict[str, Any]) -> None:
+        params = message.get("params") or {}
+        support = self.server.task_tools.get(params.get("name", ""))
+        if support in ("required", "optional") and isinstance(params.get("task"), dict):
+            self._start_task(message)
+            return
+        if support == "required":
+            self.send({"jsonrpc": "2.0", "id": message["id"], "error": {
+                "code": -32601, "message": f"tool {params.get('name')} runs as a task only"}})
+            return
+        ctx = ToolContext(self, message)
+        with self._changed:
+            self._running[message["id"]] = ctx
+        self._start_thread(self._run_tool, message, ctx)
+
+    def _call(self, message: Dict[str, Any], ctx: ToolContext) -> Dict[str, Any]:
+        """Run the tool ``message`` calls: the response's ``result`` or ``error``."""
         params = message.get("params") or {}
         tool = self.server.tools.get(params.get("name", ""))
         try:
@@ -541,16 +657,131 @@ class ServerConnection:
             if tool.wants_ctx:
                 arguments["ctx"] = ctx
             try:
-                response: Dict[str, Any] = {"result": _content(tool.fn(**arguments))}
+                return {"result": _content(tool.fn(**arguments))}
             except RpcError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a failing tool is an isError result
-                response = {"result": {"content": [{"type": "text", "text": str(exc)}],
-                                       "isError": True}}
+                return {"result": {"content": [{"type": "text", "text": str(exc)}],
+                                   "isError": True}}
         except RpcError as exc:
-            response = {"error": exc.error}
+            return {"error": exc.error}
+
+    def _run_tool(self, message: Dict[str, Any], ctx: ToolContext) -> None:
+        try:
+            response = self._call(message, ctx)
         finally:
             with self._changed:
                 self._running.pop(message["id"], None)
         if not ctx.cancelled.is_set():  # a cancelled request gets no response
             self.send({"jsonrpc": "2.0", "id": message["id"], **response})
+
+    # -- tasks (2025-11-25) --------------------------------------------------------------
+
+    def _start_task(self, message: Dict[str, Any]) -> None:
+        asked = (message.get("params") or {})["task"].get("ttl")
+        ttl = TASK_TTL
+        if (isinstance(asked, (int, float)) and not isinstance(asked, bool)
+                and 0 < asked < float("inf")):  # not NaN either
+            ttl = int(min(max(asked, MIN_TASK_TTL), MAX_TASK_TTL))
+        ctx = ToolContext(self, message)
+        with self._changed:
+            self._drop_expired()
+            full = len(self._tasks) >= MAX_TASKS
+            if not full:
+                self._task_count += 1
+                task = _ServedTask(f"task-{self._task_count}", ttl, ctx)
+                ctx.task_id = task.task_id
+                self._tasks[task.task_id] = task
+                created = task.wire()
+        if full:
+            self.send({"jsonrpc": "2.0", "id": message["id"], "error": {
+                "code": -32603, "message": f"the server holds {MAX_TASKS} tasks already"}})
+            return
+        self.send({"jsonrpc": "2.0", "id": message["id"], "result": {"task": created}})
+        self._start_thread(self._run_task, message, task)
+
+    def _run_task(self, message: Dict[str, Any], task: _ServedTask) -> None:
+        response = self._call(message, task.ctx)
+        with self._changed:
+            if task.status in _TERMINAL:  # cancelled meanwhile: the outcome is dropped
+                return
+            task.response = response
+            failed = "error" in response or response["result"].get("isError")
+            task.set("failed" if failed else "completed", task.message)
+            self._changed.notify_all()
+            note = task.wire()
+        self.notify("notifications/tasks/status", note)
+
+    def _set_task_message(self, task_id: str, message: str) -> None:
+        with self._changed:
+            task = self._tasks.get(task_id)
+            if task is None or task.status in _TERMINAL:
+                return
+            task.set(task.status, message)
+            note = task.wire()
+        self.notify("notifications/tasks/status", note)
+
+    def _drop_expired(self) -> None:
+        """Forget the tasks whose ttl passed (a running one sees ``cancelled``); called
+        with ``_changed`` held."""
+        now = time.monotonic()
+        for task_id, task in list(self._tasks.items()):
+            if task.expires <= now:
+                task.ctx.cancelled.set()
+                del self._tasks[task_id]
+                self._changed.notify_all()
+
+    def _find_task(self, params: Dict[str, Any]) -> _ServedTask:
+        """The task ``params`` names; called with ``_changed`` held."""
+        self._drop_expired()
+        task = self._tasks.get(params.get("taskId", ""))
+        if task is None:
+            raise RpcError({"code": -32602, "message": "Failed to retrieve task: Task not found"})
+        return task
+
+    def _task_request(self, method: str, params: Dict[str, Any]) -> Any:
+        note = None
+        with self._changed:
+            if method == "tasks/list":
+                self._drop_expired()
+                return self._page([t.wire() for t in self._tasks.values()], "tasks", params)
+            task = self._find_task(params)
+            if method == "tasks/get":
+                return task.wire()
+            if task.status in _TERMINAL:  # tasks/cancel
+                raise RpcError({"code": -32602, "message":
+                                f"Cannot cancel task in terminal status {task.status}"})
+            task.set("cancelled", "cancelled by the client")
+            task.ctx.cancelled.set()
+            self._changed.notify_all()
+            note = task.wire()
+        self.notify("notifications/tasks/status", note)
+        return note
+
+    def _answer_task_result(self, message: Dict[str, Any]) -> None:
+        """``tasks/result``: once the task ends, what its ``tools/call`` would have
+        answered (with the related-task ``_meta``); waits at most until its ttl passes."""
+        params = message.get("params") or {}
+        response: Optional[Dict[str, Any]] = None
+        with self._changed:
+            try:
+                task = self._find_task(params)
+                self._changed.wait_for(
+                    lambda: task.status in _TERMINAL or self.closed.is_set(),
+                    max(0.0, task.expires - time.monotonic()))
+                if self.closed.is_set():
+                    return
+                if task.status not in _TERMINAL:
+                    self._drop_expired()
+                    raise RpcError({"code": -32602,
+                                    "message": "Failed to retrieve task: Task has expired"})
+                response = task.response
+                if response is None:  # cancelled
+                    raise RpcError({"code": -32603, "message": f"task {task.status}"})
+            except RpcError as exc:
+                response = {"error": exc.error}
+        if "result" in response:
+            meta = dict(response["result"].get("_meta") or {})
+            meta[_RELATED_TASK] = {"taskId": params.get("taskId")}
+            response = {"result": dict(response["result"], _meta=meta)}
+        self.send({"jsonrpc": "2.0", "id": message["id"], **response})

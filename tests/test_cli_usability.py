@@ -177,7 +177,7 @@ def test_one_tool_whole() -> None:
 def test_one_unknown_tool_is_a_usage_error_naming_the_tools() -> None:
     result = cli("tools", "nope", *DEMO)
     assert result.returncode == 2
-    assert ("mcp-sync-demo has no tool 'nope' (tools: echo, add, count, now, image)"
+    assert ("mcp-sync-demo has no tool 'nope' (tools: echo, add, count, now, image, slow_report)"
             in result.stderr)
 
 

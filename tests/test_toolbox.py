@@ -558,7 +558,8 @@ def test_the_nulls_of_a_strict_model_are_dropped_before_the_call(box: Client) ->
 
 def test_filters_by_server_name_glob_and_annotation(demo: Client, box: Client) -> None:
     assert set(names_of(Toolbox([demo, box], include="demo"))) == {
-        "demo__echo", "demo__add", "demo__count", "demo__now", "demo__image"}
+        "demo__echo", "demo__add", "demo__count", "demo__now", "demo__image",
+        "demo__slow_report"}
     assert names_of(Toolbox([demo, box], include="add")) == ["demo__add"]
     assert names_of(Toolbox([demo, box], include=["box__meet", "demo__e*"])) == [
         "demo__echo", "box__meet"]
