@@ -23,6 +23,17 @@ Then ``curl 'http://127.0.0.1:8000/add?a=2&b=3'``.
 
 (``OPENAI_BASE_URL`` or ``ANTHROPIC_BASE_URL`` points the SDK at another endpoint, and
 ``MCP_SYNC_EXAMPLE_MODEL`` chooses the model.)
+
+``POST /reports`` starts the demo server's ``slow_report`` tool as a task and answers at
+once (202) with the server's name and the task's id; ``GET /reports/<server>/<task_id>``
+collects it: 202 while it works, 200 with the report when it is done::
+
+    curl -H 'Content-Type: application/json' -d '{"topic": "tides"}' \\
+        http://127.0.0.1:5000/reports              # {"server": "demo", "task": "task-1"}
+    curl http://127.0.0.1:5000/reports/demo/task-1
+
+The demo server is a child of each worker process, and its tasks live there: ask the
+worker that started the task (see docs/web-apps.md).
 """
 
 from __future__ import annotations
@@ -32,11 +43,12 @@ import sys
 import threading
 from typing import Any, List
 
-from flask import Flask, jsonify, request
+from flask import Flask, jsonify, request, url_for
 from flask.typing import ResponseReturnValue
 
 import mcp_sync
 from mcp_sync.contrib.flask import MCP
+from mcp_sync.manager import ServerUnavailable
 
 app = Flask(__name__)
 app.config["MCP_SERVERS"] = {
@@ -82,6 +94,73 @@ def tools() -> ResponseReturnValue:
 def status() -> ResponseReturnValue:
     servers = mcp.get_manager().status()
     return jsonify(worker=os.getpid(), servers={n: s.to_dict() for n, s in servers.items()})
+
+
+# -- a long tool: start a task now, collect it later -------------------------------------------
+
+# How long the demo server's slow_report takes, and how long (seconds) the server keeps
+# the task and its report for a later request.
+app.config["REPORT_SECONDS"] = 5.0
+app.config["REPORT_TTL"] = 3600
+
+
+def unavailable(error: ServerUnavailable) -> ResponseReturnValue:
+    # The server is down and being reconnected: the client may ask again soon.
+    return jsonify(error="ServerUnavailable", message=str(error)), 503, {"Retry-After": "2"}
+
+
+@app.post("/reports")
+def start_report() -> ResponseReturnValue:
+    """Start a report on ``{"topic": "..."}``: 202 with ``{"server", "task"}`` (and the URL
+    to collect it in ``Location``), at once; the tool runs on in the demo server."""
+    body = request.get_json(silent=True)
+    topic = body.get("topic") if isinstance(body, dict) else None
+    if not isinstance(topic, str):
+        return jsonify(error="BadRequest", message='send {"topic": "..."}'), 400
+    arguments = {"topic": topic, "seconds": app.config["REPORT_SECONDS"]}
+    try:
+        handle = mcp.get_manager().start_tool_task("demo", "slow_report", arguments,
+                                                   ttl=app.config["REPORT_TTL"])
+    except ServerUnavailable as error:
+        return unavailable(error)
+    location = url_for("report", server="demo", task_id=handle.id)
+    return jsonify(server="demo", task=handle.id), 202, {"Location": location}
+
+
+@app.get("/reports/<server>/<task_id>")
+def report(server: str, task_id: str) -> ResponseReturnValue:
+    """Collect a report: 202 ``{"status", "message"}`` while the task works, 200
+    ``{"status": "completed", "text"}`` once done, 404 for a task the server does not
+    know (never started, or its ttl passed), 502 for a failed task, 410 for a cancelled
+    one, 503 while the server is reconnecting."""
+    try:
+        handle = mcp.get_manager().task(server, task_id)  # re-attach: sends nothing
+        task = handle.status(timeout=5)  # one tasks/get
+        if task.status in ("working", "input_required"):
+            return jsonify(status=task.status, message=task.status_message), 202
+        result = handle.result(timeout=10)  # it has ended: one tasks/result
+    except (KeyError, mcp_sync.TaskNotFound):
+        return jsonify(error="NotFound", message=f"{server} has no task {task_id!r} "
+                       "(never started, or expired)"), 404
+    except ServerUnavailable as error:
+        return unavailable(error)
+    except mcp_sync.TaskFailed as error:  # the server's JSON-RPC error
+        return jsonify(status="failed", error="TaskFailed",
+                       message=str(error.error or error)), 502
+    except mcp_sync.TaskCancelled as error:
+        return jsonify(status="cancelled", error="TaskCancelled", message=str(error)), 410
+    if result.is_error:  # the tool ran and reported an error
+        return jsonify(status="failed", error="ToolError", message=result.text), 502
+    return jsonify(status="completed", text=result.text)
+
+
+@app.get("/reports")
+def reports() -> ResponseReturnValue:
+    """Every task this process's servers keep (a collector's view: what is still
+    working, what can be collected)."""
+    listed = mcp.get_manager().list_tasks()  # (server, Task) pairs
+    return jsonify(reports=[{"server": server, "task": task.task_id, "status": task.status,
+                             "message": task.status_message} for server, task in listed])
 
 
 # -- a language model using the tools ---------------------------------------------------------
