@@ -182,3 +182,33 @@ def test_a_session_starts_its_callback_thread_with_the_first_callback() -> None:
         with pytest.raises(mcp_sync.ConnectionClosed):
             client.call_tool("crash", {"code": 3})
         assert lost.wait(10.0)
+
+
+def test_an_idle_stdio_client_holds_three_threads() -> None:
+    """Reader, stderr (which also watches for the child's exit, through a pidfd) and
+    dispatch: no watcher, no callback thread while nothing needs them."""
+    import mcp_sync
+
+    from .conftest import fake_server_command, mcp_threads
+
+    with mcp_sync.connect(fake_server_command(), timeout=20.0) as client:
+        assert client.call_tool("echo", {"text": "hi"}).text == "hi"
+        names = sorted(thread.name for thread in mcp_threads())
+        assert names == ["mcp-sync-dispatch-fake", "mcp-sync-reader-fake",
+                         "mcp-sync-stderr-fake"], names
+        # the exit is still seen by the stderr thread
+        with pytest.raises(mcp_sync.ConnectionClosed, match="exited") as caught:
+            client.call_tool("crash", {"code": 3})
+        assert caught.value.exit_code == 3
+
+
+def test_stderr_lines_are_cut_as_readline_cuts_them() -> None:
+    from mcp_sync.transports.stdio import _LineSplitter
+
+    lines = _LineSplitter(4)
+    assert lines.feed(b"ab") == []
+    assert lines.feed(b"\ncdefgh") == [b"ab\n", b"cdef"]
+    assert lines.feed(b"ij\nk") == [b"ghij", b"\n"]
+    assert lines.feed(b"l\n") == [b"kl\n"]
+    assert lines.rest() == []
+    assert lines.feed(b"xyz") == [] and lines.rest() == [b"xyz"]

@@ -12,6 +12,10 @@ join them with a bound):
   forwards each line to the logger ``mcp_sync.server.<name>.stderr`` and keeps the last
   lines for error messages (``stderr_lines`` lines of at most 16 KiB: the rest of a
   longer line is skipped).
+* On Linux the stderr thread also watches for the child's exit: it waits in one
+  ``poll`` on stderr and on a pidfd of the child (``os.pidfd_open``), so an idle client
+  holds three threads (reader, stderr, and the session's dispatch). Elsewhere (another
+  platform, a kernel or sandbox without pidfd, gevent) a thread of its own does it:
 * ``mcp-sync-watcher-<name>`` blocks until the child exits. A process the server started
   may inherit its stdout and keep it open after the server is gone, so stdout's EOF alone
   cannot tell that the server exited: when the reader has not reported the close within
@@ -53,7 +57,19 @@ import sys
 import threading
 import time
 import weakref
-from typing import IO, Any, Deque, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    IO,
+    Any,
+    Callable,
+    Deque,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
 from .._threads import green, join_or_warn, start_thread, unpatched
 from ..exceptions import (
@@ -227,6 +243,52 @@ def _wait_for_exit(process: subprocess.Popen[bytes]) -> Tuple[Optional[int], boo
             status = info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
             return status, False
     return process.wait(), True
+
+
+def _exit_descriptor(process: subprocess.Popen[bytes]) -> Optional[int]:
+    """A descriptor that becomes readable when ``process`` exits (Linux's pidfd), so the
+    stderr thread can watch for the exit too; None where there is none (another
+    platform, an old kernel, a sandbox that refuses it) or under gevent, where the
+    watcher thread waits with gevent's ``Popen.wait()``."""
+    if not _CAN_PEEK or not hasattr(os, "pidfd_open") or green():
+        return None
+    try:
+        return int(os.pidfd_open(process.pid))
+    except OSError as exc:
+        log.debug("no pidfd for pid %s (%r): a watcher thread waits for its exit",
+                  process.pid, exc)
+        return None
+
+
+class _LineSplitter:
+    """Cuts a byte stream into lines as ``readline(limit)`` would return them: each
+    ends with its newline, or is ``limit`` bytes of a longer line."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._buffer = b""
+
+    def feed(self, data: bytes) -> List[bytes]:
+        buffer = self._buffer + data
+        lines: List[bytes] = []
+        start = 0
+        while True:
+            end = buffer.find(b"\n", start, start + self.limit)
+            if end >= 0:
+                lines.append(buffer[start:end + 1])
+                start = end + 1
+            elif len(buffer) - start >= self.limit:
+                lines.append(buffer[start:start + self.limit])
+                start += self.limit
+            else:
+                break
+        self._buffer = buffer[start:]
+        return lines
+
+    def rest(self) -> List[bytes]:
+        """What is left at EOF: a last line without its newline, if any."""
+        rest, self._buffer = self._buffer, b""
+        return [rest] if rest else []
 
 
 class StdioTransport(Transport):
@@ -428,11 +490,19 @@ class StdioTransport(Transport):
         # started keeps open, and must never act on a child started later. In this order:
         # the reader's report of the close looks for the stderr thread, the watcher for
         # the reader.
-        self._stderr_reader = start_thread(self._drain_stderr, f"mcp-sync-stderr-{self.name}",
-                                           process, self.stderr_tail)
+        exit_fd = _exit_descriptor(process)
+        if exit_fd is not None:  # one thread drains stderr and watches for the exit
+            self._stderr_reader = start_thread(
+                self._drain_and_watch, f"mcp-sync-stderr-{self.name}", process,
+                self.stderr_tail, exit_fd)
+        else:
+            self._stderr_reader = start_thread(
+                self._drain_stderr, f"mcp-sync-stderr-{self.name}", process, self.stderr_tail)
         self._reader = start_thread(self._read_stdout, f"mcp-sync-reader-{self.name}",
                                     process, on_message)
-        self._watcher = start_thread(self._watch_exit, f"mcp-sync-watcher-{self.name}", process)
+        if exit_fd is None:
+            self._watcher = start_thread(self._watch_exit, f"mcp-sync-watcher-{self.name}",
+                                         process)
 
     def _reset(self) -> None:
         """Forget a closed child so that the transport can start a new one (reconnect)."""
@@ -519,40 +589,114 @@ class StdioTransport(Transport):
                 raw = stderr.readline(_STDERR_LINE_BYTES)
                 if not raw:
                     break
-                ended = raw.endswith(b"\n")
-                if skipping:
-                    skipping = not ended
-                    continue
-                line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                if not ended and len(raw) >= _STDERR_LINE_BYTES:
-                    skipping = True
-                    line += f" … (line cut at {_STDERR_LINE_BYTES} bytes)"
-                tail.append(line)
-                if self._stderr_log.isEnabledFor(logging.DEBUG):  # excerpt() only what is logged
-                    self._stderr_log.debug("%s", excerpt(line, 1000))
+                skipping = self._stderr_line(raw, tail, skipping)
         except (OSError, ValueError) as exc:  # pipe closed under us
             log.debug("stderr drain for %s ended: %r", self.name, exc)
         finally:
             _close_pipe(process.stderr, self.name)  # its own to close, like the reader's
 
+    def _stderr_line(self, raw: bytes, tail: Deque[str], skipping: bool) -> bool:
+        """Keep and log one line of stderr as ``readline(_STDERR_LINE_BYTES)`` returns it
+        (a longer line comes cut, and its rest is skipped); returns whether the rest of a
+        cut line is still to be skipped."""
+        ended = raw.endswith(b"\n")
+        if skipping:
+            return not ended
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if not ended and len(raw) >= _STDERR_LINE_BYTES:
+            skipping = True
+            line += f" … (line cut at {_STDERR_LINE_BYTES} bytes)"
+        tail.append(line)
+        if self._stderr_log.isEnabledFor(logging.DEBUG):  # excerpt() only what is logged
+            self._stderr_log.debug("%s", excerpt(line, 1000))
+        return skipping
+
+    def _drain_and_watch(self, process: subprocess.Popen[bytes], tail: Deque[str],
+                         exit_fd: int) -> None:
+        """The stderr thread where the platform gives the child's exit as a descriptor
+        (``os.pidfd_open``): it drains stderr and watches for the exit in one ``poll``,
+        so an idle client holds no watcher thread. Ends once stderr reached EOF and the
+        exit was handled."""
+        assert process.stderr is not None
+        fd = process.stderr.fileno()
+        lines = _LineSplitter(_STDERR_LINE_BYTES)
+        skipping = False
+
+        def drain() -> bool:
+            """Read what stderr holds now; False once it is at EOF."""
+            nonlocal skipping
+            while True:
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    return True
+                if not data:
+                    return False
+                for raw in lines.feed(data):
+                    skipping = self._stderr_line(raw, tail, skipping)
+
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        poller.register(exit_fd, select.POLLIN)
+        draining = watching = True
+        try:
+            os.set_blocking(fd, False)
+            while draining or watching:
+                for ready, _ in poller.poll():
+                    if ready == fd and draining:
+                        draining = drain()
+                        if not draining:
+                            poller.unregister(fd)
+                    elif ready == exit_fd and watching:
+                        watching = False
+                        poller.unregister(exit_fd)
+                        still_open = self._exited_child(process, drain if draining else None)
+                        if draining and not still_open:
+                            draining = False
+                            poller.unregister(fd)
+        except (OSError, ValueError) as exc:  # pipe closed under us
+            log.debug("stderr drain for %s ended: %r", self.name, exc)
+        finally:
+            os.close(exit_fd)
+            for raw in lines.rest():
+                skipping = self._stderr_line(raw, tail, skipping)
+            _close_pipe(process.stderr, self.name)  # its own to close, like the reader's
+
     def _watch_exit(self, process: subprocess.Popen[bytes]) -> None:
         """The watcher thread: notice the child's exit even while its pipes stay open."""
+        self._exited_child(process, None)
+
+    def _exited_child(self, process: subprocess.Popen[bytes],
+                      drain: Optional[Callable[[], bool]]) -> bool:
+        """Handle the child's exit: wait for it (at once when it exited already), then
+        report the close unless the reader or ``close()`` does.
+
+        ``drain``: on the stderr thread, reads what stderr holds now and says whether it
+        is still open (held by a process the server started); None on the watcher
+        thread. Returns whether stderr is still open after that (False without
+        ``drain``, or when the exit could not be learnt).
+        """
         try:
             self._exit_status, reaped = _wait_for_exit(process)
         except Exception:  # the reader's EOF will still report; close() still signals
             log.exception("watching %s (pid %s) failed", self.name, process.pid)
-            return
+            return False
         self._exited.set()
         with self._state_lock:
-            if self._closing or process is not self._process:
-                return  # close() takes it from here, and reaps the child
+            closing = self._closing or process is not self._process
+        if closing:  # close() takes it from here, and reaps the child
+            return drain() if drain is not None else False
         log.debug("MCP server %s (pid %s) exited with status %s", self.name, process.pid,
                   self._exit_status)
         reader = self._reader
         if reader is not None:
             reader.join(_EXIT_GRACE)  # let it deliver what the child wrote last
         held = [thread.name for thread in (self._reader, self._stderr_reader)
-                if thread is not None and thread.is_alive()]
+                if thread is not None and thread.is_alive()
+                and thread is not threading.current_thread()]
+        stderr_open = drain() if drain is not None else False  # the last words
+        if stderr_open:
+            held.append(f"mcp-sync-stderr-{self.name}")
         if held:
             log.warning("MCP server %s (pid %s) exited, but a process it started keeps its "
                         "pipes open (%s still reading)", self.name, process.pid,
@@ -560,6 +704,7 @@ class StdioTransport(Transport):
         elif not reaped:
             self._reap(process, None)
         self._report_close(process, None)
+        return stderr_open
 
     def _reap(self, process: subprocess.Popen[bytes], timeout: Optional[float]) -> None:
         """Collect the child's exit status (waiting at most ``timeout``)."""
@@ -582,7 +727,8 @@ class StdioTransport(Transport):
             # catch up so the error carries the exit status and the last words.
             if self._exited.wait(0.05):
                 exit_code = self.returncode
-            if self._stderr_reader is not None:
+            if self._stderr_reader is not None and (
+                    self._stderr_reader is not threading.current_thread()):
                 self._stderr_reader.join(0.05)
         if closing:
             message = f"connection to {self.name} closed by the client"
