@@ -26,11 +26,15 @@ from ._protocol import (
 
 __all__ = ["Agreement"]
 
-# Requests whose name (or URI) the stateless era mirrors into ``Mcp-Name``.
+# Requests whose name (or URI, or task id: the tasks extension) the stateless era
+# mirrors into ``Mcp-Name``.
 _NAMED_BY = {
     "tools/call": "name",
     "prompts/get": "name",
     "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
 }
 
 
@@ -93,7 +97,7 @@ class Agreement:
 
     def request_headers(self, method: str, params: Any) -> Dict[str, str]:
         """The headers a request mirrors (stateless era): its version, its method, and
-        its tool or prompt name or resource URI. Empty in the session era."""
+        its tool or prompt name, resource URI or task id. Empty in the session era."""
         if not self.stateless or self.version is None:
             return {}
         headers = {"MCP-Protocol-Version": self.version, "Mcp-Method": method}

@@ -92,6 +92,9 @@ META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 META_PROGRESS_TOKEN = "progressToken"
+# The tasks extension (SEP-2663): tasks in the 2026-07-28 era, declared under
+# ``capabilities.extensions`` by both sides.
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 
 def json_type(value: Any) -> str:

@@ -48,6 +48,7 @@ from ._protocol import (
     SESSION_PROTOCOL_VERSIONS,
     STATELESS_PROTOCOL_VERSIONS,
     SUPPORTED_PROTOCOL_VERSIONS,
+    TASKS_EXTENSION,
     Timeout,
     _Default,
 )
@@ -71,7 +72,16 @@ from .exceptions import (
     excerpt,
 )
 from .rpc import RequestFuture, RpcSession
-from .tasks import TaskBoard, TaskFuture, TaskHandle, Watch, drive
+from .tasks import (
+    SessionTasks,
+    TaskBoard,
+    TaskFuture,
+    TaskHandle,
+    Watch,
+    await_call,
+    drive,
+    task_wire,
+)
 from .transports.base import Transport, server_label
 
 if TYPE_CHECKING:
@@ -741,6 +751,9 @@ class Client:
             capabilities["sampling"] = {feature: {} for feature in self.sampling_features}
         if self.elicitation_handler is not None:
             capabilities["elicitation"] = {mode: {} for mode in self.elicitation_modes}
+        if stateless:
+            # The client follows a task whichever call the server makes one of.
+            capabilities["extensions"] = {TASKS_EXTENSION: {}}
         if self._task_methods and not stateless:
             requests: Dict[str, Any] = {}
             for method in self._task_methods:
@@ -1304,7 +1317,10 @@ class Client:
         each request, and the wait for the task from one change of its status to the next
         (never past ``max_total_timeout``); running out of it, or Ctrl-C, cancels the
         task (``tasks/cancel``, best effort). ``on_progress`` also gets each new status
-        message, as ``on_progress(n, None, message)`` for the n-th one seen.
+        message, as ``on_progress(n, None, message)`` for the n-th one seen. In the
+        2026-07-28 era (the ``io.modelcontextprotocol/tasks`` extension) the server
+        decides which call becomes a task, whatever ``task`` says; such a call is
+        followed the same way (see docs/tasks.md).
 
         Raises:
             TypeError: ``arguments`` is not a mapping (nothing was sent).
@@ -1333,8 +1349,14 @@ class Client:
                                    raise_on_error=raise_on_error,
                                    give_up=self._task_timeout(name, clock))
         stateless = self._stateless()
+        clock = self._task_clock(timeout)
         data = self._call("tools/call", params, timeout=timeout, on_progress=on_progress,
                           headers=lambda: plan.headers, refresh=plan.refresh_if_repairable())
+        adopted = self._adopt_task(name, data, plan)
+        if adopted is not None:  # the server made the call a task (2026-07-28)
+            return adopted._finish(clock, Watch(), on_progress=on_progress,
+                                   raise_on_error=raise_on_error,
+                                   give_up=self._task_timeout(name, clock))
         return self._tool_result(name, data, plan.tool, plan.schema, stateless, raise_on_error)
 
     def call_tool_future(
@@ -1386,13 +1408,32 @@ class Client:
             return session.submit("tools/call", round_params, timeout=self._timeout(timeout),
                                   on_progress=on_progress, headers=plan.headers)
 
+        wire = task_wire(self)
+        if wire.adopts_plain_calls and wire.runs_tools(self):
+            # Any call may come back as a task: the whole call, rounds and task, runs on
+            # an mcp-sync-task thread; cancelling the future cancels the call in flight,
+            # or the task once there is one.
+            clock = self._task_clock(timeout)
+
+            def run_call(watch: Watch) -> types.CallToolResult:
+                data = await_call(RoundsFuture(machine, send, lambda data: data).start(),
+                                  watch)
+                created = self._adopt_task(name, data, plan)
+                if created is None:
+                    return self._tool_result(name, data, plan.tool, plan.schema, stateless,
+                                             raise_on_error)
+                return created._finish(clock, watch, on_progress=on_progress,
+                                       raise_on_error=raise_on_error,
+                                       give_up=self._task_timeout(name, clock))
+
+            return self._task_future(run_call)
         return RoundsFuture(
             machine, send,
             lambda data: self._tool_result(name, data, plan.tool, plan.schema, stateless,
                                            raise_on_error),
             offload=plan.schema is not None).start()
 
-    # -- tasks (2025-11-25) ---------------------------------------------------------------
+    # -- tasks (2025-11-25; the tasks extension in 2026-07-28) ----------------------------
 
     def start_tool_task(
         self,
@@ -1411,10 +1452,16 @@ class Client:
         The handle's :meth:`~TaskHandle.result` checks the result against the tool's
         ``outputSchema``, as :meth:`call_tool` does.
 
+        In the 2026-07-28 era (the ``io.modelcontextprotocol/tasks`` extension) the
+        server alone decides whether a call becomes a task, and no ``ttl`` is sent: a
+        server that answers with the result at once makes this raise ``ProtocolError``
+        (use :meth:`call_tool`, which takes either).
+
         Raises:
             CapabilityError: the server does not run tools as tasks
-                (``tasks.requests.tools.call``), or this tool's ``execution.taskSupport``
-                is ``"forbidden"`` or absent (nothing was sent).
+                (``tasks.requests.tools.call``; 2026-07-28: it does not advertise the
+                tasks extension), or this tool's ``execution.taskSupport`` is
+                ``"forbidden"`` or absent (nothing was sent).
             ValueError: ``ttl`` is not a positive number of seconds.
             ProtocolError: the server answered with no task.
             RequestTimeout, ServerError, ConnectionClosed: as for any request.
@@ -1445,13 +1492,11 @@ class Client:
         pagination within ``max_pages``, ``max_list_items`` and ``max_list_bytes``).
 
         Raises:
-            CapabilityError: the server did not declare ``tasks.list``.
+            CapabilityError: the server did not declare ``tasks.list``; and always in
+                the 2026-07-28 era, whose tasks extension has no ``tasks/list``.
             ListingTooLarge, RequestTimeout, ServerError, ConnectionClosed.
         """
-        from . import types
-
-        self._require_capability("tasks/list", "tasks", "list")
-        return self._paginate("tasks/list", "tasks", types.Task, timeout, False)
+        return task_wire(self).list(self, timeout)
 
     def cancel_task(self, task_id: str, *, timeout: Timeout = DEFAULT) -> types.Task:
         """Cancel task ``task_id``: ``self.task(task_id).cancel()`` (see
@@ -1465,7 +1510,9 @@ class Client:
         Asked for (``task`` or ``ttl``), a task needs the server's
         ``tasks.requests.tools.call`` and a tool whose ``execution.taskSupport`` is
         ``"required"`` or ``"optional"``; not asked for, a ``"required"`` tool gets one.
-        The 2026-07-28 era has no tasks in the protocol itself: calls stay plain.
+        In the 2026-07-28 era a task needs the tasks extension, and there is nothing to
+        ask with: the server decides (``{}`` for "expect one", None for a plain call that
+        may still come back as a task).
         """
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float))
                                 or not 0 < ttl < float("inf")):
@@ -1473,15 +1520,15 @@ class Client:
         wanted = task if task is not None else (True if ttl is not None else None)
         if wanted is False:
             return None
-        capable = not self._stateless() and self._offers("tasks", "requests", "tools", "call")
-        if not capable:
+        wire = task_wire(self)
+        if not wire.runs_tools(self):
             if wanted:
                 raise CapabilityError(
-                    f"{self.name} does not run tools as tasks (capability "
-                    "'tasks.requests.tools.call' not declared"
-                    + (", and the 2026-07-28 era has no tasks" if self._stateless() else "")
-                    + f"); call {name!r} without task= or ttl=")
+                    f"{self.name} does not run tools as tasks ({wire.capability} not "
+                    f"declared); call {name!r} without task= or ttl=")
             return None
+        if not wire.checks_tool_support:
+            return {} if wanted else None
         support = self._task_support(name, timeout)
         if wanted is None and support != "required":
             return None
@@ -1522,21 +1569,33 @@ class Client:
     ) -> Union[TaskHandle, types.CallToolResult]:
         """Send the task-augmented ``tools/call``: a handle for the task created, or the
         result of a server that ran the call plainly after all."""
-        from . import types
-
-        data = self._call("tools/call", dict(params, task=task_params), timeout=timeout,
-                          on_progress=on_progress, headers=lambda: plan.headers)
-        if isinstance(data, dict) and "task" not in data and "content" in data:
+        wire = task_wire(self)
+        data = self._call("tools/call", wire.call_params(params, task_params),
+                          timeout=timeout, on_progress=on_progress,
+                          headers=lambda: plan.headers)
+        created = self._adopt_task(name, data, plan, wire)
+        if created is None:
             log.info("%s ran tool %s plainly, not as the task asked for", self.name,
                      excerpt(repr(name), 80))
-            return self._tool_result(name, data, plan.tool, plan.schema, False,
+            return self._tool_result(name, data, plan.tool, plan.schema, self._stateless(),
                                      raise_on_error)
-        created = _parse(types.CreateTaskResult, data, "tools/call result (a created task)")
+        return created
+
+    def _adopt_task(self, name: str, data: Any, plan: _ToolPlan,
+                    wire: Optional[SessionTasks] = None) -> Optional[TaskHandle]:
+        """A handle for the task a ``tools/call`` answered with, or None for a result.
+        Without ``wire`` (a plain call) only where the server decides (2026-07-28)."""
+        if wire is None:
+            wire = task_wire(self)
+            if not wire.adopts_plain_calls:
+                return None
+        task: Optional[types.Task] = wire.created(data)
+        if task is None:
+            return None
         log.debug("%s runs tool %s as task %s", self.name, excerpt(repr(name), 80),
-                  excerpt(repr(created.task.task_id), 80))
-        definition = plan.tool if plan.tool is not None else None
-        return TaskHandle(self, created.task.task_id, task=created.task, tool=name,
-                          definition=definition, schema=plan.schema)
+                  excerpt(repr(task.task_id), 80))
+        return TaskHandle(self, task.task_id, task=task, tool=name, definition=plan.tool,
+                          schema=plan.schema)
 
     def _task_client_open(self) -> bool:
         """Whether task waiters may go on: the client was not closed."""

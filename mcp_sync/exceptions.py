@@ -455,8 +455,8 @@ class ToolError(MCPError):
 
 
 class TaskError(MCPError):
-    """A task (a ``tools/call`` the server runs as a task, MCP 2025-11-25) ended without
-    a result to return.
+    """A task (a ``tools/call`` the server runs as a task: MCP 2025-11-25, or the
+    2026-07-28 tasks extension) ended without a result to return.
 
     ``task_id`` is the task's id; ``task`` the last :class:`~mcp_sync.types.Task` the
     client saw (``None`` when it saw none); ``error`` the :class:`ServerError` the server
@@ -473,8 +473,9 @@ class TaskError(MCPError):
 
 class TaskFailed(TaskError):
     """The task ended ``failed`` and ``tasks/result`` answered with a JSON-RPC error
-    (``error``), or gave nothing to return. A failed tool whose result has
-    ``isError: true`` is a result instead, returned like a plain call's."""
+    (``error``; 2026-07-28: ``tasks/get`` inlined it), or gave nothing to return. A
+    failed tool whose result has ``isError: true`` is a result instead, returned like a
+    plain call's."""
 
 
 class TaskCancelled(TaskError):

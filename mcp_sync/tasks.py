@@ -9,6 +9,16 @@ handlers for input, then answers with the result). :class:`TaskHandle` is one ta
 from the client; ``Client.call_tool`` drives one to its result for a tool whose
 ``execution.taskSupport`` is ``"required"`` (or ``"optional"`` with ``task=True``).
 
+In the 2026-07-28 era tasks are the ``io.modelcontextprotocol/tasks`` extension
+(SEP-2663) instead: the client declares it in every request's capabilities, the server
+advertises it under ``capabilities.extensions`` and decides itself which ``tools/call``
+becomes a task (a flat result with ``resultType: "task"``); ``tasks/get`` inlines the
+tool's result (or the JSON-RPC ``error``) once the task ends, and a task that needs input
+lists ``inputRequests`` there, answered with ``tasks/update``. There is no
+``tasks/result`` and no ``tasks/list``. The two wires differ only in the small adapters
+at the end of this module (:func:`task_wire` picks one by the agreement's era); the
+handle, its waiting and its errors are the same.
+
 Polling follows the server's ``pollInterval``, kept between :data:`MIN_POLL_INTERVAL`
 and :data:`MAX_POLL_INTERVAL` (:data:`DEFAULT_POLL_INTERVAL` when the server gives
 none). A ``notifications/tasks/status`` for a watched task wakes its poller at once and
@@ -32,8 +42,9 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
 
 from ._core import settle
-from ._protocol import DEFAULT, INVALID_PARAMS, Timeout
+from ._protocol import DEFAULT, INVALID_PARAMS, TASKS_EXTENSION, Timeout
 from .exceptions import (
+    CapabilityError,
     ClientNotConnected,
     ConnectionClosed,
     MCPError,
@@ -101,6 +112,9 @@ class Watch:
         self.task_id: Optional[str] = None
         self.event = threading.Event()
         self.stopped = False
+        #: Set with ``stopped``: the ``request_context().cancelled`` of the handlers that
+        #: answer the task's input requests (2026-07-28).
+        self.cancelled = threading.Event()
         self._lock = threading.Lock()
         self._note: Optional[Dict[str, Any]] = None
 
@@ -116,6 +130,7 @@ class Watch:
 
     def stop(self) -> None:
         self.stopped = True
+        self.cancelled.set()
         self.event.set()
 
 
@@ -223,8 +238,10 @@ class TaskHandle:
 
     Waiting polls ``tasks/get`` at the server's ``pollInterval`` (kept between 0.05 and
     5 s; 1 s when none is given), and wakes at once on a ``notifications/tasks/status``
-    for the task. A client closed (or a connection lost) while a handle waits fails the
-    wait with :class:`~mcp_sync.ConnectionClosed`.
+    for the task. The same handle serves the 2026-07-28 era's tasks extension, where
+    ``tasks/get`` inlines the result and input is answered with ``tasks/update``. A
+    client closed (or a connection lost) while a handle waits fails the wait with
+    :class:`~mcp_sync.ConnectionClosed`.
     """
 
     def __init__(self, client: Client, task_id: str, *, task: Optional[types.Task] = None,
@@ -240,6 +257,10 @@ class TaskHandle:
         self._definition = definition
         self._schema = schema
         self._last = task
+        # The last tasks/get answer as sent (2026-07-28: it inlines the result, the error
+        # or the input requests), and the input requests already answered.
+        self._inline: Dict[str, Any] = {}
+        self._answered: set = set()  # type: ignore[type-arg]
         # The last (status, statusMessage) seen, to tell changes apart from repeats.
         self._seen: Optional[tuple] = None  # type: ignore[type-arg]
 
@@ -267,30 +288,17 @@ class TaskHandle:
         """Cancel the task (``tasks/cancel``); returns its state after (``cancelled``).
 
         A task that had ended already is left as it is, and its state returned (the
-        server refuses to cancel it; the client then asks for its state).
+        server refuses to cancel it; the client then asks for its state). In the
+        2026-07-28 era the server acknowledges the cancel with nothing more and settles
+        the task itself: the state returned (one ``tasks/get``) may still be ``working``.
 
         Raises:
-            CapabilityError: the server did not declare ``tasks.cancel``.
+            CapabilityError: the server did not declare ``tasks.cancel`` (2026-07-28:
+                does not advertise the tasks extension).
             TaskNotFound: the server does not know the id.
             RequestTimeout, ConnectionClosed, ServerError: as for any request.
         """
-        from . import types
-
-        client = self._client
-        client._require_capability("tasks/cancel", "tasks", "cancel")
-        bound = client._timeout(timeout)
-        try:
-            data = client.request("tasks/cancel", {"taskId": self.id}, timeout=bound)
-        except ServerError as exc:
-            if exc.code != INVALID_PARAMS:
-                raise
-            ended = self._get(bound)  # TaskNotFound when it is the id the server refused
-            if ended.status in TERMINAL_STATUSES:
-                return ended
-            raise
-        task: types.Task = self._parse(types.CancelTaskResult, data, "tasks/cancel result")
-        self._last = task
-        return task
+        return task_wire(self._client).cancel(self, self._client._timeout(timeout))
 
     # -- waiting -------------------------------------------------------------------------
 
@@ -317,17 +325,20 @@ class TaskHandle:
 
     def result(self, timeout: Timeout = DEFAULT, *,
                raise_on_error: bool = False) -> types.CallToolResult:
-        """Block until the task ends and return the tool's result (``tasks/result``), as
-        :meth:`Client.call_tool` would: a result with ``isError: true`` is returned
-        (raised as :class:`~mcp_sync.ToolError` with ``raise_on_error``), and checked
-        against the tool's ``outputSchema`` when this handle knows the tool.
+        """Block until the task ends and return the tool's result (``tasks/result``;
+        2026-07-28: inlined on ``tasks/get``), as :meth:`Client.call_tool` would: a
+        result with ``isError: true`` is returned (raised as
+        :class:`~mcp_sync.ToolError` with ``raise_on_error``), and checked against the
+        tool's ``outputSchema`` when this handle knows the tool.
 
         A task that needs input (``input_required``) is answered by the client's
-        handlers (elicitation, sampling) while ``tasks/result`` is open.
+        handlers (elicitation, sampling) while ``tasks/result`` is open (2026-07-28:
+        with ``tasks/update``).
 
         Raises:
             RequestTimeout: not within ``timeout`` (the task goes on; ask again).
             TaskFailed: the task failed with a JSON-RPC error (``error``).
+            CallbackError: a handler answering the task's input raised (2026-07-28).
             TaskCancelled: the task was cancelled.
             TaskNotFound: the server does not know the id (wrong, or expired).
             ConnectionClosed: the client closed, or its connection was lost, meanwhile.
@@ -356,22 +367,23 @@ class TaskHandle:
         return _Clock(client._timeout(timeout), None, push=False)
 
     def _get(self, bound: Optional[float]) -> types.Task:
-        from . import types
-
         try:
             data = self._client.request("tasks/get", {"taskId": self.id}, timeout=bound)
         except ServerError as exc:
             if exc.code == INVALID_PARAMS:
                 raise self._not_found(exc) from exc
             raise
-        task: types.Task = self._parse(types.GetTaskResult, data, "tasks/get result")
+        task: types.Task = task_wire(self._client).task(self, data, "tasks/get result")
         self._last = task
         return task
 
     def _parse(self, model: Any, data: Any, what: str) -> Any:
         from .client import _parse
 
-        task = _parse(model, data, what)
+        return self._same(_parse(model, data, what), what)
+
+    def _same(self, task: Any, what: str) -> Any:
+        """``task``, after checking it is this handle's."""
         if task.task_id != self.id:
             raise ProtocolError(
                 f"{what} from {self._client.name} is about task "
@@ -404,11 +416,15 @@ class TaskHandle:
                                 f"task {excerpt(repr(self.id), 80)}")
 
     def _wait_ready(self, clock: _Clock, watch: Watch,
-                    on_status: Optional[Callable[[types.Task], None]]) -> types.Task:
-        """Poll until the task is ready for ``tasks/result``; on the calling thread."""
+                    on_status: Optional[Callable[[types.Task], None]],
+                    answering: bool = False) -> types.Task:
+        """Poll until the task is ready for its result (``answering``: the input it
+        asks for is answered on the way, where the wire wants that); on the calling
+        thread."""
         from . import types
 
         client = self._client
+        wire = task_wire(client)
         task = self._last
         if task is None or task.status in _READY:
             # Re-attached, or a state seen earlier: ask (a finished task may be gone).
@@ -416,8 +432,12 @@ class TaskHandle:
         next_poll = time.monotonic() + poll_interval(task)
         while True:
             self._note(task, clock, on_status)
-            if task.status in _READY:
+            if wire.settled(task, answering):
                 return task
+            if task.status == "input_required" and wire.answer(self, clock, watch):
+                task = self._get(clock.request_timeout(client.timeout))  # at once
+                next_poll = time.monotonic() + poll_interval(task)
+                continue
             remaining = clock.remaining()
             if remaining is not None and remaining <= 0:
                 raise RequestTimeout("tasks/get", None, clock.timeout)
@@ -461,11 +481,15 @@ class TaskHandle:
             on_status(task)
 
     def _payload(self, task: types.Task, clock: _Clock) -> Dict[str, Any]:
-        """``tasks/result`` of a ready task, or the error it ends with."""
+        """The tool's result of a ready task, or the error it ends with."""
         if task.status == "cancelled":
             raise TaskCancelled(
                 f"task {excerpt(repr(self.id), 80)} on {self._client.name} was cancelled"
                 + _because(task), task_id=self.id, task=task)
+        return task_wire(self._client).payload(self, task, clock)
+
+    def _read_result(self, task: types.Task, clock: _Clock) -> Dict[str, Any]:
+        """``tasks/result`` (2025-11-25), or the error the task ends with."""
         try:
             data = self._client.request("tasks/result", {"taskId": self.id},
                                         timeout=clock.request_timeout(None))
@@ -505,7 +529,7 @@ class TaskHandle:
             on_status = _status_reporter(on_progress)
 
         def work() -> Any:
-            task = self._wait_ready(clock, watch, on_status)
+            task = self._wait_ready(clock, watch, on_status, answering=True)
             return self._payload(task, clock)
 
         try:
@@ -526,7 +550,7 @@ class TaskHandle:
         """Best-effort ``tasks/cancel`` within :data:`CANCEL_TIMEOUT` (when declared)."""
         client = self._client
         try:
-            if not client._offers("tasks", "cancel"):
+            if not task_wire(client).cancels(client):
                 log.info("%s: %s, but the server does not cancel tasks; task %s goes on",
                          client.name, why, excerpt(repr(self.id), 80))
                 return
@@ -586,6 +610,25 @@ class TaskFuture(Future):  # type: ignore[type-arg]
         return True
 
 
+def await_call(call: Future[Any], watch: Watch) -> Any:
+    """The result of ``call`` (a request future, bounded by its own timeout), waited for
+    on an ``mcp-sync-task`` thread; a cancelled task future cancels it.
+
+    Raises:
+        _Stopped: the owner cancelled the future meanwhile.
+    """
+    call.add_done_callback(lambda _: watch.event.set())
+    while not call.done():
+        if watch.stopped and call.cancel():
+            raise _Stopped()
+        # Woken by the call's end or the owner's cancel; the bound only re-checks.
+        watch.event.wait(MAX_POLL_INTERVAL)
+        watch.event.clear()
+    # Answered, even if the owner cancelled meanwhile: a task it created must be seen to
+    # be cancelled (the caller's wait stops at once, and cancels it).
+    return call.result(0)
+
+
 def drive(future: TaskFuture, work: Callable[[], Any]) -> None:
     """The body of an ``mcp-sync-task-<server>`` thread."""
     try:
@@ -596,3 +639,214 @@ def drive(future: TaskFuture, work: Callable[[], Any]) -> None:
         settle(future, error=exc)
     else:
         settle(future, result)
+
+
+# -- the wires: what differs between the eras' tasks ---------------------------------------
+
+
+class SessionTasks:
+    """Tasks as 2025-11-25 has them (SEP-1686): asked for with a ``task`` param on
+    ``tools/call``, a ``CreateTaskResult`` wrapping the task, ``tasks/result`` for the
+    outcome (held open while the server asks the client's handlers for input),
+    ``tasks/list``, and a ``tasks/cancel`` that answers with the task."""
+
+    #: What the server declares when it runs tools as tasks (for error messages).
+    capability = "capability 'tasks.requests.tools.call'"
+    #: Whether a tool's ``execution.taskSupport`` says if it may run as a task.
+    checks_tool_support = True
+    #: Whether any ``tools/call`` may come back as a task (the server decides).
+    adopts_plain_calls = False
+
+    def runs_tools(self, client: Client) -> bool:
+        return client._offers("tasks", "requests", "tools", "call")
+
+    def call_params(self, params: Dict[str, Any], task_params: Dict[str, Any],
+                    ) -> Dict[str, Any]:
+        return dict(params, task=task_params)
+
+    def created(self, data: Any) -> Optional[types.Task]:
+        """The task a ``tools/call`` created, or None for a plain result."""
+        from . import types
+        from .client import _parse
+
+        if isinstance(data, dict) and "task" not in data and "content" in data:
+            return None
+        created: types.CreateTaskResult = _parse(
+            types.CreateTaskResult, data, "tools/call result (a created task)")
+        return created.task
+
+    def task(self, handle: TaskHandle, data: Any, what: str) -> types.Task:
+        from . import types
+
+        task: types.Task = handle._parse(types.GetTaskResult, data, what)
+        return task
+
+    def settled(self, task: types.Task, answering: bool) -> bool:
+        # input_required: tasks/result is where the server asks for the input.
+        return task.status in _READY
+
+    def answer(self, handle: TaskHandle, clock: _Clock, watch: Watch) -> bool:
+        return False  # never reached: input_required is settled
+
+    def payload(self, handle: TaskHandle, task: types.Task, clock: _Clock) -> Dict[str, Any]:
+        return handle._read_result(task, clock)
+
+    def cancels(self, client: Client) -> bool:
+        return client._offers("tasks", "cancel")
+
+    def cancel(self, handle: TaskHandle, bound: Optional[float]) -> types.Task:
+        from . import types
+
+        client = handle._client
+        client._require_capability("tasks/cancel", "tasks", "cancel")
+        try:
+            data = client.request("tasks/cancel", {"taskId": handle.id}, timeout=bound)
+        except ServerError as exc:
+            if exc.code != INVALID_PARAMS:
+                raise
+            ended = handle._get(bound)  # TaskNotFound when it is the id the server refused
+            if ended.status in TERMINAL_STATUSES:
+                return ended
+            raise
+        task: types.Task = handle._parse(types.CancelTaskResult, data, "tasks/cancel result")
+        handle._last = task
+        return task
+
+    def list(self, client: Client, timeout: Timeout) -> List[types.Task]:
+        from . import types
+
+        client._require_capability("tasks/list", "tasks", "list")
+        tasks: List[types.Task] = client._paginate("tasks/list", "tasks", types.Task,
+                                                  timeout, False)
+        return tasks
+
+
+class ExtensionTasks(SessionTasks):
+    """Tasks as the ``io.modelcontextprotocol/tasks`` extension has them (SEP-2663, the
+    2026-07-28 era): the server decides which ``tools/call`` becomes a task and answers
+    it with a flat ``resultType: "task"`` result; ``ttlMs`` and ``pollIntervalMs`` name
+    their unit; ``tasks/get`` inlines the tool's ``result`` (``completed``), the JSON-RPC
+    ``error`` (``failed``) or the ``inputRequests`` (``input_required``), which
+    ``tasks/update`` answers with ``inputResponses``; ``tasks/cancel`` and
+    ``tasks/update`` are acknowledged with an empty result. No ``tasks/result``, no
+    ``tasks/list``."""
+
+    capability = f"the {TASKS_EXTENSION} extension"
+    checks_tool_support = False  # a 2026-07-28 tool says nothing about tasks
+    adopts_plain_calls = True
+
+    def runs_tools(self, client: Client) -> bool:
+        return client._offers("extensions", TASKS_EXTENSION)
+
+    def call_params(self, params: Dict[str, Any], task_params: Dict[str, Any],
+                    ) -> Dict[str, Any]:
+        if task_params:
+            log.debug("the tasks extension has no ttl to ask for; not sent")
+        return params  # the server decides; there is nothing to ask with
+
+    def created(self, data: Any) -> Optional[types.Task]:
+        if not (isinstance(data, dict) and data.get("resultType") == "task"):
+            return None
+        return _flat_task(data, "tools/call result (a created task)")
+
+    def task(self, handle: TaskHandle, data: Any, what: str) -> types.Task:
+        task: types.Task = handle._same(_flat_task(data, what), what)
+        handle._inline = data
+        return task
+
+    def settled(self, task: types.Task, answering: bool) -> bool:
+        if task.status == "input_required":
+            return not answering  # a waiter that does not answer is told
+        return task.status in TERMINAL_STATUSES
+
+    def answer(self, handle: TaskHandle, clock: _Clock, watch: Watch) -> bool:
+        """Answer the input requests of the last ``tasks/get`` not answered yet with the
+        client's handlers, in one ``tasks/update``; whether one was sent."""
+        client = handle._client
+        requests = handle._inline.get("inputRequests")
+        if not isinstance(requests, dict):
+            raise ProtocolError(f"tasks/get from {client.name} says task "
+                                f"{excerpt(repr(handle.id), 80)} needs input but lists no "
+                                "inputRequests")
+        pending = {key: request for key, request in requests.items()
+                   if key not in handle._answered}
+        if not pending:
+            return False  # answered already; the server has not moved on yet
+        responses = {key: client._fulfil_observed(request, key, watch.cancelled)
+                     for key, request in pending.items()}
+        if watch.stopped:
+            raise _Stopped()
+        client.request("tasks/update", {"taskId": handle.id, "inputResponses": responses},
+                       timeout=clock.request_timeout(client.timeout))
+        handle._answered.update(responses)
+        return True
+
+    def payload(self, handle: TaskHandle, task: types.Task, clock: _Clock) -> Dict[str, Any]:
+        client, inline = handle._client, handle._inline
+        where = f"task {excerpt(repr(handle.id), 80)} on {client.name}"
+        if task.status == "failed":
+            error = inline.get("error")
+            if not (isinstance(error, dict) and isinstance(error.get("code"), int)
+                    and isinstance(error.get("message"), str)):
+                raise TaskFailed(f"{where} failed" + _because(task), task_id=handle.id,
+                                 task=task)
+            failure = ServerError(error["code"], error["message"], error.get("data"),
+                                  method="tools/call")
+            raise TaskFailed(f"{where} failed: {excerpt(failure.message, 300)}",
+                             task_id=handle.id, task=task, error=failure) from failure
+        result = inline.get("result")
+        if not isinstance(result, dict):
+            raise ProtocolError(f"tasks/get from {client.name} says {where} completed but "
+                                "inlines no result object")
+        return result
+
+    def cancels(self, client: Client) -> bool:
+        return self.runs_tools(client)
+
+    def cancel(self, handle: TaskHandle, bound: Optional[float]) -> types.Task:
+        client = handle._client
+        if not self.cancels(client):
+            raise CapabilityError(f"{client.name} does not support tasks/cancel "
+                                  f"({self.capability} not advertised)")
+        try:
+            client.request("tasks/cancel", {"taskId": handle.id}, timeout=bound)
+        except ServerError as exc:
+            if exc.code == INVALID_PARAMS:
+                raise handle._not_found(exc) from exc
+            raise
+        return handle._get(bound)  # the acknowledgement carries no state
+
+    def list(self, client: Client, timeout: Timeout) -> List[types.Task]:
+        raise CapabilityError(f"{client.name} lists no tasks: the 2026-07-28 era's "
+                              f"{TASKS_EXTENSION} extension has no tasks/list")
+
+
+_SESSION_TASKS = SessionTasks()
+_EXTENSION_TASKS = ExtensionTasks()
+
+
+def task_wire(client: Client) -> SessionTasks:
+    """The tasks wire of ``client``'s agreement: the extension in the stateless era.
+
+    Raises:
+        ClientNotConnected: the client has not connected.
+    """
+    return _EXTENSION_TASKS if client._require_agreement().stateless else _SESSION_TASKS
+
+
+def _flat_task(data: Any, what: str) -> types.Task:
+    """The task of an extension result (``CreateTaskResult`` or ``tasks/get``): its
+    fields at the top level, ``ttlMs`` and ``pollIntervalMs`` read as the 2025-11-25
+    ``ttl`` and ``pollInterval`` (milliseconds both), so one model serves both eras."""
+    from . import types
+    from .client import _parse
+
+    if not isinstance(data, dict):
+        raise ProtocolError(f"invalid {what} from server: not an object")
+    fields = {key: data[key] for key in ("taskId", "status", "statusMessage", "createdAt",
+                                         "lastUpdatedAt") if key in data}
+    fields["ttl"] = data.get("ttlMs")
+    if data.get("pollIntervalMs") is not None:
+        fields["pollInterval"] = data["pollIntervalMs"]
+    task: types.Task = _parse(types.Task, fields, what)
+    return task
