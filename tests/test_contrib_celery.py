@@ -11,6 +11,7 @@ is a known moment and not a race.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -90,13 +91,13 @@ def exists(pid: int) -> bool:
     return os.path.exists(f"/proc/{pid}")
 
 
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A private redis-server on 127.0.0.1, persistence off; stopped by PID."""
+@contextlib.contextmanager
+def redis_server(directory: Path) -> Iterator[Tuple[str, int]]:
+    """A private redis-server on 127.0.0.1, persistence off, its files in ``directory``;
+    yields its URL and PID, and stops it by PID. bench/bench_celery.py uses it too."""
     assert REDIS_SERVER, ("redis-server is missing: install it with `bash .ci/install-peers` "
                           "(Debian's redis-server package)")
     port = free_port()
-    directory = tmp_path_factory.mktemp("redis")
     process = subprocess.Popen(
         [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
          "--appendonly", "no", "--dir", str(directory), "--daemonize", "no",
@@ -104,7 +105,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_listening(port, timeout=30)
-        yield f"redis://127.0.0.1:{port}"
+        yield f"redis://127.0.0.1:{port}", process.pid
     finally:
         process.terminate()
         try:
@@ -112,6 +113,13 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A private redis-server on 127.0.0.1, persistence off; stopped by PID."""
+    with redis_server(tmp_path_factory.mktemp("redis")) as (url, _):
+        yield url
 
 
 @pytest.fixture
