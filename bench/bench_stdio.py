@@ -474,9 +474,10 @@ def ratio_summary(ratios: Sequence[float]) -> Dict[str, float]:
 class NoiseMeter:
     """How busy the machine was with *other* processes while a section ran.
 
-    Linux only: total busy CPU time from /proc/stat, minus this process and its children
-    (the servers). Reported in CPUs (0.5 = half a core busy with something else) plus the
-    hypervisor's steal time, so a noisy run can be told from a slow client.
+    Linux only: total busy CPU time from /proc/stat, minus this process and its
+    descendants (the servers, and their own children). Reported in CPUs (0.5 = half a
+    core busy with something else) plus the hypervisor's steal time, so a noisy run can
+    be told from a slow client.
     """
 
     def __init__(self) -> None:
@@ -490,8 +491,10 @@ class NoiseMeter:
                 vals = [int(v) for v in f.readline().split()[1:]]
             busy = vals[0] + vals[1] + vals[2] + vals[5] + vals[6]
             steal = vals[7] if len(vals) > 7 else 0
-            ours = 0
-            me = os.getpid()
+            # This process and its descendants (servers, and what they start: a Celery
+            # worker's pool processes and their servers).
+            cpu: Dict[int, int] = {}
+            kids: Dict[int, List[int]] = {}
             for entry in os.listdir("/proc"):
                 if not entry.isdigit():
                     continue
@@ -500,8 +503,14 @@ class NoiseMeter:
                         fields = f.read().rsplit(")", 1)[1].split()
                 except OSError:
                     continue
-                if int(entry) == me or int(fields[1]) == me:  # fields[1] is the ppid
-                    ours += int(fields[11]) + int(fields[12])  # utime + stime
+                cpu[int(entry)] = int(fields[11]) + int(fields[12])  # utime + stime
+                kids.setdefault(int(fields[1]), []).append(int(entry))  # fields[1]: ppid
+            ours = 0
+            tree = [os.getpid()]
+            while tree:
+                pid = tree.pop()
+                ours += cpu.get(pid, 0)
+                tree += kids.get(pid, [])
             # Children that ran and were reaped in between (cold-start runs and, through
             # them, their servers) count too.
             import resource
