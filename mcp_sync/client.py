@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import enum
 import functools
+import itertools
 import json
 import logging
 import os
@@ -77,6 +78,7 @@ from .tasks import (
     TaskBoard,
     TaskFuture,
     TaskHandle,
+    TaskProgress,
     Watch,
     await_call,
     drive,
@@ -500,6 +502,8 @@ class Client:
         self._cache_lock = threading.Lock()
         # The waiters of tasks, woken by notifications/tasks/status and by closing.
         self._task_board = TaskBoard()
+        #: Progress tokens of task-augmented calls (_call_as_task): next() is atomic.
+        self._task_tokens = itertools.count(1)
         # The mcp-sync-task-<name> threads of task futures; close() joins them. Guarded
         # by _task_threads_lock.
         self._task_threads: List[threading.Thread] = []
@@ -1316,8 +1320,9 @@ class Client:
         docs/tasks.md) and returns its result like a plain call's. ``timeout`` bounds
         each request, and the wait for the task from one change of its status to the next
         (never past ``max_total_timeout``); running out of it, or Ctrl-C, cancels the
-        task (``tasks/cancel``, best effort). ``on_progress`` also gets each new status
-        message, as ``on_progress(n, None, message)`` for the n-th one seen. In the
+        task (``tasks/cancel``, best effort). ``on_progress`` gets the server's progress
+        for the task's whole life, and until its first progress each new status message,
+        as ``on_progress(n, None, message)`` for the n-th one seen. In the
         2026-07-28 era (the ``io.modelcontextprotocol/tasks`` extension) the server
         decides which call becomes a task, whatever ``task`` says; such a call is
         followed the same way (see docs/tasks.md).
@@ -1340,14 +1345,8 @@ class Client:
         plan = _ToolPlan(self, name, params["arguments"], timeout)
         task_params = self._task_params(name, task, ttl, timeout)
         if task_params is not None:
-            clock = self._task_clock(timeout)
-            created = self._create_task(name, params, plan, task_params, timeout, on_progress,
-                                        raise_on_error)
-            if not isinstance(created, TaskHandle):
-                return created  # the server ran it as a plain call
-            return created._finish(clock, Watch(), on_progress=on_progress,
-                                   raise_on_error=raise_on_error,
-                                   give_up=self._task_timeout(name, clock))
+            return self._call_as_task(name, params, plan, task_params, timeout, on_progress,
+                                      raise_on_error, self._task_clock(timeout), Watch())
         stateless = self._stateless()
         clock = self._task_clock(timeout)
         data = self._call("tools/call", params, timeout=timeout, on_progress=on_progress,
@@ -1391,13 +1390,8 @@ class Client:
             clock = self._task_clock(timeout)
 
             def run_task(watch: Watch) -> types.CallToolResult:
-                created = self._create_task(name, params, plan, task_params, timeout,
-                                            on_progress, raise_on_error)
-                if not isinstance(created, TaskHandle):
-                    return created
-                return created._finish(clock, watch, on_progress=on_progress,
-                                       raise_on_error=raise_on_error,
-                                       give_up=self._task_timeout(name, clock))
+                return self._call_as_task(name, params, plan, task_params, timeout,
+                                          on_progress, raise_on_error, clock, watch)
 
             return self._task_future(run_task)
         stateless = self._stateless()
@@ -1562,6 +1556,40 @@ class Client:
     def _task_timeout(self, name: str, clock: Any) -> Callable[[RequestTimeout], RequestTimeout]:
         """The timeout a task-augmented call raises when its wait runs out."""
         return lambda expired: clock.expired("tools/call", expired.request_id, name)
+
+    def _call_as_task(
+        self, name: str, params: Dict[str, Any], plan: _ToolPlan, task_params: Dict[str, Any],
+        timeout: Timeout, on_progress: Optional[ProgressCallback], raise_on_error: bool,
+        clock: Any, watch: Watch,
+    ) -> types.CallToolResult:
+        """A task-augmented ``tools/call`` from start to result (``call_tool`` and the
+        thread of ``call_tool_future``).
+
+        With ``on_progress``, in the session era, the call carries a progress token of
+        the client's own (not its request id): MCP keeps it valid for the task's life,
+        so the server's progress notifications reach ``on_progress`` after the task is
+        created too, until its result is in.
+        """
+        reporter: Optional[TaskProgress] = None
+        stop: Optional[Callable[[], None]] = None
+        meta = params.get("_meta")
+        if on_progress is not None and not self._stateless() and not (
+                isinstance(meta, dict) and "progressToken" in meta):
+            reporter = TaskProgress(on_progress)
+            token = f"mcp-sync-task-{next(self._task_tokens)}"
+            stop = self._live_rpc().follow_progress(token, reporter)
+            params = {**params, "_meta": {**(meta or {}), "progressToken": token}}
+        try:
+            created = self._create_task(name, params, plan, task_params, timeout,
+                                        None if reporter else on_progress, raise_on_error)
+            if not isinstance(created, TaskHandle):
+                return created  # the server ran it as a plain call
+            return created._finish(clock, watch, on_progress=reporter or on_progress,
+                                   raise_on_error=raise_on_error,
+                                   give_up=self._task_timeout(name, clock))
+        finally:
+            if stop is not None:
+                stop()
 
     def _create_task(
         self, name: str, params: Dict[str, Any], plan: _ToolPlan, task_params: Dict[str, Any],

@@ -95,6 +95,7 @@ def slow_report(topic: str, seconds: float = 3.0,
     if not isinstance(topic, str) or not topic.strip():
         raise ToolError("a report needs a topic")
     for number, step in enumerate(REPORT_STEPS, 1):
+        ctx.progress(number, len(REPORT_STEPS), step)  # the call's token lives on
         ctx.status(f"{step} ({number} of {len(REPORT_STEPS)})")
         if ctx.cancelled.wait(seconds / len(REPORT_STEPS)):
             return "cancelled"

@@ -433,6 +433,10 @@ class RpcSession:
         # removed by the handler thread that answers. Guarded by _serving_lock.
         self._serving: Dict[Any, RequestContext] = {}
         self._serving_lock = threading.Lock()
+        # Progress tokens of the client's own choosing (not request ids) and who gets
+        # their notifications: follow_progress(). Copied on write, read without a lock.
+        self._followed: Dict[str, ProgressCallback] = {}
+        self._followed_lock = threading.Lock()
         # The observer's token for this session (opened at start, ended once, when the
         # transport closes), and the failure close() was told ended it.
         self._observed: Any = None
@@ -1189,11 +1193,16 @@ class RpcSession:
         if method == "notifications/cancelled" and isinstance(params, dict):
             self._server_cancelled(params)
         if method == "notifications/progress" and isinstance(params, dict):
-            entry = self.table.progress(params.get("progressToken"), time.monotonic())
+            token = params.get("progressToken")
+            entry = self.table.progress(token, time.monotonic())
             if entry is not None and type(entry.future) is _Observed:
                 entry.future.note(method, _progress_event(params))
             if entry is not None and entry.on_progress is not None:
-                self._queue_callback(_run_progress, (entry, params), method, params)
+                self._queue_callback(_run_progress, (entry.on_progress, params), method, params)
+            elif entry is None and self._followed and type(token) is str:
+                follower = self._followed.get(token)
+                if follower is not None:
+                    self._queue_callback(_run_progress, (follower, params), method, params)
         if self.on_notification is not None:
             self._queue_callback(self.on_notification, (method, params), method, params)
 
@@ -1241,6 +1250,23 @@ class RpcSession:
             except queue.Full:
                 log.warning("could not close the transport of %s: its reply thread is "
                             "stuck", self.name)
+
+    def follow_progress(self, token: str, on_progress: ProgressCallback) -> Callable[[], None]:
+        """Route ``notifications/progress`` carrying ``token`` (a progress token the
+        caller put in a request's ``_meta``, not a request id) to ``on_progress``, on the
+        callback thread, until the returned function is called: progress that outlives
+        its request's response (a task's). Returns the function that stops it."""
+        with self._followed_lock:
+            self._followed = {**self._followed, token: on_progress}
+
+        def stop() -> None:
+            with self._followed_lock:
+                if token in self._followed:
+                    followed = dict(self._followed)
+                    del followed[token]
+                    self._followed = followed
+
+        return stop
 
     def _start_callback_thread(self) -> bool:
         """Start the callback thread unless it runs already; False once the session's
@@ -1449,10 +1475,9 @@ def _progress_event(params: Dict[str, Any]) -> Dict[str, Any]:
     return attributes
 
 
-def _run_progress(entry: Pending, params: Dict[str, Any]) -> None:
-    assert entry.on_progress is not None
+def _run_progress(on_progress: ProgressCallback, params: Dict[str, Any]) -> None:
     total = params.get("total")
-    entry.on_progress(
+    on_progress(
         float(params.get("progress", 0)),
         None if total is None else float(total),
         params.get("message"),

@@ -526,7 +526,9 @@ class TaskHandle:
         """
         on_status = None
         if on_progress is not None:
-            on_status = _status_reporter(on_progress)
+            reporter = on_progress if isinstance(on_progress, TaskProgress) else TaskProgress(
+                on_progress)
+            on_status = reporter.status
 
         def work() -> Any:
             task = self._wait_ready(clock, watch, on_status, answering=True)
@@ -577,22 +579,39 @@ def _guarded(on_status: Callable[[Any], None]) -> Callable[[Any], None]:
     return call
 
 
-def _status_reporter(on_progress: Callable[[float, Optional[float], Optional[str]], None],
-                     ) -> Callable[[Any], None]:
-    """``on_progress(n, None, statusMessage)`` for the n-th new status message seen (the
-    status itself when the task has no message)."""
-    count = [0]
+class TaskProgress:
+    """What a task-augmented call reports to its ``on_progress``: the server's progress
+    notifications for the call's progress token (when called, on the callback
+    thread), and, while the server sends none, each new status message of the task as
+    ``on_progress(n, None, statusMessage)`` for the n-th one seen (:meth:`status`, on
+    the thread that polls; the status itself when the task has no message)."""
 
-    def report(task: Any) -> None:
-        count[0] += 1
-        message = task.status_message
-        try:
-            on_progress(float(count[0]), None,
-                        message if message is not None else task.status)
-        except Exception:
-            log.exception("on_progress raised for a task status")
+    def __init__(self, on_progress: Callable[[float, Optional[float], Optional[str]], None]
+                 ) -> None:
+        self.on_progress = on_progress
+        self.notified = False
+        self._statuses = 0
+        # Held while on_progress runs: the two threads never call it at once, and no
+        # status is reported once the server's first progress has been.
+        self._lock = threading.Lock()
 
-    return report
+    def __call__(self, progress: float, total: Optional[float], message: Optional[str]) -> None:
+        """A progress notification of the server's (the callback thread)."""
+        with self._lock:
+            self.notified = True
+            self.on_progress(progress, total, message)
+
+    def status(self, task: Any) -> None:
+        with self._lock:
+            if self.notified:
+                return  # the server reports progress itself: counting statuses mixes scales
+            self._statuses += 1
+            message = task.status_message
+            try:
+                self.on_progress(float(self._statuses), None,
+                                 message if message is not None else task.status)
+            except Exception:
+                log.exception("on_progress raised for a task status")
 
 
 class TaskFuture(Future):  # type: ignore[type-arg]

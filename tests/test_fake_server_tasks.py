@@ -10,13 +10,15 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any, Iterator, List, Optional
+from typing import Any, Iterator, List, Optional, Tuple
 
 import pytest
 
 import mcp_sync
 from mcp_sync import Client, MemoryTransport, testing
 from mcp_sync.testing import FakeServer, RpcError, ToolContext, ToolError
+
+from .helpers import wait_for
 
 DEMO = [sys.executable, "-m", "mcp_sync.demo_server"]
 WAIT = 10.0
@@ -39,18 +41,23 @@ def test_the_demo_server_lists_slow_report_as_a_task_tool(demo: Client) -> None:
 
 
 def test_call_tool_runs_slow_report_as_a_task_without_being_asked(demo: Client) -> None:
-    seen: List[Optional[str]] = []
+    seen: List[Tuple[float, Optional[float], Optional[str]]] = []
 
     result = demo.call_tool("slow_report", {"topic": "tides", "seconds": 0.3},
-                            on_progress=lambda n, total, message: seen.append(message))
+                            on_progress=lambda *update: seen.append(update))
 
     assert result.text == "Report on tides: 3 steps done in 0.3 s."
     assert not result.is_error
-    # Status messages only a task has, each seen once, in order.
-    steps = [m for m in seen if m != "working"]
-    assert steps == sorted(set(steps), key=steps.index)
-    assert set(steps) <= {"gathering sources (1 of 3)", "reading (2 of 3)",
-                          "writing (3 of 3)"}
+    # The server's progress, sent with the call's token after the task was created,
+    # reaches on_progress (the callback thread may deliver the last one just after).
+    wait_for(lambda: len([u for u in seen if u[1] is not None]) == 3, what="3 progress")
+    real = [update for update in seen if update[1] is not None]
+    assert real == [(1.0, 3.0, "gathering sources"), (2.0, 3.0, "reading"),
+                    (3.0, 3.0, "writing")]
+    # Status messages stand in for progress only until the server's first progress.
+    first = seen.index(real[0])
+    assert all(update[1] is None for update in seen[:first])
+    assert all(update[1] is not None for update in seen[first:]), seen
     with pytest.raises(mcp_sync.MethodNotFound, match="runs as a task only"):
         demo.call_tool("slow_report", {"topic": "tides"}, task=False)
 

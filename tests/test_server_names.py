@@ -20,6 +20,7 @@ from mcp_sync.transports.base import server_label
 from mcp_sync.transports.stdio import _server_name
 
 from .conftest import PY, ROOT, fake_server_command
+from .helpers import wait_for
 from .servers.http_server import McpHttpServer
 
 T = 30.0
@@ -103,7 +104,7 @@ def test_a_server_is_named_after_its_server_info_once_known() -> None:
         seen: list = []  # type: ignore[type-arg]
         client.call_tool("count", {"n": 2, "interval": 0.01},
                          on_progress=lambda *update: seen.append(update))
-        assert len(seen) == 2
+        wait_for(lambda: len(seen) == 2, what="two progress callbacks")
         assert "mcp-sync-callback-mcp-sync-demo" in mcp_threads()
 
 

@@ -170,7 +170,9 @@ def test_a_session_starts_its_callback_thread_with_the_first_callback() -> None:
         updates: List[object] = []
         client.call_tool("slow", {"seconds": 0.2, "progress_interval": 0.05},
                          on_progress=lambda *update: updates.append(update))
-        assert updates  # run on the callback thread, started for them
+        from .helpers import wait_for
+
+        wait_for(lambda: updates, what="progress")  # on the callback thread, started for it
         assert "mcp-sync-callback-fake" in [thread.name for thread in mcp_threads()]
 
     assert not closed.is_set()  # close() is no lost connection
