@@ -21,6 +21,7 @@ import mcp_sync
 from mcp_sync import (
     CapabilityError,
     ConnectionClosed,
+    MessageTooLarge,
     ProtocolError,
     RequestTimeout,
     TaskCancelled,
@@ -31,7 +32,7 @@ from mcp_sync import (
 )
 from mcp_sync.tasks import MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, poll_interval
 
-from ._peer_processes import everything_command
+from ._peer_processes import everything_argv, everything_command, serve
 from .conftest import PY, SERVERS
 from .servers.http_server import McpHttpServer
 from .servers.task_server import RELATED_TASK, TaskServer
@@ -442,18 +443,38 @@ def test_no_cancel_capability_no_tasks_cancel() -> None:
 # -- against server-everything ----------------------------------------------------------------
 
 
-def test_server_everything_research_query_runs_as_a_task() -> None:
+def test_a_task_result_larger_than_max_message_size_fails_clearly(peer: Peer) -> None:
+    """A task's result comes in the answer to ``tasks/result``: one too large for the
+    client's bound fails the call with MessageTooLarge, and the client goes on."""
+    with peer.connect(max_message_size=64 * 1024) as client:
+        with pytest.raises(MessageTooLarge):
+            client.call_tool("countdown", {"polls": 1, "text": "x" * (200 * 1024)})
+        assert client.call_tool("countdown", {"polls": 1, "text": "small"}).text == "small"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_server_everything_research_query_runs_as_a_task(
+        transport: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     """server-everything's ``simulate-research-query`` requires a task: four stages of
     about a second each, reported as status messages; ``ambiguous`` moves the task to
     ``input_required`` and asks for a clarification while ``tasks/result`` is open."""
+    if transport == "stdio":
+        research(everything_command())
+        return
+    for server in serve("everything-http", everything_argv("streamableHttp"), "/mcp",
+                        tmp_path_factory):
+        research(server.url, transport="http")
+
+
+def research(target: Any, **kwargs: Any) -> None:
     asked: List[str] = []
 
     def clarify(params: Any) -> Dict[str, Any]:
         asked.append(params.message)
         return {"action": "accept", "content": {"interpretation": "programming"}}
 
-    with mcp_sync.connect(everything_command(), timeout=WAIT,
-                          elicitation_handler=clarify) as client:
+    with mcp_sync.connect(target, timeout=WAIT, elicitation_handler=clarify,
+                          **kwargs) as client:
         tool = next(t for t in client.list_tools() if t.name == "simulate-research-query")
         assert tool.execution is not None and tool.execution.task_support == "required"
         messages: List[Optional[str]] = []
