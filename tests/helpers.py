@@ -6,13 +6,16 @@
   not by polling.
 * ``elicit`` and ``sample``: the client handlers the stateless-era scenarios answer with
   (the servers ask "Please confirm" and "Capital of France?").
+* ``serve_wsgi``: a WSGI app (a Flask example) on werkzeug's server on 127.0.0.1, for
+  real HTTP requests; stopped and joined, within a bound, when the block ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import pytest
 
@@ -105,3 +108,22 @@ def elicit(params: Any) -> Dict[str, Any]:
 def sample(params: Any) -> Dict[str, Any]:
     assert params.messages[0].content.text == "Capital of France?"
     return {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"}
+
+
+@contextlib.contextmanager
+def serve_wsgi(app: Any, *, threaded: bool = True, timeout: float = 10.0) -> Iterator[str]:
+    """Serve ``app`` on werkzeug's server on a free port of 127.0.0.1; yields its base
+    URL. On exit the server is shut down and its thread joined within ``timeout``."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=threaded)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              name="werkzeug-server", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout)
+        assert not thread.is_alive(), "the werkzeug server did not stop"

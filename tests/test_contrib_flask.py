@@ -9,13 +9,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import threading
 from types import ModuleType
 from typing import Iterator
 
 import pytest
 from flask import Flask
-from werkzeug.serving import make_server
 
 import mcp_sync
 from mcp_sync.config import ConfigError
@@ -23,6 +21,7 @@ from mcp_sync.contrib import flask as mcp_flask
 
 from ._procs import EXAMPLES, get_many
 from .conftest import child_pids
+from .helpers import serve_wsgi
 
 DEMO = {"command": sys.executable, "args": ["-m", "mcp_sync.demo_server"]}
 
@@ -49,16 +48,8 @@ def example() -> Iterator[ModuleType]:
 @pytest.fixture
 def serve(example: ModuleType) -> Iterator[str]:
     """The example app on werkzeug's threaded server; yields its base URL."""
-    server = make_server("127.0.0.1", 0, example.app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="werkzeug-server")
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
-        assert not thread.is_alive()
+    with serve_wsgi(example.app) as url:
+        yield url
 
 
 def test_threaded_werkzeug_server_shares_one_client(example: ModuleType, serve: str) -> None:

@@ -11,15 +11,14 @@ model's last text must come back to the HTTP client.
 from __future__ import annotations
 
 import json
-import threading
 import urllib.error
 import urllib.request
 from types import ModuleType
 from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
-from werkzeug.serving import make_server
 
+from .helpers import serve_wsgi
 from .servers.model_endpoint import (
     CHAT,
     MESSAGES,
@@ -75,16 +74,8 @@ def example(provider: str) -> Iterator[ModuleType]:
 
 @pytest.fixture
 def serve(example: ModuleType) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, example.app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="werkzeug-server")
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
-        assert not thread.is_alive()
+    with serve_wsgi(example.app) as url:
+        yield url
 
 
 def post(url: str, body: Any) -> Tuple[int, Dict[str, Any]]:

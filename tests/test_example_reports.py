@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -20,8 +19,8 @@ from types import ModuleType
 from typing import Any, Dict, Iterator, Optional, Tuple
 
 import pytest
-from werkzeug.serving import make_server
 
+from .helpers import serve_wsgi
 from .test_contrib_flask import load_example
 
 WAIT = 30.0  # seconds a test waits for a task to end, at most
@@ -38,16 +37,8 @@ def example() -> Iterator[ModuleType]:
 
 @pytest.fixture
 def serve(example: ModuleType) -> Iterator[str]:
-    server = make_server("127.0.0.1", 0, example.app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="werkzeug-server")
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
-        assert not thread.is_alive()
+    with serve_wsgi(example.app) as url:
+        yield url
 
 
 Answer = Tuple[int, Dict[str, Any], Dict[str, str]]

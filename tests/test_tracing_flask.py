@@ -14,7 +14,6 @@ the trace context its own call came with).
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any, Dict, Iterator, List, Tuple
 
 import flask
@@ -25,12 +24,12 @@ from opentelemetry.instrumentation.flask import FlaskInstrumentor
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanContext, SpanKind
-from werkzeug.serving import BaseWSGIServer, make_server
 
 import mcp_sync
 from mcp_sync.testing import FakeServer, ToolContext
 
 from .conftest import fake_server_command
+from .helpers import serve_wsgi
 from .servers.http_server import McpHttpServer, echo_fake
 from .test_tracing import memory_tracer, one, traceparent
 
@@ -103,16 +102,10 @@ def served(traced: Tuple[TracerProvider, InMemorySpanExporter],
     """The instrumented app on a real socket; its base URL."""
     provider, _ = traced
     app = make_app(provider, mcp_http.url)
-    server: BaseWSGIServer = make_server("127.0.0.1", 0, app)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                              name="flask-test-server", daemon=True)
-    thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_port}"
+        with serve_wsgi(app, threaded=False, timeout=T) as url:
+            yield url
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(T)
         FlaskInstrumentor().uninstrument_app(app)
 
 
