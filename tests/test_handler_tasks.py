@@ -68,11 +68,8 @@ class Handlers:
 
 @pytest.fixture(params=["stdio", "http"])
 def peer(request: pytest.FixtureRequest) -> Iterator[Peer]:
-    made = Peer(request.param)
-    try:
+    with Peer(request.param) as made:
         yield made
-    finally:
-        made.stop()
 
 
 def connect(peer: Peer, handlers: Handlers, **kwargs: Any) -> mcp_sync.Client:

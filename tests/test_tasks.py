@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -41,34 +41,43 @@ WAIT = 10.0  # the bound on anything a test waits for; nothing comes near it
 
 
 class Peer:
-    """The task server over one transport."""
+    """The task server over one transport: a child running ``script`` over stdio, or
+    :meth:`http_server` on 127.0.0.1; a context manager that stops the latter."""
+
+    script = "task_server.py"
 
     def __init__(self, transport: str, *flags: str) -> None:
         self.transport = transport
         self.flags = flags
         self.http: Optional[McpHttpServer] = None
         if transport == "http":
-            self.http = McpHttpServer(TaskServer(tasks="--no-tasks" not in flags,
-                                                 cancel="--no-cancel" not in flags)).start()
+            self.http = self.http_server(flags).start()
+
+    def http_server(self, flags: Tuple[str, ...]) -> McpHttpServer:
+        return McpHttpServer(TaskServer(tasks="--no-tasks" not in flags,
+                                        cancel="--no-cancel" not in flags))
 
     def connect(self, **kwargs: Any) -> mcp_sync.Client:
         kwargs.setdefault("timeout", WAIT)
         if self.http is not None:
             return mcp_sync.connect(self.http.url, transport="http", **kwargs)
-        return mcp_sync.connect([PY, str(SERVERS / "task_server.py"), *self.flags], **kwargs)
+        return mcp_sync.connect([PY, str(SERVERS / self.script), *self.flags], **kwargs)
 
     def stop(self) -> None:
         if self.http is not None:
             self.http.stop()
 
+    def __enter__(self) -> Peer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
 
 @pytest.fixture(params=["stdio", "http"])
 def peer(request: pytest.FixtureRequest) -> Iterator[Peer]:
-    made = Peer(request.param)
-    try:
+    with Peer(request.param) as made:
         yield made
-    finally:
-        made.stop()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ over both. Its tasks move one step per ``tasks/get``.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Tuple
 
 import pytest
 
@@ -27,46 +27,33 @@ from mcp_sync import (
     ToolError,
 )
 
-from .conftest import PY, SERVERS
 from .servers.http_server import McpHttpServer
 from .servers.task_server_2026 import TASKS, ExtensionTaskServer
+from .test_tasks import Peer as TaskPeer
 
 WAIT = 10.0  # the bound on anything a test waits for; nothing comes near it
 FORMS = ["call_tool", "future"]
 
 
-class Peer:
-    """The extension task server over one transport."""
+class Peer(TaskPeer):
+    """The extension task server over one transport (stateless over HTTP)."""
 
-    def __init__(self, transport: str, *flags: str) -> None:
-        self.transport = transport
-        self.flags = flags
-        self.http: Optional[McpHttpServer] = None
-        if transport == "http":
-            self.http = McpHttpServer(ExtensionTaskServer(tasks="--no-tasks" not in flags))
-            self.http.stateless = True
-            self.http.start()
+    script = "task_server_2026.py"
+
+    def http_server(self, flags: Tuple[str, ...]) -> McpHttpServer:
+        http = McpHttpServer(ExtensionTaskServer(tasks="--no-tasks" not in flags))
+        http.stateless = True
+        return http
 
     def connect(self, **kwargs: Any) -> mcp_sync.Client:
-        kwargs.setdefault("timeout", WAIT)
         kwargs.setdefault("probe_timeout", WAIT)
-        if self.http is not None:
-            return mcp_sync.connect(self.http.url, transport="http", **kwargs)
-        return mcp_sync.connect([PY, str(SERVERS / "task_server_2026.py"), *self.flags],
-                                **kwargs)
-
-    def stop(self) -> None:
-        if self.http is not None:
-            self.http.stop()
+        return super().connect(**kwargs)
 
 
 @pytest.fixture(params=["stdio", "http"])
 def peer(request: pytest.FixtureRequest) -> Iterator[Peer]:
-    made = Peer(request.param)
-    try:
+    with Peer(request.param) as made:
         yield made
-    finally:
-        made.stop()
 
 
 def elicit(params: Any) -> Dict[str, Any]:
