@@ -510,7 +510,10 @@ class Config:
         self.servers(environ)
 
 
-def _read(path: str) -> Tuple[Any, str]:
+def _read(path: str, jsonc: bool = False) -> Tuple[Any, str]:
+    """The JSON document in ``path`` (with ``jsonc``: comments and trailing commas
+    allowed, as VS Code writes them), and the path; a :class:`ConfigError` naming the
+    file when it cannot be read or parsed."""
     try:
         with open(path, encoding="utf-8-sig") as file:
             text = file.read()
@@ -518,7 +521,7 @@ def _read(path: str) -> Tuple[Any, str]:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise ConfigError(f"cannot read the configuration: {reason}", source=path) from exc
     try:
-        return json.loads(text), path
+        return json.loads(_strip_jsonc(text) if jsonc else text), path
     except ValueError as exc:
         raise ConfigError(f"not valid JSON: {exc}", source=path) from None
 
@@ -737,16 +740,7 @@ def _read_location(
     path = location.path
     if not os.path.isfile(path):  # missing (or a directory, a pipe: never opened)
         return None, []
-    try:
-        with open(path, encoding="utf-8-sig") as file:
-            text = file.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise ConfigError(f"cannot read the configuration: {reason}", source=path) from exc
-    try:
-        document: Any = json.loads(_strip_jsonc(text) if location.jsonc else text)
-    except ValueError as exc:
-        raise ConfigError(f"not valid JSON: {exc}", source=path) from None
+    document, _ = _read(path, location.jsonc)
     if not isinstance(document, Mapping):
         raise ConfigError("the configuration must be a JSON object", source=path)
     servers: Any = document
