@@ -104,6 +104,31 @@ def _text(text: str, **extra: Any) -> Dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], **extra}
 
 
+def step_shared(task: Any) -> bool:
+    """One poll's step of the tools both task servers (this one and the 2026-07-28
+    extension's) run alike; False for a tool that is not one of them."""
+    tool, arguments, polls = task.tool, task.arguments, task.polls
+    if tool == "countdown":
+        target = int(arguments.get("polls", 1))
+        if polls >= target:
+            text = str(arguments.get("text", ""))
+            task.result = _text(text, structuredContent={"text": text, "polls": target})
+            task.set("completed", "done")
+        else:
+            task.set("working", f"poll {polls} of {target}")
+    elif tool == "misshapen":
+        task.result = _text("42", structuredContent={"text": 42})
+        task.set("completed", None)
+    elif tool == "fails":
+        task.error = {"code": -32603, "message": str(arguments.get("message", "failed"))}
+        task.set("failed", "it broke")
+    elif tool == "dropped":
+        task.set("cancelled", "stopped by the operator")
+    else:
+        return False
+    return True
+
+
 class TaskServer(FakeServer):
     """The FakeServer above; ``tasks`` and ``cancel`` say what it declares."""
 
@@ -281,28 +306,14 @@ class TaskServer(FakeServer):
 
     def _step(self, task: _Task, notes: List[Dict[str, Any]]) -> None:
         tool, arguments, polls = task.tool, task.arguments, task.polls
-        if tool == "countdown":
-            target = int(arguments.get("polls", 1))
-            if polls >= target:
-                text = str(arguments.get("text", ""))
-                task.result = _text(text, structuredContent={"text": text, "polls": target})
-                task.set("completed", "done")
-            else:
-                task.set("working", f"poll {polls} of {target}")
-        elif tool == "misshapen":
-            task.result = _text("42", structuredContent={"text": 42})
-            task.set("completed", None)
-        elif tool == "maybe":
+        if step_shared(task):
+            return
+        if tool == "maybe":
             task.result = _text(f"task: {arguments.get('text')}")
             task.set("completed", None)
-        elif tool == "fails":
-            task.error = {"code": -32603, "message": str(arguments.get("message", "failed"))}
-            task.set("failed", "it broke")
         elif tool == "fails_softly":
             task.result = _text(str(arguments.get("message", "failed")), isError=True)
             task.set("failed", "the tool reported an error")
-        elif tool == "dropped":
-            task.set("cancelled", "stopped by the operator")
         elif tool == "ticking":
             task.set("working", f"tick {polls}")
         elif tool == "flood":

@@ -59,7 +59,7 @@ from typing import Any, Callable, Dict, List, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from mcp_sync.testing import FakeServer, RpcError, ServerConnection
-from tests.servers.task_server import TERMINAL, WAIT, _now, _text
+from tests.servers.task_server import TERMINAL, WAIT, _now, _text, step_shared
 
 TASKS = "io.modelcontextprotocol/tasks"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -263,26 +263,12 @@ class ExtensionTaskServer(FakeServer):
             return task.detailed()
 
     def _step(self, task: _Task) -> None:
-        tool, arguments, polls = task.tool, task.arguments, task.polls
-        if tool == "countdown":
-            target = int(arguments.get("polls", 1))
-            if polls >= target:
-                text = str(arguments.get("text", ""))
-                task.result = _text(text, structuredContent={"text": text, "polls": target})
-                task.set("completed", "done")
-            else:
-                task.set("working", f"poll {polls} of {target}")
-        elif tool == "misshapen":
-            task.result = _text("42", structuredContent={"text": 42})
-            task.set("completed", None)
-        elif tool == "fails":
-            task.error = {"code": -32603, "message": str(arguments.get("message", "failed"))}
-            task.set("failed", "it broke")
-        elif tool == "fails_softly":
+        tool, arguments = task.tool, task.arguments
+        if step_shared(task):
+            return
+        if tool == "fails_softly":
             task.result = _text(str(arguments.get("message", "failed")), isError=True)
             task.set("completed", "the tool reported an error")
-        elif tool == "dropped":
-            task.set("cancelled", "stopped by the operator")
         elif tool == "escalates":
             task.result = _text(f"hello {arguments.get('answer')}")
             task.set("completed", None)
