@@ -243,9 +243,7 @@ class ToolCache:
     @staticmethod
     def _remove(path: Path) -> None:
         try:
-            path.unlink()
-        except FileNotFoundError:
-            pass
+            path.unlink(missing_ok=True)  # gone already is what we want
         except OSError as exc:
             log.warning("could not remove %s: %s", path, exc)
 
