@@ -281,8 +281,10 @@ def test_the_stateless_envelope_declares_the_same() -> None:
         assert client.era == "stateless"
         meta = received(client, "tools/call")[-1]["params"]["_meta"]
     # No roots listChanged: the stateless era has no roots/list_changed notification.
+    # The tasks extension: the client follows a call the server makes a task.
     assert meta[CAPABILITIES_META] == {"roots": {}, "elicitation": {"url": {}},
-                                       "sampling": {"tools": {}}}
+                                       "sampling": {"tools": {}},
+                                       "extensions": {"io.modelcontextprotocol/tasks": {}}}
 
 
 @pytest.mark.parametrize("keywords", [
