@@ -3,20 +3,22 @@ server can call back into.
 
 ``Client`` never touches a process or a socket itself; it drives an
 :class:`~mcp_sync.rpc.RpcSession` over a :class:`~mcp_sync.transports.base.Transport`.
+It hands whole parts of its work to private modules, each given a small host object of
+what it needs of the client: answering the server's requests and routing its
+notifications (:mod:`._callbacks`), the tool-call plumbing (:mod:`._toolcalls`), a
+call's retries (:mod:`._rounds`) and its display (:mod:`._display`).
 """
 
 from __future__ import annotations
 
 import collections
 import enum
-import functools
 import itertools
 import json
 import logging
 import os
 import threading
 import time
-import warnings
 from concurrent.futures import Future
 from typing import (
     TYPE_CHECKING,
@@ -28,24 +30,31 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
-    Set,
     Tuple,
     Type,
     TypeVar,
     Union,
 )
 
+from ._callbacks import (
+    ELICITATION_MODES,
+    LOG_LEVELS,
+    SAMPLING_FEATURES,
+    CallbacksHost,
+    ServerCallbacks,
+    choices,
+    handler_task_methods,
+)
 from ._core import ProgressCallback
 from ._executor import DEFAULT_LIMIT as DEFAULT_HANDLER_TASKS
 from ._executor import TaskExecutor
+from ._models import dump as _dump
+from ._models import parse as _parse
 from ._negotiation import Agreement, Offer, choose_version, forget_protocol_eras, negotiate
 from ._otel import observer_for
 from ._protocol import (
     DEFAULT,
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
     LATEST_PROTOCOL_VERSION,
-    META_SUBSCRIPTION_ID,
     SESSION_PROTOCOL_VERSIONS,
     STATELESS_PROTOCOL_VERSIONS,
     SUPPORTED_PROTOCOL_VERSIONS,
@@ -55,21 +64,18 @@ from ._protocol import (
 )
 from ._rounds import Rounds, RoundsFuture, RoundsHost
 from ._threads import join_or_warn, start_thread
+from ._toolcalls import ToolCalls, ToolCallsHost, ToolPlan, call_tool_params, check_arguments
 from ._version import __version__
-from .context import RequestContext, serving
 from .exceptions import (
-    CallbackError,
     CapabilityError,
     ClientNotConnected,
     ForkedClientError,
-    InvalidToolSchema,
     ListingTooLarge,
     MCPError,
     ProtocolError,
     RequestTimeout,
     ServerError,
     SessionExpired,
-    ToolError,
     excerpt,
 )
 from .rpc import RequestFuture, RpcSession
@@ -107,11 +113,6 @@ log = logging.getLogger(__name__)
 
 REFUSED_STATUSES = (400, 404, 405)
 
-#: The elicitation modes a handler may support (``elicitation_modes=``).
-ELICITATION_MODES = ("form", "url")
-#: The optional sampling features a handler may support (``sampling_features=``).
-SAMPLING_FEATURES = ("tools", "context")
-
 #: The most items one ``list_*`` call collects, all pages together (``max_list_items``).
 DEFAULT_MAX_LIST_ITEMS = 10_000
 #: The most bytes of items one ``list_*`` call collects, all pages together
@@ -120,25 +121,6 @@ DEFAULT_MAX_LIST_BYTES = 64 * 1024 * 1024
 
 
 T = TypeVar("T")
-
-
-
-# MCP logging levels (RFC 5424 names) to Python logging levels.
-_LOG_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO + 5,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL + 5,
-    "emergency": logging.CRITICAL + 10,
-}
-# Python names none of the levels MCP adds: name them (unless the application did), so
-# that records show "NOTICE", "ALERT" and "EMERGENCY", not "Level 25".
-for _mcp_level in ("notice", "alert", "emergency"):
-    if logging.getLevelName(_LOG_LEVELS[_mcp_level]) == f"Level {_LOG_LEVELS[_mcp_level]}":
-        logging.addLevelName(_LOG_LEVELS[_mcp_level], _mcp_level.upper())
 
 
 def default_timeout_from_env(default: Optional[float] = 30.0) -> Optional[float]:
@@ -157,30 +139,6 @@ class _State(enum.Enum):
     NEW = "new"
     CONNECTED = "connected"
     CLOSED = "closed"
-
-
-def _parse(model: Any, data: Any, what: str) -> Any:
-    """Validate server data into a pydantic model (or a union via a cached TypeAdapter).
-
-    On the hot path of every call: no imports here (pydantic resolves its top-level names
-    lazily, which costs microseconds per lookup); pydantic's ValidationError is a
-    ValueError. Its text names the server's keys and values raw, so the ProtocolError
-    carries an excerpt of it and does not chain it (a traceback would print it whole).
-    """
-    try:
-        validate = getattr(model, "model_validate", None)
-        if validate is not None:
-            return validate(data)
-        return _adapter(model).validate_python(data)
-    except ValueError as exc:
-        raise ProtocolError(f"invalid {what} from server: {excerpt(exc, 1000)}") from None
-
-
-@functools.lru_cache(maxsize=64)
-def _adapter(model: Any) -> Any:
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(model)
 
 
 # Measures listed items for max_list_bytes: compact, non-ASCII kept as is (one byte per
@@ -232,13 +190,6 @@ class _ListingBudget:
             f"raise it with Client({bound}=...) or connect(..., {bound}=...) (None: no limit)",
             method=self.method, bound=bound, limit=limit,
         )
-
-
-def _dump(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    if dump is not None:
-        return dump(by_alias=True, exclude_none=True, mode="json")
-    return value
 
 
 class Client:
@@ -424,14 +375,14 @@ class Client:
         )
         self.requested_protocol_version = protocol_version
         self.sampling_handler = sampling_handler
-        self.sampling_features = _choices("sampling_features", sampling_features,
-                                          SAMPLING_FEATURES, allow_empty=True)
+        self.sampling_features = choices("sampling_features", sampling_features,
+                                         SAMPLING_FEATURES, allow_empty=True)
         self.elicitation_handler = elicitation_handler
-        self.elicitation_modes = _choices("elicitation_modes", elicitation_modes,
-                                          ELICITATION_MODES, allow_empty=False)
+        self.elicitation_modes = choices("elicitation_modes", elicitation_modes,
+                                         ELICITATION_MODES, allow_empty=False)
         self.on_elicitation_complete = on_elicitation_complete
         # The methods whose task-augmented requests run as tasks (handler_tasks).
-        self._task_methods = _handler_task_methods(
+        self._task_methods = handler_task_methods(
             handler_tasks, sampling_handler, elicitation_handler)
         if max_handler_tasks < 1:
             raise ValueError(f"max_handler_tasks must be at least 1, not {max_handler_tasks!r}")
@@ -472,11 +423,6 @@ class Client:
         # connection lists its tools, and again after tools/list_changed (under
         # _cache_lock), so that a call lists them first.
         self._known_tools: Optional[Dict[str, Any]] = None
-        # Tool names called but missing from the current listing, reported once each.
-        self._unlisted_tools: Set[str] = set()
-        # Compiled outputSchemas by tool name, with the Tool they belong to (or the
-        # InvalidToolSchema that refused it).
-        self._output_validators: Dict[str, Tuple[Any, Any]] = {}
         # Tools the last list_tools() dropped for invalid x-mcp-header annotations, with
         # the reason: calling one is refused rather than sent without its headers.
         self._refused_tools: Dict[str, str] = {}
@@ -508,6 +454,22 @@ class Client:
         # by _task_threads_lock.
         self._task_threads: List[threading.Thread] = []
         self._task_threads_lock = threading.Lock()
+        # Answers the server's requests and routes its notifications (_callbacks.py).
+        self._callbacks = ServerCallbacks(CallbacksHost(
+            settings=self, stateless=self._stateless, task_methods=self._task_methods,
+            executor=lambda: self._task_executor, session=lambda: self._rpc,
+            server_log=lambda: self._server_log, task_status=self._task_board.status,
+            subscriptions=lambda: list(self._subscriptions),
+            lists_changed=self._lists_changed))
+        # The tool definitions, compiled outputSchemas and headers of calls (_toolcalls.py).
+        self._tool_calls = ToolCalls(ToolCallsHost(
+            name=lambda: self.name, validate_output=lambda: self.validate_output,
+            stateless=self._stateless,
+            carries_headers=lambda: self.transport.carries_headers,
+            has_tools=lambda: self._has_capability("tools"),
+            known_tools=lambda: self._known_tools,
+            refused_tools=lambda: self._refused_tools,
+            list_tools=lambda timeout: self.list_tools(timeout=timeout)))
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -610,8 +572,8 @@ class Client:
         session = RpcSession(
             self.transport,
             name=self.name,
-            request_handlers=self._request_handlers(self._task_executor),
-            on_notification=self._on_notification,
+            request_handlers=self._callbacks.request_handlers(self._task_executor),
+            on_notification=self._callbacks.on_notification,
             default_timeout=self.timeout,
             reset_timeout_on_progress=self.reset_timeout_on_progress,
             max_total_timeout=self.max_total_timeout,
@@ -962,84 +924,12 @@ class Client:
         retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
         if requests:
             retry["inputResponses"] = {
-                key: self._fulfil_observed(request, key, cancelled)
+                key: self._callbacks.fulfil_observed(request, key, cancelled)
                 for key, request in requests.items()
             }
         if "requestState" in result:
             retry["requestState"] = result["requestState"]
         return retry
-
-    def _fulfil_observed(self, request: Any, key: str, cancelled: threading.Event) -> Any:
-        """:meth:`_fulfil_safely`, told to the session's observer (tracing) like a request
-        from the server in the session era: the handler runs in its context."""
-        session = self._rpc
-        method = request.get("method") if isinstance(request, dict) else None
-        token = (session.observe_serving(method, request.get("params"), key)
-                 if session is not None and isinstance(method, str) else None)
-        if token is None:
-            return self._fulfil_safely(request, key, cancelled)
-        try:
-            answer = self._fulfil_safely(request, key, cancelled)
-        except BaseException as exc:
-            RpcSession.observe_served(token, exc)
-            raise
-        RpcSession.observe_served(token, None)
-        return answer
-
-    def _fulfil_safely(self, request: Any, key: str, cancelled: threading.Event) -> Any:
-        try:
-            return self._fulfil(request, key, cancelled)
-        except MCPError:
-            raise
-        except Exception as exc:
-            method = request.get("method") if isinstance(request, dict) else None
-            raise CallbackError(
-                f"the handler answering {excerpt(method, 100)} for {self.name} raised "
-                f"{excerpt(repr(exc), 500)}"
-            ) from exc
-
-    def _fulfil(self, request: Any, key: str, cancelled: threading.Event) -> Any:
-        """Answer one input request with the user's handler (or the spec's refusal).
-
-        The stateless era has no error answer to an input request: what the session era
-        refuses with -32602 is declined (elicitation) or fails the call (sampling).
-        """
-        if not isinstance(request, dict) or not isinstance(request.get("method"), str):
-            raise ProtocolError(
-                f"malformed input request from {self.name}: {excerpt(repr(request), 200)}")
-        method, params = request["method"], request.get("params")
-        context = RequestContext(method, key, cancelled=cancelled)
-        if method == "elicitation/create":
-            if self.elicitation_handler is None:
-                log.warning("%s asked for elicitation but no elicitation_handler is set; "
-                            "declining", self.name)
-                return {"action": "decline"}
-            refusal = self._elicitation_refusal(params)
-            if refusal is not None:
-                log.warning("%s asked for elicitation; declining: %s", self.name, refusal)
-                return {"action": "decline"}
-            with serving(context):
-                return self._answer_elicitation(params)
-        if method == "sampling/createMessage":
-            if self.sampling_handler is None:
-                raise CapabilityError(
-                    f"{self.name} asked for sampling/createMessage, but this client has no "
-                    "sampling_handler (and did not declare the sampling capability)"
-                )
-            refusal = self._sampling_refusal(params if isinstance(params, dict) else {})
-            if refusal is not None:
-                raise CapabilityError(f"{self.name} asked for sampling/createMessage; {refusal}")
-            with serving(context):
-                return self._answer_sampling(params)
-        if method == "roots/list":
-            if self.roots is None:
-                log.warning("%s asked for roots but none are configured; answering none",
-                            self.name)
-                return {"roots": []}
-            with serving(context):
-                return self._answer_roots(params)
-        raise ProtocolError(f"{self.name} sent an input request of unknown method "
-                            f"{excerpt(repr(method), 100)}")
 
     def submit(
         self,
@@ -1154,7 +1044,7 @@ class Client:
             # lists again.
             if self._cache_generation.get("tools/list", 0) == generation:
                 self._known_tools = {tool.name: tool for tool in tools}
-                self._unlisted_tools = set()
+                self._tool_calls.relisted()
         self._refused_tools = refused
         return types.ToolList(tools)
 
@@ -1170,122 +1060,6 @@ class Client:
         known = self._known_tools
         tool: Optional[types.Tool] = known.get(name) if known is not None else None
         return tool
-
-    def _declared_tool(self, name: str, timeout: Timeout) -> Optional[types.Tool]:
-        """The listed definition of tool ``name``, whose outputSchema checks its result.
-
-        On the caller's thread, before the call is sent: a connection that has not listed
-        its tools (or got ``tools/list_changed`` since) lists them first. ``None`` when
-        ``validate_output`` is off, the server declares no tools, or does not list this one
-        (logged once per listing).
-        """
-        if not self.validate_output:
-            return None
-        known = self._known_tools
-        if known is None:
-            if not self._has_capability("tools"):
-                return None
-            known = {tool.name: tool for tool in self.list_tools(timeout=timeout)}
-        tool: Optional[types.Tool] = known.get(name)
-        if tool is None and name not in self._refused_tools and (
-                name not in self._unlisted_tools):
-            self._unlisted_tools.add(name)
-            log.warning("tool %s is not in the tool list of %s: its results are not checked "
-                        "against an outputSchema", excerpt(repr(name), 120), self.name)
-        return tool
-
-    def _tool_headers(self, name: str, arguments: Mapping[str, Any]) -> Optional[Dict[str, str]]:
-        """The Mcp-Param-* headers of a stateless-era HTTP call (from x-mcp-header)."""
-        if not self._stateless() or not self.transport.carries_headers:
-            return None
-        from ._headers import param_headers
-
-        tool = self._tool(name)
-        if tool is None and self._has_capability("tools"):
-            self.list_tools()
-            tool = self._tool(name)
-        if tool is None:
-            reason = self._refused_tools.get(name)
-            if reason is not None:
-                raise ProtocolError(
-                    f"refusing to call tool {excerpt(repr(name), 120)} of {self.name}: its "
-                    f"definition is invalid ({excerpt(reason, 200)}), so the client cannot send "
-                    "its Mcp-Param headers"
-                )
-            return None
-        try:
-            return param_headers(tool.input_schema, arguments) or None
-        except ValueError as exc:
-            raise ValueError(f"cannot call {name!r}: {excerpt(exc, 300)}") from None
-
-    def _call_tool_params(
-        self, name: str, arguments: Optional[Mapping[str, Any]], meta: Optional[Mapping[str, Any]]
-    ) -> Dict[str, Any]:
-        _check_arguments("tool", name, arguments)
-        params: Dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
-        if meta:
-            params["_meta"] = dict(meta)
-        return params
-
-    def _output_schema(self, tool: Optional[types.Tool]) -> Any:
-        """The compiled outputSchema of ``tool`` (``_schema.OutputSchema``), kept with the
-        Tool it belongs to; None when there is none to check (no tool, no outputSchema,
-        or no ``jsonschema``: reported once).
-
-        On the caller's thread, before the call is sent: a schema that cannot check
-        anything fails the call here, and is judged once per listing.
-
-        Raises:
-            InvalidToolSchema: the schema cannot be used (see ``mcp_sync/_schema.py``).
-        """
-        if tool is None or not tool.output_schema:
-            return None
-        entry = self._output_validators.get(tool.name)
-        if entry is None or entry[0] is not tool:
-            try:
-                compiled = _compile_output_schema(tool.output_schema, tool.name, self.name)
-            except InvalidToolSchema as exc:
-                compiled = exc
-            entry = (tool, compiled)
-            self._output_validators[tool.name] = entry
-        compiled = entry[1]
-        if isinstance(compiled, InvalidToolSchema):
-            # A new exception each time: raising one object again would grow its traceback.
-            raise InvalidToolSchema(str(compiled), tool=compiled.tool,
-                                    server=compiled.server, reason=compiled.reason)
-        return compiled
-
-    def _tool_result(
-        self, name: str, data: Any, tool: Optional[types.Tool], schema: Any,
-        stateless: bool, raise_on_error: bool = False,
-    ) -> types.CallToolResult:
-        """Parse a tools/call result and check it against ``tool``'s outputSchema
-        (``schema``, compiled).
-
-        Runs on the caller's thread (``call_tool``) or the handler pool
-        (``call_tool_future``), never on the dispatch thread: a server's schema decides
-        how long checking takes (within the check's budget). In the stateless era
-        ``structuredContent`` may be any JSON value, and is checked as it is.
-        """
-        from . import types
-
-        model = types.CallToolResult2026 if stateless else types.CallToolResult
-        result: types.CallToolResult = _parse(model, data, "tools/call result")
-        if tool is not None and tool.output_schema and not result.is_error:
-            result.declare_output()  # .data may then parse the text as JSON
-            # 2026-07-28: structuredContent is any JSON value, and a null sent is one.
-            sent = stateless and "structured_content" in result.model_fields_set
-            structured = result.structured_content if sent else result.data
-            if structured is None and not sent:
-                raise ProtocolError(
-                    f"tool {name!r} of {self.name} declares an outputSchema but returned no "
-                    "structuredContent (nor JSON text)"
-                )
-            if schema is not None:
-                schema.check(structured)
-        if raise_on_error and result.is_error:
-            raise ToolError(name, result)
-        return result
 
     def call_tool(
         self,
@@ -1341,8 +1115,8 @@ class Client:
             InvalidToolSchema: the tool's outputSchema cannot check results (then the
                 call is not sent), or checking this result would pass the check's bound.
         """
-        params = self._call_tool_params(name, arguments, meta)
-        plan = _ToolPlan(self, name, params["arguments"], timeout)
+        params = call_tool_params(name, arguments, meta)
+        plan = ToolPlan(self._tool_calls, name, params["arguments"], timeout)
         task_params = self._task_params(name, task, ttl, timeout)
         if task_params is not None:
             return self._call_as_task(name, params, plan, task_params, timeout, on_progress,
@@ -1356,7 +1130,8 @@ class Client:
             return adopted._finish(clock, Watch(), on_progress=on_progress,
                                    raise_on_error=raise_on_error,
                                    give_up=self._task_timeout(name, clock))
-        return self._tool_result(name, data, plan.tool, plan.schema, stateless, raise_on_error)
+        return self._tool_calls.result(name, data, plan.tool, plan.schema, stateless,
+                                       raise_on_error)
 
     def call_tool_future(
         self,
@@ -1383,8 +1158,8 @@ class Client:
         and its task polled, on an ``mcp-sync-task-<name>`` thread that ends with the
         future; ``future.cancel()`` cancels the task too (``tasks/cancel``).
         """
-        params = self._call_tool_params(name, arguments, meta)
-        plan = _ToolPlan(self, name, params["arguments"], timeout)
+        params = call_tool_params(name, arguments, meta)
+        plan = ToolPlan(self._tool_calls, name, params["arguments"], timeout)
         task_params = self._task_params(name, task, ttl, timeout)
         if task_params is not None:
             clock = self._task_clock(timeout)
@@ -1414,8 +1189,8 @@ class Client:
                                   watch)
                 created = self._adopt_task(name, data, plan)
                 if created is None:
-                    return self._tool_result(name, data, plan.tool, plan.schema, stateless,
-                                             raise_on_error)
+                    return self._tool_calls.result(name, data, plan.tool, plan.schema,
+                                                   stateless, raise_on_error)
                 return created._finish(clock, watch, on_progress=on_progress,
                                        raise_on_error=raise_on_error,
                                        give_up=self._task_timeout(name, clock))
@@ -1423,8 +1198,8 @@ class Client:
             return self._task_future(run_call)
         return RoundsFuture(
             machine, send,
-            lambda data: self._tool_result(name, data, plan.tool, plan.schema, stateless,
-                                           raise_on_error),
+            lambda data: self._tool_calls.result(name, data, plan.tool, plan.schema,
+                                                 stateless, raise_on_error),
             offload=plan.schema is not None).start()
 
     # -- tasks (2025-11-25; the tasks extension in 2026-07-28) ----------------------------
@@ -1460,8 +1235,8 @@ class Client:
             ProtocolError: the server answered with no task.
             RequestTimeout, ServerError, ConnectionClosed: as for any request.
         """
-        params = self._call_tool_params(name, arguments, meta)
-        plan = _ToolPlan(self, name, params["arguments"], timeout)
+        params = call_tool_params(name, arguments, meta)
+        plan = ToolPlan(self._tool_calls, name, params["arguments"], timeout)
         task_params = self._task_params(name, True, ttl, timeout)
         assert task_params is not None  # task=True: a task, or CapabilityError
         created = self._create_task(name, params, plan, task_params, timeout, None, False)
@@ -1558,7 +1333,7 @@ class Client:
         return lambda expired: clock.expired("tools/call", expired.request_id, name)
 
     def _call_as_task(
-        self, name: str, params: Dict[str, Any], plan: _ToolPlan, task_params: Dict[str, Any],
+        self, name: str, params: Dict[str, Any], plan: ToolPlan, task_params: Dict[str, Any],
         timeout: Timeout, on_progress: Optional[ProgressCallback], raise_on_error: bool,
         clock: Any, watch: Watch,
     ) -> types.CallToolResult:
@@ -1592,7 +1367,7 @@ class Client:
                 stop()
 
     def _create_task(
-        self, name: str, params: Dict[str, Any], plan: _ToolPlan, task_params: Dict[str, Any],
+        self, name: str, params: Dict[str, Any], plan: ToolPlan, task_params: Dict[str, Any],
         timeout: Timeout, on_progress: Optional[ProgressCallback], raise_on_error: bool,
     ) -> Union[TaskHandle, types.CallToolResult]:
         """Send the task-augmented ``tools/call``: a handle for the task created, or the
@@ -1605,11 +1380,11 @@ class Client:
         if created is None:
             log.info("%s ran tool %s plainly, not as the task asked for", self.name,
                      excerpt(repr(name), 80))
-            return self._tool_result(name, data, plan.tool, plan.schema, self._stateless(),
-                                     raise_on_error)
+            return self._tool_calls.result(name, data, plan.tool, plan.schema,
+                                           self._stateless(), raise_on_error)
         return created
 
-    def _adopt_task(self, name: str, data: Any, plan: _ToolPlan,
+    def _adopt_task(self, name: str, data: Any, plan: ToolPlan,
                     wire: Optional[SessionTasks] = None) -> Optional[TaskHandle]:
         """A handle for the task a ``tools/call`` answered with, or None for a result.
         Without ``wire`` (a plain call) only where the server decides (2026-07-28)."""
@@ -1643,11 +1418,6 @@ class Client:
                                   lambda: work(watch))
             self._task_threads.append(thread)
         return future
-
-    def _mismatch_refreshable(self) -> bool:
-        """A header mismatch can be repaired by listing the tools again: the stateless
-        era, on a transport whose messages carry headers."""
-        return self._stateless() and self.transport.carries_headers
 
     def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
         """Every resource the server lists (all pages); none (``[]``) when the server
@@ -1815,7 +1585,7 @@ class Client:
         """
         from . import types
 
-        _check_arguments("prompt", name, arguments)
+        check_arguments("prompt", name, arguments)
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {key: str(value) for key, value in arguments.items()}
@@ -1854,8 +1624,8 @@ class Client:
         with a ``logging_handler`` asks for ``"info"`` and up until this is called, so the
         handler receives the server's logs in both eras without further calls.
         """
-        if level not in _LOG_LEVELS:
-            raise ValueError(f"unknown logging level {level!r}; use one of {list(_LOG_LEVELS)}")
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown logging level {level!r}; use one of {list(LOG_LEVELS)}")
         self._require_capability("logging", "logging")
         if self._stateless():
             self.log_level = level
@@ -1876,211 +1646,28 @@ class Client:
             return
         self.notify("notifications/roots/list_changed")
 
-    # -- the server calling back ---------------------------------------------------------
+    # -- the server calling back (mcp_sync/_callbacks.py) --------------------------------
 
-    def _request_handlers(self, executor: Optional[TaskExecutor],
-                          ) -> Dict[str, Callable[[Optional[Dict[str, Any]]], Any]]:
-        handlers: Dict[str, Callable[[Optional[Dict[str, Any]]], Any]] = {}
-        if executor is not None:
-            handlers["tasks/get"] = executor.get
-            handlers["tasks/result"] = executor.result
-            handlers["tasks/list"] = executor.list
-            handlers["tasks/cancel"] = executor.cancel
-        if self.roots is not None:
-            handlers["roots/list"] = self._answer_roots
-        if self.sampling_handler is not None:
-            handlers["sampling/createMessage"] = self._answer_sampling
-        if self.elicitation_handler is not None:
-            handlers["elicitation/create"] = self._answer_elicitation
-        return handlers
+    def _lists_changed(self, listed: Tuple[str, ...]) -> None:
+        """Drop the cached ``listed`` lists (a ``*/list_changed`` arrived); a listing
+        fetched across the change is not cached either (``_cache_generation``)."""
+        with self._cache_lock:
+            for key in listed:
+                self._cache.pop(key, None)
+                self._cache_generation[key] = self._cache_generation.get(key, 0) + 1
+            if "tools/list" in listed:
+                self._known_tools = None
 
-    def _answer_roots(self, params: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-        roots = self.roots() if callable(self.roots) else self.roots
-        return {"roots": [_dump(root) for root in roots or ()]}
+    def _fulfil_observed(self, request: Any, key: str, cancelled: threading.Event) -> Any:
+        """Answer one input request (``ServerCallbacks.fulfil_observed``)."""
+        return self._callbacks.fulfil_observed(request, key, cancelled)
 
-    def _answer_sampling(self, params: Optional[Dict[str, Any]]) -> Any:
-        from . import types
-
-        assert self.sampling_handler is not None
-        return self._answer(self.sampling_handler, params or {}, self._sampling_refusal,
-                            types.CreateMessageRequestParams2026
-                            if self._stateless() else types.CreateMessageRequestParams,
-                            "sampling request", "sampling/createMessage")
-
-    def _answer_elicitation(self, params: Optional[Dict[str, Any]]) -> Any:
-        from . import types
-
-        assert self.elicitation_handler is not None
-        return self._answer(self.elicitation_handler, params or {}, self._elicitation_refusal,
-                            types.ElicitRequestParams2026
-                            if self._stateless() else types.ElicitRequestParams,
-                            "elicitation request", "elicitation/create")
-
-    def _answer(self, handler: Callable[[Any], Any], params: Dict[str, Any],
-                refusal_of: Callable[[Dict[str, Any]], Optional[str]], model: Any,
-                what: str, method: str) -> Any:
-        """A handler's answer to a server request: refused (-32602) when the client did
-        not declare what it needs, else its params parsed into ``model`` for it."""
-        refusal = refusal_of(params)
-        if refusal is not None:
-            raise ServerError(INVALID_PARAMS, refusal)
-        parsed = self._parse_request(model, params, what, method)
-        executor = self._task_executor
-        if (executor is not None and isinstance(params.get("task"), dict)
-                and method in self._task_methods and not self._stateless()):
-            # Task-augmented: a CreateTaskResult now, the handler on the pool.
-            return executor.create(method, params, lambda: _dump(handler(parsed)))
-        return _dump(handler(parsed))
-
-    def _parse_request(self, model: Any, params: Any, what: str, method: str) -> Any:
-        """A server request's params as ``model``.
-
-        Raises:
-            ServerError: (session era) they do not parse: the server is answered -32603
-                with what was wrong (its own data, excerpted). Only what the user's
-                handler raises is hidden from the server.
-            ProtocolError: (stateless era) they do not parse; the call fails locally.
-        """
-        try:
-            return _parse(model, params, what)
-        except ProtocolError as exc:
-            if self._stateless():
-                raise
-            log.warning("the handler for %s from %s refuses it: %s", method, self.name, exc)
-            raise ServerError(INTERNAL_ERROR, str(exc)) from None
-
-    def _sampling_refusal(self, params: Dict[str, Any]) -> Optional[str]:
-        """Why a sampling request must be refused unanswered (MCP: tools need
-        ``sampling.tools``), or None."""
-        if "tools" in self.sampling_features:
-            return None
-        if params.get("tools") is not None or params.get("toolChoice") is not None:
-            return ("sampling with tools or toolChoice needs the sampling.tools capability, "
-                    "which this client did not declare")
-        return None
-
-    def _elicitation_refusal(self, params: Any) -> Optional[str]:
-        """Why an elicitation request must be refused (a mode not declared), or None."""
-        mode = _elicitation_mode(params)
-        if mode in self.elicitation_modes:
-            return None
-        return (f"{mode}-mode elicitation is not supported by this client (it declared "
-                f"{', '.join(self.elicitation_modes)})")
-
-    def _on_notification(self, method: str, params: Optional[Dict[str, Any]]) -> None:
-        if method == "notifications/tasks/status":
-            self._task_board.status(params)
-        elif method == "notifications/subscriptions/acknowledged":
-            meta = (params or {}).get("_meta") or {}
-            subscription_id = meta.get(META_SUBSCRIPTION_ID)
-            for subscription in list(self._subscriptions):
-                if subscription.request_id == subscription_id:
-                    subscription.acknowledge(params or {})
-        elif method == "notifications/message":
-            self._on_log_message(params or {})
-        elif method == "notifications/elicitation/complete":
-            self._on_elicitation_complete(params or {})
-        elif method.endswith("/list_changed"):
-            listed = {
-                "notifications/tools/list_changed": ("tools/list",),
-                "notifications/prompts/list_changed": ("prompts/list",),
-                "notifications/resources/list_changed": (
-                    "resources/list", "resources/templates/list",
-                ),
-            }.get(method, ())
-            with self._cache_lock:
-                for key in listed:
-                    self._cache.pop(key, None)
-                    self._cache_generation[key] = self._cache_generation.get(key, 0) + 1
-                if "tools/list" in listed:
-                    self._known_tools = None
-        if self.notification_handler is not None:
-            try:
-                self.notification_handler(method, params)
-            except Exception:
-                log.exception("notification_handler raised for %s from %s",
-                              excerpt(method, 100), self.name)
-
-    def _on_elicitation_complete(self, params: Dict[str, Any]) -> None:
-        callback = self.on_elicitation_complete
-        if callback is None:
-            return
-        from . import types
-
-        try:
-            parsed = _parse(types.ElicitationCompleteNotificationParams, params,
-                            "elicitation/complete notification")
-        except ProtocolError as exc:
-            log.warning("%s: skipping a malformed notifications/elicitation/complete: %s",
-                        self.name, excerpt(str(exc), 300))
-            return
-        try:
-            callback(parsed)
-        except Exception:
-            log.exception("on_elicitation_complete raised for a notification from %s",
-                          self.name)
-
-    def _on_log_message(self, params: Dict[str, Any]) -> None:
-        if self.logging_handler is not None:
-            from . import types
-
-            try:
-                parsed = _parse(types.LoggingMessageNotificationParams, params, "log message")
-                self.logging_handler(parsed)
-            except Exception:
-                log.exception("logging_handler raised for a message from %s", self.name)
-            return
-        level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
-        logger = self._server_log
-        if params.get("logger"):
-            logger = logger.getChild(excerpt(params["logger"], 100))
-        if logger.isEnabledFor(level):  # excerpt() only what is logged
-            logger.log(level, "%s", excerpt(params.get("data"), 2000))
-
-
-def _handler_task_methods(given: Union[bool, Sequence[str]], sampling: Any,
-                          elicitation: Any) -> Tuple[str, ...]:
-    """The methods ``handler_tasks`` lets run as tasks (the session era's names)."""
-    handlers = {"sampling": ("sampling/createMessage", sampling),
-                "elicitation": ("elicitation/create", elicitation)}
-    if given is False:
-        return ()
-    if given is True:
-        chosen = [kind for kind, (_, handler) in handlers.items() if handler is not None]
-        if not chosen:
-            raise ValueError("handler_tasks=True needs a sampling_handler or an "
-                             "elicitation_handler to run as tasks")
-    elif isinstance(given, str) or not isinstance(given, Sequence):
-        raise TypeError("handler_tasks must be True, False or a sequence of 'sampling' "
-                        f"and/or 'elicitation', not {given!r}")
-    else:
-        chosen = list(dict.fromkeys(given))
-        for kind in chosen:
-            if kind not in handlers:
-                raise ValueError(f"handler_tasks: {kind!r} is not 'sampling' or "
-                                 "'elicitation'")
-            if handlers[kind][1] is None:
-                raise ValueError(f"handler_tasks names {kind!r}, but there is no "
-                                 f"{kind}_handler")
-    return tuple(handlers[kind][0] for kind in chosen)
-
-
-def _choices(keyword: str, given: Sequence[str], known: Sequence[str], *,
-             allow_empty: bool) -> Tuple[str, ...]:
-    """Validate a keyword naming some of ``known`` (``elicitation_modes=``...)."""
-    if isinstance(given, str):
-        given = (given,)
-    chosen = tuple(dict.fromkeys(given))
-    unknown = [value for value in chosen if value not in known]
-    if unknown or not (chosen or allow_empty):
-        raise ValueError(f"{keyword} must name some of {', '.join(known)}; got {given!r}")
-    return chosen
-
-
-def _elicitation_mode(params: Any) -> str:
-    """An elicitation request's mode: ``mode`` is optional and means form when absent."""
-    mode = params.get("mode") if isinstance(params, dict) else None
-    return "url" if mode == "url" else "form" if mode in (None, "form") else excerpt(mode, 40)
+    def _tool_result(
+        self, name: str, data: Any, tool: Optional[types.Tool], schema: Any,
+        stateless: bool, raise_on_error: bool = False,
+    ) -> types.CallToolResult:
+        """A tools/call result parsed and checked (``ToolCalls.result``)."""
+        return self._tool_calls.result(name, data, tool, schema, stateless, raise_on_error)
 
 
 def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any]:
@@ -2119,91 +1706,3 @@ def _not_a_transport(value: Any) -> str:
                 "builds the transport and connects")
     return ("Client() takes a transport (StdioTransport, HttpTransport, SseTransport, "
             f"MemoryTransport), not a {kind}")
-
-
-def _check_arguments(kind: str, name: str, arguments: Any) -> None:
-    """Refuse ``arguments`` that are not a mapping, before anything is sent (the
-    message is made only then: this runs on every call)."""
-    if arguments is not None and type(arguments) is not dict and not isinstance(
-            arguments, Mapping):
-        raise TypeError(
-            f"arguments for {kind} {excerpt(repr(name), 80)} must be a mapping of "
-            "argument names to values, like "
-            f"{{'text': 'hi'}}, not a {type(arguments).__name__} "
-            f"({excerpt(repr(arguments), 80)})"
-        )
-
-
-# Guards _validation_unavailable_reported: the missing extra is reported once per process.
-_report_lock = threading.Lock()
-_validation_unavailable_reported = False
-
-
-def _report_validation_unavailable() -> None:
-    global _validation_unavailable_reported
-    with _report_lock:
-        if _validation_unavailable_reported:
-            return
-        _validation_unavailable_reported = True
-    warnings.warn(
-        "mcp_sync cannot check tool results against their outputSchema: jsonschema (>= 4.18) "
-        "is not installed. Install the extra: pip install 'mcp-sync-client[validation]', or "
-        "pass validate_output=False to turn the check off on purpose.",
-        RuntimeWarning,
-        stacklevel=2,
-    )
-
-
-def _compile_output_schema(schema: Mapping[str, Any], tool: str, server: str) -> Any:
-    """A bounded check for a tool's outputSchema (``_schema.OutputSchema``), or ``None``
-    when ``jsonschema`` is missing (reported once).
-
-    References resolve only inside the schema itself (a registry with no retrieval), so a
-    server's schema can never make the client fetch a URL or open a file; see
-    ``mcp_sync/_schema.py`` for what else is refused, and the bounds of each check.
-
-    Raises:
-        InvalidToolSchema: the schema cannot be used to check results.
-    """
-    try:
-        import jsonschema  # noqa: F401
-        import referencing  # noqa: F401
-    except ImportError:
-        _report_validation_unavailable()
-        return None
-    from ._schema import OutputSchema
-
-    return OutputSchema(schema, tool, server)
-
-
-class _ToolPlan:
-    """What one tool call needs of the tool's definition: the tool, its compiled
-    outputSchema, and the ``Mcp-Param-*`` headers of these arguments; made again after
-    a header mismatch (the annotations may have changed)."""
-
-    def __init__(self, client: Client, name: str, arguments: Mapping[str, Any],
-                 timeout: Timeout) -> None:
-        self._client, self._name, self._arguments = client, name, arguments
-        self._timeout = timeout
-        self.tool: Optional[types.Tool] = None
-        self.schema: Any = None
-        self.headers: Optional[Dict[str, str]] = None
-        self._prepare()
-
-    def _prepare(self) -> None:
-        client = self._client
-        self.tool = client._declared_tool(self._name, self._timeout)
-        self.schema = client._output_schema(self.tool)
-        self.headers = client._tool_headers(self._name, self._arguments)
-
-    def refresh_if_repairable(self) -> Optional[Callable[[], None]]:
-        """The repair of a header mismatch (list the tools again, prepare again): in the
-        stateless era, on a transport whose messages carry headers; else None."""
-        if not self._client._mismatch_refreshable():
-            return None
-
-        def refresh() -> None:
-            self._client.list_tools()
-            self._prepare()
-
-        return refresh

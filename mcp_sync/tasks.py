@@ -378,7 +378,7 @@ class TaskHandle:
         return task
 
     def _parse(self, model: Any, data: Any, what: str) -> Any:
-        from .client import _parse
+        from ._models import parse as _parse
 
         return self._same(_parse(model, data, what), what)
 
@@ -686,7 +686,7 @@ class SessionTasks:
     def created(self, data: Any) -> Optional[types.Task]:
         """The task a ``tools/call`` created, or None for a plain result."""
         from . import types
-        from .client import _parse
+        from ._models import parse as _parse
 
         if isinstance(data, dict) and "task" not in data and "content" in data:
             return None
@@ -858,7 +858,7 @@ def _flat_task(data: Any, what: str) -> types.Task:
     fields at the top level, ``ttlMs`` and ``pollIntervalMs`` read as the 2025-11-25
     ``ttl`` and ``pollInterval`` (milliseconds both), so one model serves both eras."""
     from . import types
-    from .client import _parse
+    from ._models import parse as _parse
 
     if not isinstance(data, dict):
         raise ProtocolError(f"invalid {what} from server: not an object")

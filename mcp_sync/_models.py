@@ -1,0 +1,46 @@
+"""Server data into pydantic models, and models back into JSON data.
+
+Shared by the client and the modules it hands work to (:mod:`._callbacks`,
+:mod:`._toolcalls`, :mod:`.tasks`); imports no client.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from .exceptions import ProtocolError, excerpt
+
+__all__ = ["dump", "parse"]
+
+
+def parse(model: Any, data: Any, what: str) -> Any:
+    """Validate server data into a pydantic model (or a union via a cached TypeAdapter).
+
+    On the hot path of every call: no imports here (pydantic resolves its top-level names
+    lazily, which costs microseconds per lookup); pydantic's ValidationError is a
+    ValueError. Its text names the server's keys and values raw, so the ProtocolError
+    carries an excerpt of it and does not chain it (a traceback would print it whole).
+    """
+    try:
+        validate = getattr(model, "model_validate", None)
+        if validate is not None:
+            return validate(data)
+        return _adapter(model).validate_python(data)
+    except ValueError as exc:
+        raise ProtocolError(f"invalid {what} from server: {excerpt(exc, 1000)}") from None
+
+
+@functools.lru_cache(maxsize=64)
+def _adapter(model: Any) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(model)
+
+
+def dump(value: Any) -> Any:
+    """A model as the JSON data the wire carries (aliases, no nulls); anything else as is."""
+    dump_model = getattr(value, "model_dump", None)
+    if dump_model is not None:
+        return dump_model(by_alias=True, exclude_none=True, mode="json")
+    return value

@@ -1,0 +1,285 @@
+"""What a ``tools/call`` needs besides the request: the tool's listed definition, its
+compiled ``outputSchema``, the ``Mcp-Param-*`` headers of its arguments, and the
+result parsed and checked.
+
+:class:`ToolCalls` holds that for one client (the schemas compiled, once per listing;
+the tools reported unlisted, once per listing); the client builds it with a
+:class:`ToolCallsHost` (what it needs of the client, nothing more). Each call makes a
+:class:`ToolPlan` on the caller's thread, before anything is sent. This module imports
+no client.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import warnings
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Set, Tuple
+
+from ._models import parse
+from ._protocol import DEFAULT, Timeout
+from .exceptions import InvalidToolSchema, ProtocolError, ToolError, excerpt
+
+if TYPE_CHECKING:
+    from . import types
+
+__all__ = ["ToolCalls", "ToolCallsHost", "ToolPlan", "call_tool_params", "check_arguments"]
+
+# The client's logger: these messages were always the client's.
+log = logging.getLogger("mcp_sync.client")
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolCallsHost:
+    """What tool calls need of the client (the client builds it)."""
+
+    name: Callable[[], str]
+    #: ``validate_output`` (read per call: the client's attribute may change).
+    validate_output: Callable[[], bool]
+    stateless: Callable[[], bool]
+    #: Whether the transport's messages carry headers (``Mcp-Param-*``).
+    carries_headers: Callable[[], bool]
+    #: Whether the server declares the ``tools`` capability.
+    has_tools: Callable[[], bool]
+    #: The tools of the last listing by name, or None until this connection lists them
+    #: (and again after ``tools/list_changed``).
+    known_tools: Callable[[], Optional[Dict[str, Any]]]
+    #: Tools the last listing dropped for invalid ``x-mcp-header`` annotations, with why.
+    refused_tools: Callable[[], Mapping[str, str]]
+    #: ``Client.list_tools(timeout=...)``.
+    list_tools: Callable[[Timeout], Any]
+
+
+class ToolCalls:
+    """A client's tool-call plumbing; see the module docstring."""
+
+    def __init__(self, host: ToolCallsHost) -> None:
+        self.host = host
+        # Tool names called but missing from the current listing, reported once each.
+        self._unlisted: Set[str] = set()
+        # Compiled outputSchemas by tool name, with the Tool they belong to (or the
+        # InvalidToolSchema that refused it).
+        self._validators: Dict[str, Tuple[Any, Any]] = {}
+
+    def relisted(self) -> None:
+        """A new listing: a tool missing from it is reported again."""
+        self._unlisted = set()
+
+    def _tool(self, name: str) -> Optional[types.Tool]:
+        known = self.host.known_tools()
+        tool: Optional[types.Tool] = known.get(name) if known is not None else None
+        return tool
+
+    def declared_tool(self, name: str, timeout: Timeout) -> Optional[types.Tool]:
+        """The listed definition of tool ``name``, whose outputSchema checks its result.
+
+        On the caller's thread, before the call is sent: a connection that has not listed
+        its tools (or got ``tools/list_changed`` since) lists them first. ``None`` when
+        ``validate_output`` is off, the server declares no tools, or does not list this one
+        (logged once per listing).
+        """
+        host = self.host
+        if not host.validate_output():
+            return None
+        known = host.known_tools()
+        if known is None:
+            if not host.has_tools():
+                return None
+            known = {tool.name: tool for tool in host.list_tools(timeout)}
+        tool: Optional[types.Tool] = known.get(name)
+        if tool is None and name not in host.refused_tools() and (
+                name not in self._unlisted):
+            self._unlisted.add(name)
+            log.warning("tool %s is not in the tool list of %s: its results are not checked "
+                        "against an outputSchema", excerpt(repr(name), 120), host.name())
+        return tool
+
+    def headers(self, name: str, arguments: Mapping[str, Any]) -> Optional[Dict[str, str]]:
+        """The Mcp-Param-* headers of a stateless-era HTTP call (from x-mcp-header)."""
+        host = self.host
+        if not host.stateless() or not host.carries_headers():
+            return None
+        from ._headers import param_headers
+
+        tool = self._tool(name)
+        if tool is None and host.has_tools():
+            host.list_tools(DEFAULT)
+            tool = self._tool(name)
+        if tool is None:
+            reason = host.refused_tools().get(name)
+            if reason is not None:
+                raise ProtocolError(
+                    f"refusing to call tool {excerpt(repr(name), 120)} of {host.name()}: its "
+                    f"definition is invalid ({excerpt(reason, 200)}), so the client cannot send "
+                    "its Mcp-Param headers"
+                )
+            return None
+        try:
+            return param_headers(tool.input_schema, arguments) or None
+        except ValueError as exc:
+            raise ValueError(f"cannot call {name!r}: {excerpt(exc, 300)}") from None
+
+    def output_schema(self, tool: Optional[types.Tool]) -> Any:
+        """The compiled outputSchema of ``tool`` (``_schema.OutputSchema``), kept with the
+        Tool it belongs to; None when there is none to check (no tool, no outputSchema,
+        or no ``jsonschema``: reported once).
+
+        On the caller's thread, before the call is sent: a schema that cannot check
+        anything fails the call here, and is judged once per listing.
+
+        Raises:
+            InvalidToolSchema: the schema cannot be used (see ``mcp_sync/_schema.py``).
+        """
+        if tool is None or not tool.output_schema:
+            return None
+        entry = self._validators.get(tool.name)
+        if entry is None or entry[0] is not tool:
+            try:
+                compiled = compile_output_schema(tool.output_schema, tool.name,
+                                                 self.host.name())
+            except InvalidToolSchema as exc:
+                compiled = exc
+            entry = (tool, compiled)
+            self._validators[tool.name] = entry
+        compiled = entry[1]
+        if isinstance(compiled, InvalidToolSchema):
+            # A new exception each time: raising one object again would grow its traceback.
+            raise InvalidToolSchema(str(compiled), tool=compiled.tool,
+                                    server=compiled.server, reason=compiled.reason)
+        return compiled
+
+    def result(
+        self, name: str, data: Any, tool: Optional[types.Tool], schema: Any,
+        stateless: bool, raise_on_error: bool = False,
+    ) -> types.CallToolResult:
+        """Parse a tools/call result and check it against ``tool``'s outputSchema
+        (``schema``, compiled).
+
+        Runs on the caller's thread (``call_tool``) or the handler pool
+        (``call_tool_future``), never on the dispatch thread: a server's schema decides
+        how long checking takes (within the check's budget). In the stateless era
+        ``structuredContent`` may be any JSON value, and is checked as it is.
+        """
+        from . import types
+
+        model = types.CallToolResult2026 if stateless else types.CallToolResult
+        result: types.CallToolResult = parse(model, data, "tools/call result")
+        if tool is not None and tool.output_schema and not result.is_error:
+            result.declare_output()  # .data may then parse the text as JSON
+            # 2026-07-28: structuredContent is any JSON value, and a null sent is one.
+            sent = stateless and "structured_content" in result.model_fields_set
+            structured = result.structured_content if sent else result.data
+            if structured is None and not sent:
+                raise ProtocolError(
+                    f"tool {name!r} of {self.host.name()} declares an outputSchema but "
+                    "returned no structuredContent (nor JSON text)"
+                )
+            if schema is not None:
+                schema.check(structured)
+        if raise_on_error and result.is_error:
+            raise ToolError(name, result)
+        return result
+
+    def mismatch_refreshable(self) -> bool:
+        """A header mismatch can be repaired by listing the tools again: the stateless
+        era, on a transport whose messages carry headers."""
+        return self.host.stateless() and self.host.carries_headers()
+
+
+class ToolPlan:
+    """What one tool call needs of the tool's definition: the tool, its compiled
+    outputSchema, and the ``Mcp-Param-*`` headers of these arguments; made again after
+    a header mismatch (the annotations may have changed)."""
+
+    def __init__(self, calls: ToolCalls, name: str, arguments: Mapping[str, Any],
+                 timeout: Timeout) -> None:
+        self._calls, self._name, self._arguments = calls, name, arguments
+        self._timeout = timeout
+        self.tool: Optional[types.Tool] = None
+        self.schema: Any = None
+        self.headers: Optional[Dict[str, str]] = None
+        self._prepare()
+
+    def _prepare(self) -> None:
+        calls = self._calls
+        self.tool = calls.declared_tool(self._name, self._timeout)
+        self.schema = calls.output_schema(self.tool)
+        self.headers = calls.headers(self._name, self._arguments)
+
+    def refresh_if_repairable(self) -> Optional[Callable[[], None]]:
+        """The repair of a header mismatch (list the tools again, prepare again): in the
+        stateless era, on a transport whose messages carry headers; else None."""
+        if not self._calls.mismatch_refreshable():
+            return None
+
+        def refresh() -> None:
+            self._calls.host.list_tools(DEFAULT)
+            self._prepare()
+
+        return refresh
+
+
+def call_tool_params(name: str, arguments: Optional[Mapping[str, Any]],
+                     meta: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """The params of a ``tools/call`` (``arguments`` checked first: nothing is sent)."""
+    check_arguments("tool", name, arguments)
+    params: Dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+    if meta:
+        params["_meta"] = dict(meta)
+    return params
+
+
+def check_arguments(kind: str, name: str, arguments: Any) -> None:
+    """Refuse ``arguments`` that are not a mapping, before anything is sent (the
+    message is made only then: this runs on every call)."""
+    if arguments is not None and type(arguments) is not dict and not isinstance(
+            arguments, Mapping):
+        raise TypeError(
+            f"arguments for {kind} {excerpt(repr(name), 80)} must be a mapping of "
+            "argument names to values, like "
+            f"{{'text': 'hi'}}, not a {type(arguments).__name__} "
+            f"({excerpt(repr(arguments), 80)})"
+        )
+
+
+# Guards _validation_unavailable_reported: the missing extra is reported once per process.
+_report_lock = threading.Lock()
+_validation_unavailable_reported = False
+
+
+def _report_validation_unavailable() -> None:
+    global _validation_unavailable_reported
+    with _report_lock:
+        if _validation_unavailable_reported:
+            return
+        _validation_unavailable_reported = True
+    warnings.warn(
+        "mcp_sync cannot check tool results against their outputSchema: jsonschema (>= 4.18) "
+        "is not installed. Install the extra: pip install 'mcp-sync-client[validation]', or "
+        "pass validate_output=False to turn the check off on purpose.",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+
+
+def compile_output_schema(schema: Mapping[str, Any], tool: str, server: str) -> Any:
+    """A bounded check for a tool's outputSchema (``_schema.OutputSchema``), or ``None``
+    when ``jsonschema`` is missing (reported once).
+
+    References resolve only inside the schema itself (a registry with no retrieval), so a
+    server's schema can never make the client fetch a URL or open a file; see
+    ``mcp_sync/_schema.py`` for what else is refused, and the bounds of each check.
+
+    Raises:
+        InvalidToolSchema: the schema cannot be used to check results.
+    """
+    try:
+        import jsonschema  # noqa: F401
+        import referencing  # noqa: F401
+    except ImportError:
+        _report_validation_unavailable()
+        return None
+    from ._schema import OutputSchema
+
+    return OutputSchema(schema, tool, server)
