@@ -317,8 +317,16 @@ def test_closing_the_client_cancels_a_running_task(peer: Peer) -> None:
     assert handlers.contexts[0].cancelled.is_set()
     assert handlers.saw_cancel == [True]
     assert handlers.contexts[0].cancel_reason == "the client closed"
-    with pytest.raises(mcp_sync.ConnectionClosed):
-        waiting.result(WAIT)
+    try:
+        late = waiting.result(WAIT)
+    except mcp_sync.ConnectionClosed:
+        pass  # the usual end: the link closed before the server's tool returned
+    else:
+        # Over stdio the server may still write its tool's result (that the client
+        # never answered its tasks/result) after its stdin closed; the client reads
+        # what arrives before stdout's EOF. Never an answer to tasks/result.
+        answer = late.structured_content
+        assert "result" not in answer and "no answer" in answer["error"]["message"], answer
     # The no_leaks fixture checks that no mcp-sync-tasks-* or handler thread is left.
 
 
