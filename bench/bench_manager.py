@@ -251,14 +251,31 @@ def render(results: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def targets(data: Dict[str, Any]) -> List[Dict[str, str]]:
-    r = data["ratios"]["all_x_one"]
+def machine_bound_ms(data: Dict[str, Any], server_cpus: int) -> float:
+    """The least time in which ``n`` servers can all be ready on this machine: each needs
+    one server's start-up (spawn -> ready, measured alone) of CPU, and they share
+    ``server_cpus`` CPUs. No client can connect them all sooner."""
     n = data["_meta"]["servers"]
+    return float(n * data[ONE]["spawn_to_last_ready_ms"] / max(1, server_cpus))
+
+
+def targets(data: Dict[str, Any], server_cpus: int) -> List[Dict[str, str]]:
+    r = data["ratios"]["all_x_one"]
+    after = data["ratios"]["after_ready_all_x_one"]
+    n = data["_meta"]["servers"]
+    bound = machine_bound_ms(data, server_cpus)
     return [{
         "name": f"connect-all ({n} servers) <= {TARGET_CONNECT_ALL_X_ONE:g}x one server's "
-                "connect (Manager of 1)",
-        "measured": f"{r['median']:.2f}x (runs {r['min']:.2f}-{r['max']:.2f})",
-        "verdict": verdict(r["median"] <= TARGET_CONNECT_ALL_X_ONE)}]
+                f"connect (Manager of 1); the servers' own start-up alone needs {bound:.0f} ms "
+                f"here ({n} x one start-up on {server_cpus} CPU(s)), "
+                f"{bound / data[ONE]['connect_ms']:.1f}x one connect",
+        "measured": f"{r['median']:.2f}x (runs {r['min']:.2f}-{r['max']:.2f}); "
+                    f"{data[ALL]['connect_ms'] / bound:.2f}x the start-up bound",
+        "verdict": verdict(r["median"] <= TARGET_CONNECT_ALL_X_ONE)}, {
+        "name": f"the client's share: last server ready -> all {n} connected <= "
+                f"{TARGET_CONNECT_ALL_X_ONE:g}x the same for one server",
+        "measured": f"{after['median']:.2f}x (runs {after['min']:.2f}-{after['max']:.2f})",
+        "verdict": verdict(after["median"] <= TARGET_CONNECT_ALL_X_ONE)}]
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -294,7 +311,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         results["manager"] = run(args.runs, args.servers, Path(tmp))
     noise = meter.stop()
     results["noise"] = noise
-    results["targets"] = targets(results["manager"])
+    # pinned, every server runs on the one server CPU; else they share all of them
+    server_cpus = 1 if pinning.startswith("client CPU") else (os.cpu_count() or 1)
+    results["targets"] = targets(results["manager"], server_cpus)
     notes = []
     if noise:
         notes.append(f"other processes kept {noise['foreign_cpus']:.2f} CPUs busy during the "
