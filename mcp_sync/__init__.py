@@ -13,8 +13,10 @@ blocks until its answer arrives or its timeout passes, and no event loop is invo
 The package is silent unless the application configures logging (a ``NullHandler`` sits
 on the ``mcp_sync`` logger); the one exception is a ``RuntimeWarning``, once, when tool
 results cannot be checked against their ``outputSchema`` because the ``[validation]``
-extra (``jsonschema``) is missing. ``import mcp_sync`` is cheap: pydantic models
-(:mod:`mcp_sync.types`), ``requests`` and :class:`Toolbox` load on first use.
+extra (``jsonschema``) is missing. ``import mcp_sync`` loads only what :func:`connect`
+to a stdio server and a call need: pydantic models (:mod:`mcp_sync.types`), ``requests``
+and the HTTP transports, :class:`Manager`, :class:`Toolbox` and the configuration
+files' code load on first use.
 """
 
 from __future__ import annotations
@@ -58,16 +60,16 @@ from .exceptions import (
     UnsupportedProtocolVersion,
     URLElicitationRequired,
 )
-from .manager import Manager
 from .tasks import TaskHandle
 from .transports.base import Transport
-from .transports.memory import MemoryTransport
 from .transports.stdio import StdioTransport
 
 if TYPE_CHECKING:
     from . import types
+    from .manager import Manager
     from .toolbox import Toolbox
     from .transports.http import HttpTransport
+    from .transports.memory import MemoryTransport
     from .transports.sse import SseTransport
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
@@ -121,8 +123,11 @@ __all__ = [
     "types",
 ]
 
+# Names loaded on first use (PEP 562): what a stdio connect and call never touch.
 _LAZY = {
     "types": (".types", None),
+    "Manager": (".manager", "Manager"),
+    "MemoryTransport": (".transports.memory", "MemoryTransport"),
     "Toolbox": (".toolbox", "Toolbox"),
     "HttpTransport": (".transports.http", "HttpTransport"),
     "SseTransport": (".transports.sse", "SseTransport"),
@@ -130,7 +135,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    # Heavy modules (pydantic models, requests) load on first use, not at import.
+    # Heavy modules (pydantic models, requests, the manager) load on first use, not at
+    # import; the import lock makes a race of two first uses import the module once.
     if name in _LAZY:
         import importlib
 
@@ -140,3 +146,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
