@@ -38,7 +38,6 @@ import logging
 import threading
 import time
 from concurrent.futures import Future
-from datetime import datetime, timezone
 from typing import Any, Callable, Dict, List, Optional, OrderedDict, Tuple
 
 from ._protocol import INTERNAL_ERROR, INVALID_PARAMS
@@ -72,6 +71,8 @@ _FAILED = {
 
 
 def _now() -> str:
+    from datetime import datetime, timezone  # rare path: not paid at import
+
     return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
 
 

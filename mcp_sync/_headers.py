@@ -7,7 +7,6 @@ Pure functions, no I/O. Streamable HTTP mirrors some body fields into headers
 
 from __future__ import annotations
 
-import base64
 import re
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
@@ -37,6 +36,8 @@ def encode_header_value(value: Any) -> str:
     )
     if plain:
         return text
+    import base64  # rare: only a value that is not plain header text
+
     return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
 
 

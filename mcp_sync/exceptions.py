@@ -71,7 +71,6 @@ from __future__ import annotations
 
 import logging
 import re
-from http import HTTPStatus
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 # The one helper that makes server text safe for a message (bounded, escaped); imported
@@ -269,6 +268,8 @@ class HTTPError(TransportError):
         label = during or method
         message = f"{label}: " if label else ""
         message += f"HTTP {status}"
+        from http import HTTPStatus  # HTTP errors only: not paid by a stdio client
+
         try:
             message += f" {HTTPStatus(status).phrase}"
         except ValueError:
