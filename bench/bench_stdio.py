@@ -73,6 +73,10 @@ CLIENTS = (BARE, FLOOR, SYNC, SDK, SDK_THREAD)
 REFERENCES = (BARE, FLOOR)
 # The sections each client takes part in (the floor is a reference for sequential calls
 # and throughput only).
+# Information beside the cold-start and RSS figures, not a client: the bare loop that also
+# imports pydantic and validates each result with a two-field model, the least any
+# pydantic-based client pays (see PYDANTIC_FLOOR_SNIPPETS).
+PYDANTIC_FLOOR = "pydantic_floor"
 SECTION_CLIENTS = {"seq": CLIENTS, "thr": CLIENTS,
                    **{s: tuple(c for c in CLIENTS if c != FLOOR)
                       for s in ("payload", "cold", "rss", "import", "threads")}}
@@ -739,6 +743,40 @@ loop.call_soon_threadsafe(stop.set); owner.result(30)
 """,
 }
 
+# The pydantic floor: the bare loop, plus pydantic imported (once the server is spawning,
+# as a lazy client does) and every tools/call result validated with a small model.
+_PYDANTIC_MODELS = """
+from typing import List
+from pydantic import BaseModel
+class Text(BaseModel):
+    type: str
+    text: str
+class Result(BaseModel):
+    content: List[Text]
+"""
+_BARE_CALL = """r = rpc(2, "tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+assert r["content"][0]["text"] == "hi"
+"""
+_BARE_RSS_CALL = ('    assert rpc(3 + i, "tools/call", '
+                  '{"name": "echo", "arguments": {"text": f"hi {i}"}})\n')
+_SPAWN = "p = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE)\n"
+assert _BARE_CALL in COLD_SNIPPETS[BARE] and _BARE_RSS_CALL in RSS_SNIPPETS[BARE]
+PYDANTIC_FLOOR_SNIPPETS = {
+    "cold": COLD_SNIPPETS[BARE].replace(_SPAWN, _SPAWN + _PYDANTIC_MODELS).replace(
+        _BARE_CALL, """r = Result.model_validate(
+    rpc(2, "tools/call", {"name": "echo", "arguments": {"text": "hi"}}))
+assert r.content[0].text == "hi"
+"""),
+    "rss": RSS_SNIPPETS[BARE].replace(_SPAWN, _SPAWN + _PYDANTIC_MODELS).replace(
+        _BARE_CALL, """r = Result.model_validate(
+    rpc(2, "tools/call", {"name": "echo", "arguments": {"text": "hi"}}))
+assert r.content[0].text == "hi"
+""").replace(_BARE_RSS_CALL, """    r = Result.model_validate(
+        rpc(3 + i, "tools/call", {"name": "echo", "arguments": {"text": f"hi {i}"}}))
+    assert r.content[0].text == f"hi {i}"
+"""),
+}
+
 _RSS_EPILOGUE = """
 import json, re, resource
 try:
@@ -793,6 +831,7 @@ def time_to_ok(code: str) -> Dict[str, float]:
 def section_cold(names: Sequence[str], runs: int) -> Dict[str, Any]:
     prelude = _PRELUDE.format(argv=server_argv())
     codes = {n: prelude + COLD_SNIPPETS[n] for n in names}
+    codes[PYDANTIC_FLOOR] = prelude + PYDANTIC_FLOOR_SNIPPETS["cold"]
     codes["python -c pass"] = "pass"
     order = list(codes)
     for name in order:  # warm the page cache and the .pyc files
@@ -814,6 +853,14 @@ def section_cold(names: Sequence[str], runs: int) -> Dict[str, Any]:
             out[name]["ratio_per_run"] = ratio_summary([
                 t["first_result_ms"] / b["first_result_ms"]
                 for t, b in zip(times[name], times[BARE])])
+    for name in names:  # information: how far above what pydantic alone costs
+        out[name]["ratio_pydantic_floor_per_run"] = ratio_summary([
+            t["first_result_ms"] / f["first_result_ms"]
+            for t, f in zip(times[name], times[PYDANTIC_FLOOR])])
+    if BARE in out:
+        out[PYDANTIC_FLOOR]["ratio_per_run"] = ratio_summary([
+            f["first_result_ms"] / b["first_result_ms"]
+            for f, b in zip(times[PYDANTIC_FLOOR], times[BARE])])
     log("  cold start: " + ", ".join(f"{n} {out[n]['median_ms']:.0f} ms" for n in order))
     return out
 
@@ -821,12 +868,14 @@ def section_cold(names: Sequence[str], runs: int) -> Dict[str, Any]:
 def section_rss(names: Sequence[str], runs: int, calls: int) -> Dict[str, Any]:
     prelude = _PRELUDE.format(argv=server_argv()) + f"N = {calls}\nMODULES = {WATCHED_MODULES!r}\n"
     out: Dict[str, Any] = {}
-    for name in names:
+    snippets = {**{n: RSS_SNIPPETS[n] for n in names},
+                PYDANTIC_FLOOR: PYDANTIC_FLOOR_SNIPPETS["rss"]}
+    for name, snippet in snippets.items():
         values = []
         hwms = []
         modules: Dict[str, bool] = {}
         for _ in range(runs):
-            proc = run_python(prelude + RSS_SNIPPETS[name] + _RSS_EPILOGUE, prefix=_FRESH_RSS)
+            proc = run_python(prelude + snippet + _RSS_EPILOGUE, prefix=_FRESH_RSS)
             if proc.returncode != 0:
                 raise RuntimeError(f"RSS child {name} failed: {proc.stderr[-2000:]}")
             data = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -836,7 +885,7 @@ def section_rss(names: Sequence[str], runs: int, calls: int) -> Dict[str, Any]:
             modules = data["modules"]
         out[name] = {"mib": median(values), "runs_mib": values,
                      "vmhwm_mib": median(hwms) if hwms else None, "modules": modules}
-    log("  peak RSS: " + ", ".join(f"{n} {out[n]['mib']:.1f} MiB" for n in names))
+    log("  peak RSS: " + ", ".join(f"{n} {out[n]['mib']:.1f} MiB" for n in snippets))
     return out
 
 
@@ -1085,6 +1134,7 @@ def render(results: Dict[str, Any]) -> str:
         lines.append(f"Cold start of a bare `python -c pass`: {bare_python:.0f} ms "
                      "(included in every cold-start figure).")
         lines.append("")
+    lines += pydantic_floor_lines(results)
 
     # Targets
     lines += ["## mcp_sync targets", "", "| target | measured | verdict |",
@@ -1096,6 +1146,32 @@ def render(results: Dict[str, Any]) -> str:
     if notes:
         lines += ["## Notes", ""] + [f"* {note}" for note in notes] + [""]
     return "\n".join(lines)
+
+
+def pydantic_floor_lines(results: Dict[str, Any]) -> List[str]:
+    """The pydantic floor beside the bare loop and mcp_sync: information, not a target."""
+    cold, rss = results.get("cold_start") or {}, results.get("rss") or {}
+    rows = []
+    if PYDANTIC_FLOOR in cold and BARE in cold and SYNC in cold:
+        floor, sync = cold[PYDANTIC_FLOOR], cold[SYNC]
+        rows.append(f"| cold start to first result | {cold[BARE]['median_ms']:.0f} ms | "
+                    f"{floor['median_ms']:.0f} ms ({floor['ratio_per_run']['median']:.2f}x bare) | "
+                    f"{sync['median_ms']:.0f} ms | "
+                    f"{sync['ratio_pydantic_floor_per_run']['median']:.2f}x |")
+    if PYDANTIC_FLOOR in rss and BARE in rss and SYNC in rss:
+        floor_mib, sync_mib = rss[PYDANTIC_FLOOR]["mib"], rss[SYNC]["mib"]
+        rows.append(f"| peak RSS, connect + {results['meta']['config']['rss_calls']} calls | "
+                    f"{rss[BARE]['mib']:.1f} MiB | {floor_mib:.1f} MiB "
+                    f"(+{floor_mib - rss[BARE]['mib']:.1f} MiB) | {sync_mib:.1f} MiB | "
+                    f"{sync_mib / floor_mib:.2f}x (+{sync_mib - floor_mib:.1f} MiB) |")
+    if not rows:
+        return []
+    return ["## What pydantic alone costs (information)", "",
+            "The pydantic floor is the bare loop that also imports pydantic and validates "
+            "each result with a two-field model: the least any pydantic-based client pays. "
+            "Cold-start ratios are medians of per-run ratios.", "",
+            "| metric | bare pipe loop | pydantic floor | mcp_sync | mcp_sync / floor |",
+            "| --- | ---: | ---: | ---: | ---: |", *rows, ""]
 
 
 def targets(results: Dict[str, Any]) -> List[Dict[str, str]]:
