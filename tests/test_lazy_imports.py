@@ -1,0 +1,120 @@
+"""``import mcp_sync`` and a stdio call load only what they use.
+
+Cold start is paid by every short script: ``import mcp_sync`` brings in the client and
+the stdio transport, and nothing a stdio connect and call never touch (the manager and its
+tool cache, Toolbox, the configuration code, the HTTP transports, requests, pydantic). The
+other public names load on first use (PEP 562), and stay importable, listed by ``dir``
+and the same object however they are reached. Each check runs in a fresh interpreter:
+what one process has imported stays imported.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Dict, List
+
+from ._procs import subprocess_env
+from .conftest import PY, ROOT, fake_server_command
+
+# What `import mcp_sync` must leave unloaded.
+NOT_AT_IMPORT = [
+    "mcp_sync.manager", "mcp_sync._toolcache", "mcp_sync.toolbox", "mcp_sync.config",
+    "mcp_sync.transports.memory", "mcp_sync.transports.http", "mcp_sync.transports.sse",
+    "mcp_sync.types", "mcp_sync.cli", "mcp_sync.auth", "mcp_sync.contrib",
+    "pydantic", "requests", "urllib3", "hashlib", "datetime", "base64", "http",
+]
+# What a stdio connect + calls must leave unloaded (pydantic and mcp_sync.types parse the
+# results, so they are in).
+NOT_FOR_STDIO_CALLS = [
+    "mcp_sync.manager", "mcp_sync._toolcache", "mcp_sync.toolbox", "mcp_sync.config",
+    "mcp_sync.transports.memory", "mcp_sync.transports.http", "mcp_sync.transports.sse",
+    "mcp_sync.cli", "mcp_sync.auth", "requests", "urllib3", "sseclient", "hashlib",
+]
+
+# Prints which of WATCH the code between the two markers imported (modules loaded by the
+# interpreter's own start-up are not counted).
+PROBE = """
+import json, sys
+WATCH = {watch!r}
+before = set(sys.modules)
+{code}
+new = set(sys.modules) - before
+print(json.dumps({{m: m in new for m in WATCH}}))
+"""
+
+
+def loaded_by(code: str, watch: List[str]) -> Dict[str, bool]:
+    done = subprocess.run(
+        [PY, "-c", PROBE.format(watch=watch, code=code)], cwd=ROOT, env=subprocess_env(),
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded: Dict[str, bool] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_import_mcp_sync_loads_only_the_stdio_path() -> None:
+    loaded = loaded_by("import mcp_sync", [*NOT_AT_IMPORT, "mcp_sync.client"])
+    assert loaded.pop("mcp_sync.client")  # the probe sees what the import did
+    assert [m for m, yes in loaded.items() if yes] == []
+
+
+def test_stdio_connect_and_calls_load_no_manager_cache_or_http() -> None:
+    code = f"""
+import mcp_sync
+with mcp_sync.connect({fake_server_command()!r}) as client:
+    assert client.call_tool("echo", {{"text": "hi"}}).text == "hi"
+    assert [t.name for t in client.list_tools()][:1] == ["echo"]
+    assert client.call_tool("echo", {{"text": "again"}}).text == "again"
+"""
+    loaded = loaded_by(code, [*NOT_FOR_STDIO_CALLS, "mcp_sync.types"])
+    assert loaded.pop("mcp_sync.types")  # the results were parsed by the models
+    assert [m for m, yes in loaded.items() if yes] == []
+
+
+LAZY_NAMES = """
+import sys, threading
+import mcp_sync
+assert "mcp_sync.manager" not in sys.modules
+missing = [n for n in mcp_sync.__all__ if n not in dir(mcp_sync)]
+assert not missing, missing
+# Threads racing to the first use of a lazy name all get the one class.
+gate = threading.Barrier(8, timeout=30)
+seen = []
+def use():
+    gate.wait()
+    seen.append(mcp_sync.Manager)
+threads = [threading.Thread(target=use) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join(30)
+import mcp_sync.manager
+assert len(seen) == 8 and all(c is mcp_sync.manager.Manager for c in seen), seen
+from mcp_sync import MemoryTransport, Toolbox, types
+from mcp_sync.toolbox import Toolbox as T2
+from mcp_sync.transports.memory import MemoryTransport as M2
+assert Toolbox is T2 and MemoryTransport is M2 and types is sys.modules["mcp_sync.types"]
+for name in mcp_sync.__all__:
+    assert getattr(mcp_sync, name) is not None, name
+ns = {}
+exec("from mcp_sync import *", ns)
+assert set(mcp_sync.__all__) <= set(ns), set(mcp_sync.__all__) - set(ns)
+try:
+    mcp_sync.NoSuchName
+except AttributeError as exc:
+    assert "NoSuchName" in str(exc)
+else:
+    raise AssertionError("no AttributeError")
+print("ok")
+"""
+
+
+def test_lazy_names_are_importable_listed_and_loaded_once() -> None:
+    done = subprocess.run(
+        [PY, "-c", LAZY_NAMES], cwd=ROOT, env=subprocess_env(), capture_output=True,
+        text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "ok"
