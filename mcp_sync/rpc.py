@@ -74,6 +74,7 @@ from typing import (
     Optional,
     Protocol,
     Tuple,
+    TypedDict,
     Union,
 )
 
@@ -108,6 +109,8 @@ from .exceptions import (
 from .transports.base import Transport
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from ._agreement import Agreement
 
 __all__ = ["RequestFuture", "RpcSession"]
@@ -289,6 +292,27 @@ class _Observed:
 
 _UNSET = object()
 _BROKEN = object()
+
+
+class RequestOptions(TypedDict, total=False):
+    """The keyword arguments of :meth:`RpcSession.submit` and :meth:`RpcSession.request`
+    (each left out takes its default, from :meth:`RpcSession._start`).
+
+    ``timeout``: seconds the request may wait for its response (``None``: no limit);
+    ``DEFAULT``, the session's ``default_timeout``. ``on_progress``: called with each
+    progress notification of the request. ``reset_timeout_on_progress``: progress pushes
+    the deadline out (``None``: the session's setting). ``max_total_timeout``: progress
+    never pushes it past this many seconds (``DEFAULT``: the session's).
+    ``cancellable=False`` (``initialize``, the era probe): never cancelled on the wire.
+    ``headers``: extra transport headers (HTTP only).
+    """
+
+    timeout: Timeout
+    on_progress: Optional[ProgressCallback]
+    reset_timeout_on_progress: Optional[bool]
+    max_total_timeout: Timeout
+    cancellable: bool
+    headers: Optional[Mapping[str, str]]
 
 
 class RequestFuture(Future):  # type: ignore[type-arg]
@@ -608,25 +632,15 @@ class RpcSession:
 
     # -- outbound ------------------------------------------------------------------------
 
-    def submit(
-        self,
-        method: str,
-        params: Optional[Dict[str, Any]] = None,
-        *,
-        timeout: Timeout = DEFAULT,
-        on_progress: Optional[ProgressCallback] = None,
-        reset_timeout_on_progress: Optional[bool] = None,
-        max_total_timeout: Timeout = DEFAULT,
-        cancellable: bool = True,
-        headers: Optional[Mapping[str, str]] = None,
-    ) -> RequestFuture:
+    def submit(self, method: str, params: Optional[Dict[str, Any]] = None,
+               **options: Unpack[RequestOptions]) -> RequestFuture:
         """Send a request and return at once with a future for its result (a dict).
 
-        The deadline is enforced by the dispatch thread: the future fails with
-        :class:`RequestTimeout` once the server has been told (``notifications/cancelled``,
-        or the transport's own cancellation). ``future.cancel()`` cancels on the wire.
-        ``cancellable=False`` (``initialize``, the era probe) never cancels on the wire.
-        ``headers`` are extra transport headers (HTTP only).
+        ``options`` are the keyword arguments of :class:`RequestOptions` (``timeout``,
+        ``on_progress``, ``cancellable``, ``headers``, ...). The deadline is enforced by
+        the dispatch thread: the future fails with :class:`RequestTimeout` once the server
+        has been told (``notifications/cancelled``, or the transport's own cancellation).
+        ``future.cancel()`` cancels on the wire (unless ``cancellable=False``).
 
         Raises:
             ConnectionClosed: the transport is closed.
@@ -639,14 +653,9 @@ class RpcSession:
         ``None``, unknown).
         """
         future = RequestFuture()
-        entry = self._start(
-            method, params, future, timeout=timeout, on_progress=on_progress,
-            reset_timeout_on_progress=reset_timeout_on_progress,
-            max_total_timeout=max_total_timeout, cancellable=cancellable, headers=headers,
-            direct=False,
-        )
+        entry = self._start(method, params, future, False, **options)
         future.request_id, future.method = entry.id, method
-        if cancellable:
+        if entry.cancellable:
             future._session = self
         return future
 
@@ -655,16 +664,20 @@ class RpcSession:
         method: str,
         params: Optional[Dict[str, Any]],
         future: Any,
-        *,
-        timeout: Any,
-        on_progress: Optional[ProgressCallback],
-        reset_timeout_on_progress: Optional[bool],
-        max_total_timeout: Any,
-        cancellable: bool,
-        headers: Optional[Mapping[str, str]],
         direct: bool,
+        *,
+        timeout: Timeout = DEFAULT,
+        on_progress: Optional[ProgressCallback] = None,
+        reset_timeout_on_progress: Optional[bool] = None,
+        max_total_timeout: Timeout = DEFAULT,
+        cancellable: bool = True,
+        headers: Optional[Mapping[str, str]] = None,
     ) -> Pending:
-        """Register ``future`` under a new id and write the request (see :meth:`submit`)."""
+        """Register ``future`` under a new id and write the request (see :meth:`submit`).
+
+        The one home of the defaults of :class:`RequestOptions`: ``submit()`` and
+        ``request()`` pass on only what their caller gave.
+        """
         try:
             self._check_usable()
         except ConnectionClosed as exc:
@@ -756,19 +769,12 @@ class RpcSession:
             headers = {**extra_headers, **(headers or {})}
         return meta, headers
 
-    def request(
-        self,
-        method: str,
-        params: Optional[Dict[str, Any]] = None,
-        *,
-        timeout: Timeout = DEFAULT,
-        on_progress: Optional[ProgressCallback] = None,
-        reset_timeout_on_progress: Optional[bool] = None,
-        max_total_timeout: Timeout = DEFAULT,
-        cancellable: bool = True,
-        headers: Optional[Mapping[str, str]] = None,
-    ) -> Any:
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None,
+                **options: Unpack[RequestOptions]) -> Any:
         """Send a request and block until its result arrives; returns the result dict.
+
+        ``options`` are the keyword arguments of :class:`RequestOptions`, as for
+        :meth:`submit`.
 
         Ctrl-C (``KeyboardInterrupt``) while blocked cancels the request on the wire and
         re-raises; the session stays usable.
@@ -779,21 +785,14 @@ class RpcSession:
             ConnectionClosed: the transport closed before the response arrived.
         """
         waiter = Waiter()
-        entry = self._start(
-            method, params, waiter, timeout=timeout, on_progress=on_progress,
-            reset_timeout_on_progress=reset_timeout_on_progress,
-            max_total_timeout=max_total_timeout, cancellable=cancellable, headers=headers,
-            direct=True,
-        )
+        entry = self._start(method, params, waiter, True, **options)
         # The dispatch thread enforces the deadline; this wait is a safety bound on top.
-        bound = future_wait_bound(timeout if timeout is not DEFAULT else self.default_timeout,
-                                  max_total_timeout if max_total_timeout is not DEFAULT
-                                  else self.max_total_timeout)
+        bound = future_wait_bound(entry.timeout, entry.max_total_timeout)
         try:
             if waiter.wait(bound):
                 return waiter.outcome()
         except KeyboardInterrupt:
-            if cancellable:
+            if entry.cancellable:
                 self._cancel(entry.id, "interrupted by the user (KeyboardInterrupt)")
             else:
                 self._give_up(self.table.pop(entry.id),
@@ -804,7 +803,7 @@ class RpcSession:
         popped = self.table.pop(entry.id)
         if popped is None and waiter.wait(self.close_timeout):
             return waiter.outcome()
-        if cancellable:
+        if entry.cancellable:
             self._send_cancel(entry.id, "timed out")
         timed_out = RequestTimeout(method, entry.id, bound, entry.subject)
         self._give_up(popped, timed_out)
