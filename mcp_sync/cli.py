@@ -191,6 +191,30 @@ def _first_line(text: Optional[str]) -> str:
     return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
 
 
+def _print_listing(args: argparse.Namespace, items: Sequence[Any], empty: str,
+                   headers: Sequence[str], row: Callable[[Any], Sequence[Any]]) -> int:
+    """What a listing command prints: with ``--json`` the items as the server sent them,
+    else a table of one ``row(item)`` each (``empty`` when there are none)."""
+    if args.json:
+        _json([item.to_wire() for item in items])
+    elif not items:
+        _out(empty)
+    else:
+        _table(headers, [row(item) for item in items])
+    return EXIT_OK
+
+
+def _print_rendered(args: argparse.Namespace, wire: Any, lines: Sequence[str]) -> int:
+    """What a result command prints: with ``--json`` the result as the server sent it,
+    else its rendered ``lines`` (rendered either way: rendering saves the media)."""
+    if args.json:
+        _json(wire)
+    else:
+        for line in lines:
+            _out(line)
+    return EXIT_OK
+
+
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """Columns padded to their widest cell; the last one cut to the terminal's width."""
     cells = [[_clean(cell) for cell in row] for row in rows]
@@ -646,15 +670,9 @@ def _cmd_tools(args: argparse.Namespace) -> int:
         return _show_tool(args)
     with _connect(args) as client:
         tools: List[types.Tool] = client.list_tools()
-    if args.json:
-        _json([tool.to_wire() for tool in tools])
-    elif not tools:
-        _out("(no tools)")
-    else:
-        _table(["NAME", "ARGUMENTS (* required)", "HINTS", "DESCRIPTION"],
-               [[t.name, _tool_arguments_cell(t), _hints(t), _first_line(t.description)]
-                for t in tools])
-    return EXIT_OK
+    return _print_listing(
+        args, tools, "(no tools)", ["NAME", "ARGUMENTS (* required)", "HINTS", "DESCRIPTION"],
+        lambda t: [t.name, _tool_arguments_cell(t), _hints(t), _first_line(t.description)])
 
 
 def _show_tool(args: argparse.Namespace) -> int:
@@ -827,29 +845,19 @@ def _cmd_task(args: argparse.Namespace) -> int:
 def _cmd_tasks(args: argparse.Namespace) -> int:
     with _connect(args) as client:
         tasks = client.list_tasks()
-    if args.json:
-        _json([task.to_wire() for task in tasks])
-    elif not tasks:
-        _out("(no tasks)")
-    else:
-        _table(["ID", "STATUS", "UPDATED", "MESSAGE"],
-               [[t.task_id, t.status, t.last_updated_at, t.status_message or ""]
-                for t in tasks])
-    return EXIT_OK
+    return _print_listing(
+        args, tasks, "(no tasks)", ["ID", "STATUS", "UPDATED", "MESSAGE"],
+        lambda t: [t.task_id, t.status, t.last_updated_at, t.status_message or ""])
 
 
 def _print_result(args: argparse.Namespace, result: types.CallToolResult,
                   saver: _MediaSaver, stem: str) -> None:
     wire = result.to_wire()
     lines = _render_blocks(result.content, saver, stem, wire.get("content", []))
-    if args.json:
-        _json(wire)
-        return
-    if not any(getattr(block, "type", None) == "text" for block in result.content) and (
-            result.structured_content is not None):
+    if not args.json and result.structured_content is not None and not any(
+            getattr(block, "type", None) == "text" for block in result.content):
         lines.append(printable_json(result.structured_content, indent=2))
-    for line in lines:
-        _out(line)
+    _print_rendered(args, wire, lines)
 
 
 def _cmd_resources(args: argparse.Namespace) -> int:
@@ -884,28 +892,19 @@ def _cmd_read(args: argparse.Namespace) -> int:
     # Saved media are named after the URI the user asked for, not the ones the server sent.
     stem = os.path.splitext(args.uri.rstrip("/").rsplit("/", 1)[-1])[0] or "resource"
     lines = _render_contents(result.contents, saver, stem, wire.get("contents", []))
-    if args.json:
-        _json(wire)
-    else:
-        for line in lines:
-            _out(line)
-    return EXIT_OK
+    return _print_rendered(args, wire, lines)
 
 
 def _cmd_prompts(args: argparse.Namespace) -> int:
     with _connect(args) as client:
         prompts = client.list_prompts()
-    if args.json:
-        _json([p.to_wire() for p in prompts])
-    elif not prompts:
-        _out("(no prompts)")
-    else:
-        rows = []
-        for prompt in prompts:
-            names = [a.name + ("*" if a.required else "") for a in prompt.arguments or ()]
-            rows.append([prompt.name, " ".join(names), _first_line(prompt.description)])
-        _table(["NAME", "ARGUMENTS (* required)", "DESCRIPTION"], rows)
-    return EXIT_OK
+
+    def row(prompt: types.Prompt) -> List[str]:
+        names = [a.name + ("*" if a.required else "") for a in prompt.arguments or ()]
+        return [prompt.name, " ".join(names), _first_line(prompt.description)]
+
+    return _print_listing(args, prompts, "(no prompts)",
+                          ["NAME", "ARGUMENTS (* required)", "DESCRIPTION"], row)
 
 
 def _cmd_prompt(args: argparse.Namespace) -> int:
@@ -924,12 +923,7 @@ def _cmd_prompt(args: argparse.Namespace) -> int:
         rendered = _render_blocks([message.content], saver, f"{args.name}-{index + 1}",
                                   [content_wire])
         lines.append(f"[{message.role}] " + "\n".join(rendered))
-    if args.json:
-        _json(wire)
-    else:
-        for line in lines:
-            _out(line)
-    return EXIT_OK
+    return _print_rendered(args, wire, lines)
 
 
 def _cmd_ping(args: argparse.Namespace) -> int:
