@@ -30,6 +30,7 @@ import re
 from typing import (
     TYPE_CHECKING,
     Any,
+    Callable,
     Dict,
     Iterable,
     List,
@@ -445,18 +446,10 @@ def result_html(result: ResultLike) -> str:
     """HTML for a tool result: an error banner, each content block in order (text as
     preformatted text, images and audio inline), then the structured content. At most
     ``_MAX_BLOCKS`` blocks are shown."""
-    parts = []
-    if result.is_error:
-        parts.append('<p style="color:#b00020"><b>The tool reported an error</b></p>')
-    media_budget = _MediaBudget()
-    blocks, more = _bounded((_block_html(block, media_budget) for block in result.content),
-                            len(result.content), "content blocks", _MAX_BLOCKS, media_budget)
-    parts.extend(blocks)
-    if more:
-        parts.append(f"<p><i>{more}</i></p>")
-    structured = result.structured_content
-    if structured is not None:
-        parts.append(f"<p><b>structured content</b></p>{_structured_html(structured)}")
+    parts = _result_parts(
+        result, _block_html, '<p style="color:#b00020"><b>The tool reported an error</b></p>',
+        lambda more: f"<p><i>{more}</i></p>",
+        lambda structured: f"<p><b>structured content</b></p>{_structured_html(structured)}")
     if not parts:
         parts.append("<p><i>(empty result)</i></p>")
     return f'<div class="mcp-sync-result">{"".join(parts)}</div>'
@@ -492,19 +485,29 @@ def _block_markdown(block: Any, media_budget: _MediaBudget) -> str:
 
 def result_markdown(result: ResultLike) -> str:
     """Markdown for a tool result (see :func:`result_html`)."""
-    parts = []
-    if result.is_error:
-        parts.append("**The tool reported an error**")
-    media_budget = _MediaBudget()
-    blocks, more = _bounded((_block_markdown(block, media_budget) for block in result.content),
-                            len(result.content), "content blocks", _MAX_BLOCKS, media_budget)
-    parts.extend(blocks)
-    if more:
-        parts.append(f"*{more}*")
-    if result.structured_content is not None:
-        parts.append("**structured content**\n\n" + _structured_markdown(
-            result.structured_content))
+    parts = _result_parts(
+        result, _block_markdown, "**The tool reported an error**", lambda more: f"*{more}*",
+        lambda structured: "**structured content**\n\n" + _structured_markdown(structured))
     return "\n\n".join(parts) or "*(empty result)*"
+
+
+def _result_parts(result: ResultLike, block: Callable[[Any, _MediaBudget], str], error: str,
+                  more: Callable[[str], str], structured: Callable[[Any], str]) -> List[str]:
+    """A tool result's pieces in order, in one format (:func:`result_html`,
+    :func:`result_markdown`): ``error`` if it is one; each content block as ``block``
+    renders it (at most ``_MAX_BLOCKS``, inlined media within one budget), then ``more``
+    of the marker for those left out; the structured content as ``structured`` renders
+    it."""
+    parts = [error] if result.is_error else []
+    media_budget = _MediaBudget()
+    blocks, left_out = _bounded((block(item, media_budget) for item in result.content),
+                                len(result.content), "content blocks", _MAX_BLOCKS, media_budget)
+    parts.extend(blocks)
+    if left_out:
+        parts.append(more(left_out))
+    if result.structured_content is not None:
+        parts.append(structured(result.structured_content))
+    return parts
 
 
 # -- clients ---------------------------------------------------------------------------
