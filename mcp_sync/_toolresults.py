@@ -127,9 +127,13 @@ def _same_json(text: str, value: Any) -> bool:
         return False
 
 
+def _text_of(part: _Part, why: str) -> str:
+    """A part's text: its own, or for media a description saying ``why`` it is not sent."""
+    return part.text if isinstance(part, _Text) else _describe(part, why).text
+
+
 def _texts_joined(parts: List[_Part], why: str) -> str:
-    texts = [p.text if isinstance(p, _Text) else _describe(p, why).text for p in parts]
-    return "\n".join(texts)
+    return "\n".join(_text_of(part, why) for part in parts)
 
 
 def _error_prefixed(text: str) -> str:
@@ -163,8 +167,7 @@ def responses_output(result: types.CallToolResult) -> Union[str, List[Dict[str, 
                 items.append({"type": "input_file", "file_data": url,
                               "filename": clean_text(name, 100)})
         else:
-            text = part.text if isinstance(part, _Text) else _describe(
-                part, "not supported here").text
+            text = _text_of(part, "not supported here")
             if text:
                 items.append({"type": "input_text", "text": text})
     return items
@@ -190,8 +193,7 @@ def anthropic_content(result: types.CallToolResult) -> List[Dict[str, Any]]:
             blocks.append({"type": "document", "source": {
                 "type": "base64", "media_type": "application/pdf", "data": part.data}})
         else:
-            text = part.text if isinstance(part, _Text) else _describe(
-                part, "not supported here").text
+            text = _text_of(part, "not supported here")
             if text:
                 blocks.append({"type": "text", "text": text})
     return blocks
