@@ -3,11 +3,11 @@ connected client."""
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import re
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
 
+from ._hosts import is_loopback_host
 from ._negotiation import REFUSED_STATUSES
 from ._protocol import DEFAULT, Timeout
 from .client import Client
@@ -42,16 +42,6 @@ _HOST_ANY = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*)
                        r"(?:[/?#]\S*)?$")
 
 
-def _is_loopback(host: str) -> bool:
-    host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def http_url(text: str, *, strict: bool = True) -> Optional[str]:
     """``text`` as an HTTP(S) URL: unchanged when it has its scheme, with ``http://`` in
     front when it names a loopback host without one (``localhost:8000/mcp``,
@@ -78,7 +68,7 @@ def http_url(text: str, *, strict: bool = True) -> Optional[str]:
             raise ValueError(f"{excerpt(value, 200)!r} is not a URL: it needs a scheme, "
                              "http:// or https://")
         return None
-    if _is_loopback(match.group("host")):
+    if is_loopback_host(match.group("host")):
         log.debug("no scheme in %r: taking http:// for a loopback host", value)
         return f"http://{value}"
     raise ValueError(

@@ -17,11 +17,11 @@ and asks these functions what to fetch and whether to trust what came back:
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
+from .._hosts import is_loopback_host
 from ..exceptions import AuthError, excerpt
 
 __all__ = [
@@ -171,13 +171,7 @@ def origin_of(url: str) -> Origin:
 
 def is_loopback(url: str) -> bool:
     """True for ``localhost``, ``127.0.0.0/8`` and ``::1`` URLs."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_host(urlsplit(url).hostname or "")
 
 
 def require_secure(url: str, what: str, *, allow_insecure_http: bool = False) -> None:
