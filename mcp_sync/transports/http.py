@@ -1035,18 +1035,12 @@ class HttpTransport(Transport):
             if not exchange.resumable or not decoder.last_event_id:
                 reason = ("its stream cannot be resumed in this protocol version"
                           if not exchange.resumable else "it sent no event ID to resume from")
-                self._fail(exchange, TransportError(
-                    f"No response received for request {exchange.request_id!r} "
-                    f"({exchange.method}): {self.url} ended the event stream first, and "
-                    f"{reason}"))
+                self._no_response(exchange, f": {self.url} ended the event stream first, and "
+                                            f"{reason}")
                 return
             if attempts >= self.max_resume_attempts:
-                error = TransportError(
-                    f"No response received for request {exchange.request_id!r} "
-                    f"({exchange.method}) from {self.url} after {attempts} attempts to "
-                    f"resume its event stream")
-                error.__cause__ = last_error
-                self._fail(exchange, error)
+                self._no_response(exchange, f" from {self.url} after {attempts} attempts to "
+                                            f"resume its event stream", last_error)
                 return
             delay = self._retry_delay(decoder.retry, attempts)
             attempts += 1
@@ -1059,24 +1053,28 @@ class HttpTransport(Transport):
                 current = self._resume(exchange, decoder.last_event_id)
             except HTTPError as exc:
                 if exc.status < 500 and exc.status not in _TRANSIENT:
-                    error = TransportError(
-                        f"No response received for request {exchange.request_id!r} "
-                        f"({exchange.method}): {self.url} would not resume its event stream "
-                        f"({exc})")
-                    error.__cause__ = exc
-                    self._fail(exchange, error)
+                    self._no_response(exchange, f": {self.url} would not resume its event "
+                                                f"stream ({exc})", exc)
                     return
                 last_error = exc
             except MCPError as exc:
                 if refused(exc):
-                    error = TransportError(
-                        f"No response received for request {exchange.request_id!r} "
-                        f"({exchange.method}): {self.url} refused the connection to resume "
-                        f"its event stream; the server is gone")
-                    error.__cause__ = exc
-                    self._fail(exchange, error)
+                    self._no_response(exchange, f": {self.url} refused the connection to "
+                                                f"resume its event stream; the server is gone",
+                                      exc)
                     return
                 last_error = exc
+
+    def _no_response(self, exchange: _Exchange, why: str,
+                     *cause: Optional[BaseException]) -> None:
+        """Fail a request whose event stream ended for good before its response:
+        ``TransportError("No response received for request <id> (<method>)" + why)``,
+        its ``__cause__`` the ``cause`` given (none given: left unset)."""
+        error = TransportError(f"No response received for request {exchange.request_id!r} "
+                               f"({exchange.method}){why}")
+        if cause:
+            error.__cause__ = cause[0]
+        self._fail(exchange, error)
 
     def _resume(self, exchange: _Exchange, last_event_id: str) -> requests.Response:
         """GET the rest of a broken stream.
