@@ -279,15 +279,18 @@ def test_tracing_false_emits_nothing(traced: Tuple[TracerProvider, InMemorySpanE
 
 @pytest.fixture
 def global_provider() -> Iterator[InMemorySpanExporter]:
-    """The process's global TracerProvider (settable once), its exporter cleared."""
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
+    """The process's global TracerProvider with an exporter of its own; afterwards the
+    global is unset again, so that later tests in this process see no SDK (the API lets a
+    program set it only once: the reset reaches into its internals, as its own test
+    utilities do)."""
+    provider = TracerProvider()
+    trace.set_tracer_provider(provider)
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     yield exporter
     exporter.shutdown()
+    trace._TRACER_PROVIDER_SET_ONCE = trace.Once()  # type: ignore[attr-defined]
+    trace._TRACER_PROVIDER = None  # type: ignore[attr-defined]
 
 
 def test_on_by_default_with_the_global_provider_and_off_by_environment(
