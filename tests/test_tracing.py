@@ -290,7 +290,7 @@ def global_provider() -> Iterator[InMemorySpanExporter]:
     yield exporter
     exporter.shutdown()
     trace._TRACER_PROVIDER_SET_ONCE = trace.Once()  # type: ignore[attr-defined]
-    trace._TRACER_PROVIDER = None  # type: ignore[attr-defined]
+    trace._TRACER_PROVIDER = None
 
 
 def test_on_by_default_with_the_global_provider_and_off_by_environment(
