@@ -43,7 +43,7 @@ from typing import Any, Callable, Dict, List, Optional, OrderedDict, Tuple
 from ._protocol import INTERNAL_ERROR, INVALID_PARAMS
 from ._text import excerpt
 from ._threads import join_or_warn, start_thread
-from .context import RequestContext, request_context, serving
+from .context import RequestContext, request_context, serving, task_context
 from .exceptions import MCPError, ServerError
 
 log = logging.getLogger(__name__)
@@ -158,10 +158,7 @@ class TaskExecutor:
                     "one to end or expire, or cancel one")
             seq = next(self._seq)
             task_id = f"client-task-{seq}"
-            context = RequestContext(
-                method, task_id,
-                progress_token=outer.progress_token if outer is not None else None,
-                send_progress=outer._send_progress if outer is not None else None)
+            context = task_context(method, task_id, outer)
             task = _ClientTask(task_id, seq, method, ttl_of(params), context)
             self._tasks[task_id] = task
             self._start_reaper()

@@ -6,14 +6,14 @@ server can call back into.
 It hands whole parts of its work to private modules, each given a small host object of
 what it needs of the client: answering the server's requests and routing its
 notifications (:mod:`._callbacks`), the tool-call plumbing (:mod:`._toolcalls`), a
-call's retries (:mod:`._rounds`) and its display (:mod:`._display`).
+call's retries (:mod:`._rounds`), tasks and task-augmented calls (:mod:`.tasks`) and its
+display (:mod:`._display`).
 """
 
 from __future__ import annotations
 
 import collections
 import enum
-import itertools
 import json
 import logging
 import os
@@ -63,8 +63,8 @@ from ._protocol import (
     _Default,
 )
 from ._rounds import Rounds, RoundsFuture, RoundsHost
-from ._threads import join_or_warn, start_thread
-from ._toolcalls import ToolCalls, ToolCallsHost, ToolPlan, call_tool_params, check_arguments
+from ._threads import join_or_warn
+from ._toolcalls import ToolCalls, ToolCallsHost, check_arguments
 from ._version import __version__
 from .exceptions import (
     CapabilityError,
@@ -73,23 +73,12 @@ from .exceptions import (
     ListingTooLarge,
     MCPError,
     ProtocolError,
-    RequestTimeout,
     ServerError,
     SessionExpired,
     excerpt,
 )
 from .rpc import RequestFuture, RpcSession
-from .tasks import (
-    SessionTasks,
-    TaskBoard,
-    TaskFuture,
-    TaskHandle,
-    TaskProgress,
-    Watch,
-    await_call,
-    drive,
-    task_wire,
-)
+from .tasks import ClientTasks, TaskHandle, TasksHost, Watch, await_call
 from .transports.base import Transport, server_label
 
 if TYPE_CHECKING:
@@ -446,19 +435,12 @@ class Client:
         # change is not cached, so a stale list never outlives its notification.
         self._cache_generation: Dict[str, int] = {}
         self._cache_lock = threading.Lock()
-        # The waiters of tasks, woken by notifications/tasks/status and by closing.
-        self._task_board = TaskBoard()
-        #: Progress tokens of task-augmented calls (_call_as_task): next() is atomic.
-        self._task_tokens = itertools.count(1)
-        # The mcp-sync-task-<name> threads of task futures; close() joins them. Guarded
-        # by _task_threads_lock.
-        self._task_threads: List[threading.Thread] = []
-        self._task_threads_lock = threading.Lock()
         # Answers the server's requests and routes its notifications (_callbacks.py).
         self._callbacks = ServerCallbacks(CallbacksHost(
             settings=self, stateless=self._stateless, task_methods=self._task_methods,
             executor=lambda: self._task_executor, session=lambda: self._rpc,
-            server_log=lambda: self._server_log, task_status=self._task_board.status,
+            server_log=lambda: self._server_log,
+            task_status=lambda params: self._tasks.board.status(params),
             subscriptions=lambda: list(self._subscriptions),
             lists_changed=self._lists_changed))
         # The tool definitions, compiled outputSchemas and headers of calls (_toolcalls.py).
@@ -470,6 +452,18 @@ class Client:
             known_tools=lambda: self._known_tools,
             refused_tools=lambda: self._refused_tools,
             list_tools=lambda timeout: self.list_tools(timeout=timeout)))
+        # Task handles, their waiters and threads, task-augmented calls (tasks.py).
+        self._tasks = ClientTasks(TasksHost(
+            name=lambda: self.name, timeout=lambda: self.timeout,
+            max_total_timeout=lambda: self.max_total_timeout,
+            reset_timeout_on_progress=lambda: self.reset_timeout_on_progress,
+            open=lambda: self._state is not _State.CLOSED, stateless=self._stateless,
+            agreement=self._require_agreement, offers=self._offers,
+            require_capability=self._require_capability, request=self.request,
+            call=self._call, paginate=self._paginate,
+            follow_progress=lambda token, callback: self._live_rpc().follow_progress(
+                token, callback),
+            fulfil=self._callbacks.fulfil_observed, tool_calls=self._tool_calls))
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -657,7 +651,7 @@ class Client:
     def _connection_lost(self, session: RpcSession, error: Any) -> None:
         # On the dead session's callback thread; reads state without the lock (connect()
         # may hold it) and reports only a session that connected and was not closed.
-        self._task_board.wake_all()  # a waiting task's next poll meets the loss
+        self._tasks.board.wake_all()  # a waiting task's next poll meets the loss
         if self._connected_rpc is not session or self._state is not _State.CONNECTED:
             return
         if isinstance(error, SessionExpired):
@@ -693,9 +687,7 @@ class Client:
             session.close()
         # Task waiters wake, see the client closed and fail with ConnectionClosed; a
         # future's thread then ends.
-        self._task_board.wake_all()
-        with self._task_threads_lock:
-            threads, self._task_threads = self._task_threads, []
+        threads = self._tasks.closing()
         deadline = time.monotonic() + self.close_timeout
         for thread in threads:
             join_or_warn(thread, self.close_timeout, "closing the client", log,
@@ -1056,11 +1048,6 @@ class Client:
             return any(sub.covers(f"{kind}ListChanged") for sub in self._subscriptions)
         return self._has_capability(kind, "listChanged")
 
-    def _tool(self, name: str) -> Optional[types.Tool]:
-        known = self._known_tools
-        tool: Optional[types.Tool] = known.get(name) if known is not None else None
-        return tool
-
     def call_tool(
         self,
         name: str,
@@ -1115,23 +1102,13 @@ class Client:
             InvalidToolSchema: the tool's outputSchema cannot check results (then the
                 call is not sent), or checking this result would pass the check's bound.
         """
-        params = call_tool_params(name, arguments, meta)
-        plan = ToolPlan(self._tool_calls, name, params["arguments"], timeout)
-        task_params = self._task_params(name, task, ttl, timeout)
-        if task_params is not None:
-            return self._call_as_task(name, params, plan, task_params, timeout, on_progress,
-                                      raise_on_error, self._task_clock(timeout), Watch())
-        stateless = self._stateless()
-        clock = self._task_clock(timeout)
-        data = self._call("tools/call", params, timeout=timeout, on_progress=on_progress,
+        call = self._tasks.prepare(name, arguments, meta, task, ttl, timeout)
+        if call.task_params is not None:
+            return self._tasks.run(call, on_progress, raise_on_error, Watch())
+        plan = call.plan
+        data = self._call("tools/call", call.params, timeout=timeout, on_progress=on_progress,
                           headers=lambda: plan.headers, refresh=plan.refresh_if_repairable())
-        adopted = self._adopt_task(name, data, plan)
-        if adopted is not None:  # the server made the call a task (2026-07-28)
-            return adopted._finish(clock, Watch(), on_progress=on_progress,
-                                   raise_on_error=raise_on_error,
-                                   give_up=self._task_timeout(name, clock))
-        return self._tool_calls.result(name, data, plan.tool, plan.schema, stateless,
-                                       raise_on_error)
+        return self._tasks.outcome(call, data, Watch(), on_progress, raise_on_error)
 
     def call_tool_future(
         self,
@@ -1158,48 +1135,31 @@ class Client:
         and its task polled, on an ``mcp-sync-task-<name>`` thread that ends with the
         future; ``future.cancel()`` cancels the task too (``tasks/cancel``).
         """
-        params = call_tool_params(name, arguments, meta)
-        plan = ToolPlan(self._tool_calls, name, params["arguments"], timeout)
-        task_params = self._task_params(name, task, ttl, timeout)
-        if task_params is not None:
-            clock = self._task_clock(timeout)
-
-            def run_task(watch: Watch) -> types.CallToolResult:
-                return self._call_as_task(name, params, plan, task_params, timeout,
-                                          on_progress, raise_on_error, clock, watch)
-
-            return self._task_future(run_task)
-        stateless = self._stateless()
-        machine = self._rounds("tools/call", params, inputs=True,
+        tasks = self._tasks
+        call = tasks.prepare(name, arguments, meta, task, ttl, timeout)
+        if call.task_params is not None:
+            return tasks.future(
+                lambda watch: tasks.run(call, on_progress, raise_on_error, watch))
+        plan = call.plan
+        machine = self._rounds("tools/call", call.params, inputs=True,
                                refresh=plan.refresh_if_repairable())
 
         def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> RequestFuture:
             return session.submit("tools/call", round_params, timeout=self._timeout(timeout),
                                   on_progress=on_progress, headers=plan.headers)
 
-        wire = task_wire(self)
-        if wire.adopts_plain_calls and wire.runs_tools(self):
+        if tasks.adopts_plain_calls():
             # Any call may come back as a task: the whole call, rounds and task, runs on
             # an mcp-sync-task thread; cancelling the future cancels the call in flight,
             # or the task once there is one.
-            clock = self._task_clock(timeout)
-
             def run_call(watch: Watch) -> types.CallToolResult:
                 data = await_call(RoundsFuture(machine, send, lambda data: data).start(),
                                   watch)
-                created = self._adopt_task(name, data, plan)
-                if created is None:
-                    return self._tool_calls.result(name, data, plan.tool, plan.schema,
-                                                   stateless, raise_on_error)
-                return created._finish(clock, watch, on_progress=on_progress,
-                                       raise_on_error=raise_on_error,
-                                       give_up=self._task_timeout(name, clock))
+                return tasks.outcome(call, data, watch, on_progress, raise_on_error)
 
-            return self._task_future(run_call)
+            return tasks.future(run_call)
         return RoundsFuture(
-            machine, send,
-            lambda data: self._tool_calls.result(name, data, plan.tool, plan.schema,
-                                                 stateless, raise_on_error),
+            machine, send, lambda data: tasks.result(call, data, raise_on_error),
             offload=plan.schema is not None).start()
 
     # -- tasks (2025-11-25; the tasks extension in 2026-07-28) ----------------------------
@@ -1235,15 +1195,7 @@ class Client:
             ProtocolError: the server answered with no task.
             RequestTimeout, ServerError, ConnectionClosed: as for any request.
         """
-        params = call_tool_params(name, arguments, meta)
-        plan = ToolPlan(self._tool_calls, name, params["arguments"], timeout)
-        task_params = self._task_params(name, True, ttl, timeout)
-        assert task_params is not None  # task=True: a task, or CapabilityError
-        created = self._create_task(name, params, plan, task_params, timeout, None, False)
-        if not isinstance(created, TaskHandle):
-            raise ProtocolError(f"{self.name} answered tools/call {name!r} with a result, "
-                                "not the task it was asked to create")
-        return created
+        return self._tasks.start(self._tasks.prepare(name, arguments, meta, True, ttl, timeout))
 
     def task(self, task_id: str) -> TaskHandle:
         """A :class:`TaskHandle` for a task started earlier (by this client, another one
@@ -1254,7 +1206,7 @@ class Client:
         (another client, a renewed session) it may not know the id
         (:class:`~mcp_sync.TaskNotFound`).
         """
-        return TaskHandle(self, task_id)
+        return self._tasks.handle(task_id)
 
     def list_tasks(self, *, timeout: Timeout = DEFAULT) -> List[types.Task]:
         """Every task the server lists for this client (``tasks/list``, following
@@ -1265,159 +1217,12 @@ class Client:
                 the 2026-07-28 era, whose tasks extension has no ``tasks/list``.
             ListingTooLarge, RequestTimeout, ServerError, ConnectionClosed.
         """
-        return task_wire(self).list(self, timeout)
+        return self._tasks.list(timeout)
 
     def cancel_task(self, task_id: str, *, timeout: Timeout = DEFAULT) -> types.Task:
         """Cancel task ``task_id``: ``self.task(task_id).cancel()`` (see
         :meth:`TaskHandle.cancel`)."""
         return self.task(task_id).cancel(timeout=timeout)
-
-    def _task_params(self, name: str, task: Optional[bool], ttl: Optional[float],
-                     timeout: Timeout) -> Optional[Dict[str, Any]]:
-        """The ``task`` param of a call to tool ``name``, or None for a plain call.
-
-        Asked for (``task`` or ``ttl``), a task needs the server's
-        ``tasks.requests.tools.call`` and a tool whose ``execution.taskSupport`` is
-        ``"required"`` or ``"optional"``; not asked for, a ``"required"`` tool gets one.
-        In the 2026-07-28 era a task needs the tasks extension, and there is nothing to
-        ask with: the server decides (``{}`` for "expect one", None for a plain call that
-        may still come back as a task).
-        """
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float))
-                                or not 0 < ttl < float("inf")):
-            raise ValueError(f"ttl is a positive number of seconds, not {ttl!r}")
-        wanted = task if task is not None else (True if ttl is not None else None)
-        if wanted is False:
-            return None
-        wire = task_wire(self)
-        if not wire.runs_tools(self):
-            if wanted:
-                raise CapabilityError(
-                    f"{self.name} does not run tools as tasks ({wire.capability} not "
-                    f"declared); call {name!r} without task= or ttl=")
-            return None
-        if not wire.checks_tool_support:
-            return {} if wanted else None
-        support = self._task_support(name, timeout)
-        if wanted is None and support != "required":
-            return None
-        if wanted and support not in ("required", "optional"):
-            raise CapabilityError(
-                f"tool {excerpt(repr(name), 80)} of {self.name} cannot run as a task (its "
-                f"execution.taskSupport is {excerpt(repr(support), 40) if support else 'absent'}"
-                f"); call it without task= or ttl=")
-        params: Dict[str, Any] = {}
-        if ttl is not None:
-            params["ttl"] = max(1, round(ttl * 1000))
-        return params
-
-    def _task_support(self, name: str, timeout: Timeout) -> Optional[str]:
-        """Tool ``name``'s ``execution.taskSupport`` (listing the tools first if this
-        connection has not), or None when the tool is not listed or says nothing."""
-        tool = self._tool(name)
-        if tool is None and self._has_capability("tools"):
-            self.list_tools(timeout=timeout)
-            tool = self._tool(name)
-        execution = tool.execution if tool is not None else None
-        support = execution.task_support if execution is not None else None
-        return support
-
-    def _task_clock(self, timeout: Timeout) -> Any:
-        from .tasks import _Clock
-
-        return _Clock(self._timeout(timeout), self.max_total_timeout,
-                      push=self.reset_timeout_on_progress)
-
-    def _task_timeout(self, name: str, clock: Any) -> Callable[[RequestTimeout], RequestTimeout]:
-        """The timeout a task-augmented call raises when its wait runs out."""
-        return lambda expired: clock.expired("tools/call", expired.request_id, name)
-
-    def _call_as_task(
-        self, name: str, params: Dict[str, Any], plan: ToolPlan, task_params: Dict[str, Any],
-        timeout: Timeout, on_progress: Optional[ProgressCallback], raise_on_error: bool,
-        clock: Any, watch: Watch,
-    ) -> types.CallToolResult:
-        """A task-augmented ``tools/call`` from start to result (``call_tool`` and the
-        thread of ``call_tool_future``).
-
-        With ``on_progress``, in the session era, the call carries a progress token of
-        the client's own (not its request id): MCP keeps it valid for the task's life,
-        so the server's progress notifications reach ``on_progress`` after the task is
-        created too, until its result is in.
-        """
-        reporter: Optional[TaskProgress] = None
-        stop: Optional[Callable[[], None]] = None
-        meta = params.get("_meta")
-        if on_progress is not None and not self._stateless() and not (
-                isinstance(meta, dict) and "progressToken" in meta):
-            reporter = TaskProgress(on_progress)
-            token = f"mcp-sync-task-{next(self._task_tokens)}"
-            stop = self._live_rpc().follow_progress(token, reporter)
-            params = {**params, "_meta": {**(meta or {}), "progressToken": token}}
-        try:
-            created = self._create_task(name, params, plan, task_params, timeout,
-                                        None if reporter else on_progress, raise_on_error)
-            if not isinstance(created, TaskHandle):
-                return created  # the server ran it as a plain call
-            return created._finish(clock, watch, on_progress=reporter or on_progress,
-                                   raise_on_error=raise_on_error,
-                                   give_up=self._task_timeout(name, clock))
-        finally:
-            if stop is not None:
-                stop()
-
-    def _create_task(
-        self, name: str, params: Dict[str, Any], plan: ToolPlan, task_params: Dict[str, Any],
-        timeout: Timeout, on_progress: Optional[ProgressCallback], raise_on_error: bool,
-    ) -> Union[TaskHandle, types.CallToolResult]:
-        """Send the task-augmented ``tools/call``: a handle for the task created, or the
-        result of a server that ran the call plainly after all."""
-        wire = task_wire(self)
-        data = self._call("tools/call", wire.call_params(params, task_params),
-                          timeout=timeout, on_progress=on_progress,
-                          headers=lambda: plan.headers)
-        created = self._adopt_task(name, data, plan, wire)
-        if created is None:
-            log.info("%s ran tool %s plainly, not as the task asked for", self.name,
-                     excerpt(repr(name), 80))
-            return self._tool_calls.result(name, data, plan.tool, plan.schema,
-                                           self._stateless(), raise_on_error)
-        return created
-
-    def _adopt_task(self, name: str, data: Any, plan: ToolPlan,
-                    wire: Optional[SessionTasks] = None) -> Optional[TaskHandle]:
-        """A handle for the task a ``tools/call`` answered with, or None for a result.
-        Without ``wire`` (a plain call) only where the server decides (2026-07-28)."""
-        if wire is None:
-            wire = task_wire(self)
-            if not wire.adopts_plain_calls:
-                return None
-        task: Optional[types.Task] = wire.created(data)
-        if task is None:
-            return None
-        log.debug("%s runs tool %s as task %s", self.name, excerpt(repr(name), 80),
-                  excerpt(repr(task.task_id), 80))
-        return TaskHandle(self, task.task_id, task=task, tool=name, definition=plan.tool,
-                          schema=plan.schema)
-
-    def _task_client_open(self) -> bool:
-        """Whether task waiters may go on: the client was not closed."""
-        return self._state is not _State.CLOSED
-
-    def _task_future(self, work: Callable[[Watch], Any]) -> Future[Any]:
-        """A future for ``work(watch)``, run on an ``mcp-sync-task-<name>`` thread that
-        ``close()`` joins; cancelling the future stops ``watch``."""
-        watch = Watch()
-        future = TaskFuture(watch)
-        with self._task_threads_lock:
-            if self._state is _State.CLOSED:
-                raise ClientNotConnected(
-                    f"client for {self.name} is closed; call connect() again")
-            self._task_threads = [t for t in self._task_threads if t.is_alive()]
-            thread = start_thread(drive, f"mcp-sync-task-{self.name}", future,
-                                  lambda: work(watch))
-            self._task_threads.append(thread)
-        return future
 
     def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
         """Every resource the server lists (all pages); none (``[]``) when the server
@@ -1658,16 +1463,6 @@ class Client:
             if "tools/list" in listed:
                 self._known_tools = None
 
-    def _fulfil_observed(self, request: Any, key: str, cancelled: threading.Event) -> Any:
-        """Answer one input request (``ServerCallbacks.fulfil_observed``)."""
-        return self._callbacks.fulfil_observed(request, key, cancelled)
-
-    def _tool_result(
-        self, name: str, data: Any, tool: Optional[types.Tool], schema: Any,
-        stateless: bool, raise_on_error: bool = False,
-    ) -> types.CallToolResult:
-        """A tools/call result parsed and checked (``ToolCalls.result``)."""
-        return self._tool_calls.result(name, data, tool, schema, stateless, raise_on_error)
 
 
 def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any]:

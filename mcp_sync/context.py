@@ -143,3 +143,14 @@ def serving(context: RequestContext) -> Iterator[RequestContext]:
         yield context
     finally:
         _current.reset(token)
+
+
+def task_context(method: str, task_id: str,
+                 outer: Optional[RequestContext]) -> RequestContext:
+    """The context of a task the client runs for the server (``handler_tasks``), made
+    while answering the request that created it (``outer``: that request's context, if
+    any): the task's handler reports progress with the request's progress token."""
+    if outer is None:
+        return RequestContext(method, task_id)
+    return RequestContext(method, task_id, progress_token=outer.progress_token,
+                          send_progress=outer._send_progress)

@@ -76,7 +76,6 @@ import enum
 import logging
 import threading
 import time
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
@@ -111,7 +110,7 @@ from .exceptions import (
     MCPError,
     TransportError,
 )
-from .tasks import TaskHandle
+from .tasks import FollowingTaskHandle, TaskHandle
 
 if TYPE_CHECKING:
     from . import types
@@ -1325,7 +1324,7 @@ class Manager:
                                                   meta=meta),
             timeout,
         )
-        return _ServerTaskHandle(server, handle)
+        return _server_task(server, handle)
 
     def task(self, server: str, task_id: str) -> TaskHandle:
         """A :class:`~mcp_sync.TaskHandle` for task ``task_id`` of ``server``, started
@@ -1339,7 +1338,7 @@ class Manager:
             ClientNotConnected: the manager is not connected, or closed.
         """
         entry = self._server(server)
-        return _ServerTaskHandle(entry, self._client_for(entry).task(task_id))
+        return _server_task(entry, self._client_for(entry).task(task_id))
 
     def list_tasks(self, server: Optional[str] = None, *,
                    timeout: Timeout = DEFAULT) -> List[Tuple[str, types.Task]]:
@@ -1479,44 +1478,15 @@ class Manager:
         )
 
 
-class _ServerTaskHandle(TaskHandle):
+def _server_task(server: _Server, handle: TaskHandle) -> TaskHandle:
     """A :class:`TaskHandle` of a manager's server: each request goes to the server's
     client of the moment (``ServerUnavailable`` while it is down), so the handle outlives
     a reconnect; whether the server still knows the task is the server's affair."""
 
-    def __init__(self, server: _Server, handle: TaskHandle) -> None:
-        super().__init__(handle._client, handle.id, task=handle.last, tool=handle.tool,
-                         definition=handle._definition, schema=handle._schema)
-        self._server = server
+    def moved(task_id: str) -> None:
+        log.debug("task %s of %s: now on a new connection", task_id, server.name)
 
-    def _follow(self) -> None:
-        client = self._server.client()
-        if client is not self._client:
-            log.debug("task %s of %s: now on a new connection", self.id, self._server.name)
-            self._client = client
-
-    def status(self, *, timeout: Timeout = DEFAULT) -> types.Task:
-        self._follow()
-        return super().status(timeout=timeout)
-
-    def cancel(self, *, timeout: Timeout = DEFAULT) -> types.Task:
-        self._follow()
-        return super().cancel(timeout=timeout)
-
-    def wait(self, timeout: Timeout = DEFAULT, *,
-             on_status: Optional[Callable[[types.Task], None]] = None) -> types.Task:
-        self._follow()
-        return super().wait(timeout, on_status=on_status)
-
-    def result(self, timeout: Timeout = DEFAULT, *,
-               raise_on_error: bool = False) -> types.CallToolResult:
-        self._follow()
-        return super().result(timeout, raise_on_error=raise_on_error)
-
-    def future(self, timeout: Timeout = DEFAULT, *,
-               raise_on_error: bool = False) -> Future[types.CallToolResult]:
-        self._follow()
-        return super().future(timeout, raise_on_error=raise_on_error)
+    return FollowingTaskHandle(handle, lambda task_id: server.client().task(task_id), moved)
 
 
 def _close_quietly(client: Client) -> None:

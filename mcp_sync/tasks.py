@@ -31,18 +31,28 @@ Threads: none of its own for the blocking forms (``call_tool``, :meth:`TaskHandl
 (``call_tool_future`` of a task, :meth:`TaskHandle.future`) run the same code on one
 short-lived ``mcp-sync-task-<server>`` thread each, which ends with its future; the
 client's ``close()`` wakes and joins them (``close_timeout``).
+
+The client's side of all this is one :class:`ClientTasks` per client: the waiters'
+:class:`TaskBoard`, those threads, and the task-augmented ``tools/call`` from start to
+result (``Client.call_tool`` and its kin delegate to it). The client builds it with a
+:class:`TasksHost` (what tasks need of the client, nothing more); handles and wires
+reach the client only through it. This module imports no client.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import logging
 import threading
 import time
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
 
-from ._core import settle
+from ._core import ProgressCallback, settle
 from ._protocol import DEFAULT, INVALID_PARAMS, TASKS_EXTENSION, Timeout
+from ._threads import start_thread
+from ._toolcalls import ToolCalls, ToolPlan, call_tool_params
 from .exceptions import (
     CapabilityError,
     ClientNotConnected,
@@ -60,7 +70,7 @@ from .exceptions import (
 
 if TYPE_CHECKING:
     from . import types
-    from .client import Client
+    from ._agreement import Agreement
 
 __all__ = [
     "CANCEL_TIMEOUT",
@@ -72,6 +82,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+# The client's logger: these messages were always the client's.
+client_log = logging.getLogger("mcp_sync.client")
 
 #: The shortest wait between two ``tasks/get`` of one task, seconds, whatever
 #: ``pollInterval`` the server asks for (a server cannot make the client spin).
@@ -244,7 +256,7 @@ class TaskHandle:
     :class:`~mcp_sync.ConnectionClosed`.
     """
 
-    def __init__(self, client: Client, task_id: str, *, task: Optional[types.Task] = None,
+    def __init__(self, client: ClientTasks, task_id: str, *, task: Optional[types.Task] = None,
                  tool: Optional[str] = None, definition: Optional[types.Tool] = None,
                  schema: Any = None) -> None:
         if not isinstance(task_id, str) or not task_id:
@@ -282,7 +294,7 @@ class TaskHandle:
             TaskNotFound: the server does not know the id (wrong, or expired).
             RequestTimeout, ConnectionClosed, ServerError: as for any request.
         """
-        return self._get(self._client._timeout(timeout))
+        return self._get(self._client.bound(timeout))
 
     def cancel(self, *, timeout: Timeout = DEFAULT) -> types.Task:
         """Cancel the task (``tasks/cancel``); returns its state after (``cancelled``).
@@ -298,7 +310,7 @@ class TaskHandle:
             TaskNotFound: the server does not know the id.
             RequestTimeout, ConnectionClosed, ServerError: as for any request.
         """
-        return task_wire(self._client).cancel(self, self._client._timeout(timeout))
+        return task_wire(self._client).cancel(self, self._client.bound(timeout))
 
     # -- waiting -------------------------------------------------------------------------
 
@@ -356,7 +368,7 @@ class TaskHandle:
         best effort, within 2 s).
         """
         clock = self._clock(timeout)
-        return self._client._task_future(
+        return self._client.future(
             lambda watch: self._finish(clock, watch, on_progress=None,
                                        raise_on_error=raise_on_error, give_up=None))
 
@@ -364,7 +376,7 @@ class TaskHandle:
 
     def _clock(self, timeout: Timeout) -> _Clock:
         client = self._client
-        return _Clock(client._timeout(timeout), None, push=False)
+        return _Clock(client.bound(timeout), None, push=False)
 
     def _get(self, bound: Optional[float]) -> types.Task:
         try:
@@ -400,7 +412,7 @@ class TaskHandle:
                  subject: Optional[str], method: str = "tasks/get") -> Any:
         """Run ``work`` with ``watch`` on the board: a wait's end, timeout and closing."""
         client = self._client
-        board = client._task_board
+        board = client.board
         board.watch(watch, self.id)
         try:
             return work()
@@ -446,7 +458,7 @@ class TaskHandle:
             watch.event.clear()
             if watch.stopped:
                 raise _Stopped()
-            if not client._task_client_open():
+            if not client.host.open():
                 raise self._closed()
             note = watch.take()
             if note is not None:
@@ -545,7 +557,7 @@ class TaskHandle:
             if give_up is not None or watch.stopped:
                 self._cancel_quietly("the caller gave up")
             raise
-        return self._client._tool_result(self.tool or "(task)", data, self._definition,
+        return self._client.host.tool_calls.result(self.tool or "(task)", data, self._definition,
                                          self._schema, False, raise_on_error)
 
     def _cancel_quietly(self, why: str) -> None:
@@ -560,6 +572,51 @@ class TaskHandle:
         except MCPError as exc:
             log.info("%s: could not cancel task %s (%s): %s", client.name,
                      excerpt(repr(self.id), 80), why, exc)
+
+
+class FollowingTaskHandle(TaskHandle):
+    """A :class:`TaskHandle` whose requests go to the connection of the moment (a
+    :class:`~mcp_sync.Manager`'s handles, which outlive a reconnect): before each one,
+    ``current(task_id)`` gives a handle for the task on that connection (it sends
+    nothing; what it raises, ``ServerUnavailable`` while there is none, the method
+    raises). A handle on another client's connection takes the requests over (and
+    ``moved(task_id)`` is told); this one keeps what it saw of the task."""
+
+    def __init__(self, handle: TaskHandle, current: Callable[[str], TaskHandle],
+                 moved: Callable[[str], None]) -> None:
+        super().__init__(handle._client, handle.id, task=handle.last, tool=handle.tool,
+                         definition=handle._definition, schema=handle._schema)
+        self._current = current
+        self._moved = moved
+
+    def _follow(self) -> None:
+        client = self._current(self.id)._client
+        if client is not self._client:
+            self._moved(self.id)
+            self._client = client
+
+    def status(self, *, timeout: Timeout = DEFAULT) -> types.Task:
+        self._follow()
+        return super().status(timeout=timeout)
+
+    def cancel(self, *, timeout: Timeout = DEFAULT) -> types.Task:
+        self._follow()
+        return super().cancel(timeout=timeout)
+
+    def wait(self, timeout: Timeout = DEFAULT, *,
+             on_status: Optional[Callable[[types.Task], None]] = None) -> types.Task:
+        self._follow()
+        return super().wait(timeout, on_status=on_status)
+
+    def result(self, timeout: Timeout = DEFAULT, *,
+               raise_on_error: bool = False) -> types.CallToolResult:
+        self._follow()
+        return super().result(timeout, raise_on_error=raise_on_error)
+
+    def future(self, timeout: Timeout = DEFAULT, *,
+               raise_on_error: bool = False) -> Future[types.CallToolResult]:
+        self._follow()
+        return super().future(timeout, raise_on_error=raise_on_error)
 
 
 def _because(task: Any) -> str:
@@ -660,6 +717,318 @@ def drive(future: TaskFuture, work: Callable[[], Any]) -> None:
         settle(future, result)
 
 
+# -- the client's side: its tasks and its task-augmented calls ------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class TasksHost:
+    """What tasks need of the client (the client builds it once; read at each use, so
+    a renamed client or a new connection is seen)."""
+
+    name: Callable[[], str]
+    #: ``Client.timeout``: the bound of one request when a method is given none.
+    timeout: Callable[[], Optional[float]]
+    #: ``Client.max_total_timeout`` and ``Client.reset_timeout_on_progress``: how long
+    #: a task-augmented call may wait for its task.
+    max_total_timeout: Callable[[], Optional[float]]
+    reset_timeout_on_progress: Callable[[], bool]
+    #: Whether task waiters may go on: the client was not closed.
+    open: Callable[[], bool]
+    stateless: Callable[[], bool]
+    #: The connection's agreement (``ClientNotConnected`` before the first connect).
+    agreement: Callable[[], Agreement]
+    #: Whether the server declared the capability at a path (``ClientNotConnected``
+    #: when the client is closed).
+    offers: Callable[..., bool]
+    #: ``require_capability(what, *path)``: ``CapabilityError`` naming ``what`` unless
+    #: the server declared the capability at ``path``.
+    require_capability: Callable[..., None]
+    #: ``Client.request``: one request, blocking.
+    request: Callable[..., Any]
+    #: One request to its result with the client's retries (a renewed session, a
+    #: version switch, the ``input_required`` rounds): ``call(method, params, *,
+    #: timeout, on_progress, headers)``.
+    call: Callable[..., Any]
+    #: ``paginate(method, key, model, timeout, cache)``: every item of a listing.
+    paginate: Callable[[str, str, Any, Timeout, bool], List[Any]]
+    #: ``follow_progress(token, callback)`` on the live session: the server's progress
+    #: for ``token`` goes to ``callback`` until the function returned is called.
+    follow_progress: Callable[[str, ProgressCallback], Callable[[], None]]
+    #: Answer one input request (2026-07-28) with the client's handlers:
+    #: ``fulfil(request, key, cancelled)``.
+    fulfil: Callable[[Any, str, threading.Event], Any]
+    #: The client's tool-call plumbing: a call's plan, its result checked.
+    tool_calls: ToolCalls
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskCall:
+    """A ``tools/call`` made ready on the caller's thread, before anything is sent: its
+    params and :class:`~._toolcalls.ToolPlan`, the ``task`` param when it runs as a task
+    (None for a plain call, which the server may still make a task in 2026-07-28),
+    whether the era is stateless, and the clock of the task it may become (started
+    now)."""
+
+    name: str
+    params: Dict[str, Any]
+    plan: ToolPlan
+    task_params: Optional[Dict[str, Any]]
+    timeout: Timeout
+    stateless: bool
+    clock: _Clock
+
+
+class ClientTasks:
+    """One client's tasks: the :class:`TaskBoard` of its waiters, the
+    ``mcp-sync-task-<server>`` threads of its task futures, the progress tokens of its
+    task-augmented calls, and those calls from start to result. The client builds it
+    once, with a :class:`TasksHost`; its task handles and the wires use it (and never
+    the client). Can be shared between threads."""
+
+    def __init__(self, host: TasksHost) -> None:
+        self.host = host
+        #: The waiters of tasks, woken by notifications/tasks/status and by closing.
+        self.board = TaskBoard()
+        # Progress tokens of task-augmented calls (call_as_task): next() is atomic.
+        self._tokens = itertools.count(1)
+        # The mcp-sync-task-<name> threads of task futures; the client's close() joins
+        # them. Guarded by _threads_lock.
+        self._threads: List[threading.Thread] = []
+        self._threads_lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.host.name()
+
+    @property
+    def timeout(self) -> Optional[float]:
+        return self.host.timeout()
+
+    def bound(self, timeout: Timeout) -> Optional[float]:
+        """``timeout``, or the client's for ``DEFAULT``."""
+        return self.host.timeout() if timeout is DEFAULT else timeout
+
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
+                timeout: Timeout = DEFAULT) -> Any:
+        return self.host.request(method, params, timeout=timeout)
+
+    def handle(self, task_id: str) -> TaskHandle:
+        """A handle for task ``task_id`` (no tool known)."""
+        return TaskHandle(self, task_id)
+
+    def list(self, timeout: Timeout) -> List[types.Task]:
+        return task_wire(self).list(self, timeout)
+
+    def adopts_plain_calls(self) -> bool:
+        """Whether any ``tools/call`` may come back as a task: the server decides
+        (2026-07-28) and runs tools as tasks."""
+        wire = task_wire(self)
+        return wire.adopts_plain_calls and wire.runs_tools(self)
+
+    # -- threads -------------------------------------------------------------------------
+
+    def future(self, work: Callable[[Watch], Any]) -> Future[Any]:
+        """A future for ``work(watch)``, run on an ``mcp-sync-task-<name>`` thread that
+        the client's ``close()`` joins (:meth:`closing`); cancelling the future stops
+        ``watch``."""
+        watch = Watch()
+        future = TaskFuture(watch)
+        with self._threads_lock:
+            if not self.host.open():
+                raise ClientNotConnected(
+                    f"client for {self.name} is closed; call connect() again")
+            self._threads = [t for t in self._threads if t.is_alive()]
+            thread = start_thread(drive, f"mcp-sync-task-{self.name}", future,
+                                  lambda: work(watch))
+            self._threads.append(thread)
+        return future
+
+    def closing(self) -> List[threading.Thread]:
+        """The client is closing (its ``open()`` is false by now): every waiter wakes,
+        sees it closed and fails with ``ConnectionClosed``, so a future's thread ends.
+        Returns the threads to join."""
+        self.board.wake_all()
+        with self._threads_lock:
+            threads, self._threads = self._threads, []
+        return threads
+
+    # -- task-augmented calls ------------------------------------------------------------
+
+    def prepare(self, name: str, arguments: Optional[Any], meta: Optional[Any],
+                task: Optional[bool], ttl: Optional[float], timeout: Timeout) -> TaskCall:
+        """A ``tools/call`` of tool ``name`` made ready (see :class:`TaskCall`).
+
+        Raises:
+            TypeError: ``arguments`` is not a mapping. ValueError: a bad ``ttl``.
+            CapabilityError: a task asked for that the server or tool cannot run.
+            InvalidToolSchema: the tool's outputSchema cannot check results.
+        """
+        params = call_tool_params(name, arguments, meta)
+        plan = ToolPlan(self.host.tool_calls, name, params["arguments"], timeout)
+        task_params = self._task_params(name, task, ttl, timeout)
+        host = self.host
+        clock = _Clock(self.bound(timeout), host.max_total_timeout(),
+                       push=host.reset_timeout_on_progress())
+        return TaskCall(name, params, plan, task_params, timeout, host.stateless(), clock)
+
+    def _task_params(self, name: str, task: Optional[bool], ttl: Optional[float],
+                     timeout: Timeout) -> Optional[Dict[str, Any]]:
+        """The ``task`` param of a call to tool ``name``, or None for a plain call.
+
+        Asked for (``task`` or ``ttl``), a task needs the server's
+        ``tasks.requests.tools.call`` and a tool whose ``execution.taskSupport`` is
+        ``"required"`` or ``"optional"``; not asked for, a ``"required"`` tool gets one.
+        In the 2026-07-28 era a task needs the tasks extension, and there is nothing to
+        ask with: the server decides (``{}`` for "expect one", None for a plain call that
+        may still come back as a task).
+        """
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float))
+                                or not 0 < ttl < float("inf")):
+            raise ValueError(f"ttl is a positive number of seconds, not {ttl!r}")
+        wanted = task if task is not None else (True if ttl is not None else None)
+        if wanted is False:
+            return None
+        wire = task_wire(self)
+        if not wire.runs_tools(self):
+            if wanted:
+                raise CapabilityError(
+                    f"{self.name} does not run tools as tasks ({wire.capability} not "
+                    f"declared); call {name!r} without task= or ttl=")
+            return None
+        if not wire.checks_tool_support:
+            return {} if wanted else None
+        support = self._task_support(name, timeout)
+        if wanted is None and support != "required":
+            return None
+        if wanted and support not in ("required", "optional"):
+            raise CapabilityError(
+                f"tool {excerpt(repr(name), 80)} of {self.name} cannot run as a task (its "
+                f"execution.taskSupport is {excerpt(repr(support), 40) if support else 'absent'}"
+                f"); call it without task= or ttl=")
+        params: Dict[str, Any] = {}
+        if ttl is not None:
+            params["ttl"] = max(1, round(ttl * 1000))
+        return params
+
+    def _task_support(self, name: str, timeout: Timeout) -> Optional[str]:
+        """Tool ``name``'s ``execution.taskSupport`` (listing the tools first if this
+        connection has not), or None when the tool is not listed or says nothing."""
+        tools = self.host.tool_calls.host
+
+        def listed() -> Optional[types.Tool]:
+            known = tools.known_tools()
+            tool: Optional[types.Tool] = known.get(name) if known is not None else None
+            return tool
+
+        tool = listed()
+        if tool is None and tools.has_tools():
+            tools.list_tools(timeout)
+            tool = listed()
+        execution = tool.execution if tool is not None else None
+        support: Optional[str] = execution.task_support if execution is not None else None
+        return support
+
+    def start(self, call: TaskCall) -> TaskHandle:
+        """Send a task-augmented ``tools/call`` and return the task's handle.
+
+        Raises:
+            ProtocolError: the server answered with a result, not a task.
+        """
+        assert call.task_params is not None  # task=True: a task, or CapabilityError
+        created = self._create(call, None, False)
+        if not isinstance(created, TaskHandle):
+            raise ProtocolError(f"{self.name} answered tools/call {call.name!r} with a "
+                                "result, not the task it was asked to create")
+        return created
+
+    def run(self, call: TaskCall, on_progress: Optional[ProgressCallback],
+            raise_on_error: bool, watch: Watch) -> types.CallToolResult:
+        """A task-augmented ``tools/call`` from start to result (``call_tool`` and the
+        thread of ``call_tool_future``).
+
+        With ``on_progress``, in the session era, the call carries a progress token of
+        the client's own (not its request id): MCP keeps it valid for the task's life,
+        so the server's progress notifications reach ``on_progress`` after the task is
+        created too, until its result is in.
+        """
+        reporter: Optional[TaskProgress] = None
+        stop: Optional[Callable[[], None]] = None
+        params = call.params
+        meta = params.get("_meta")
+        if on_progress is not None and not self.host.stateless() and not (
+                isinstance(meta, dict) and "progressToken" in meta):
+            reporter = TaskProgress(on_progress)
+            token = f"mcp-sync-task-{next(self._tokens)}"
+            stop = self.host.follow_progress(token, reporter)
+            call = dataclasses.replace(
+                call, params={**params, "_meta": {**(meta or {}), "progressToken": token}})
+        try:
+            created = self._create(call, None if reporter else on_progress, raise_on_error)
+            if not isinstance(created, TaskHandle):
+                return created  # the server ran it as a plain call
+            return created._finish(call.clock, watch, on_progress=reporter or on_progress,
+                                   raise_on_error=raise_on_error, give_up=_give_up(call))
+        finally:
+            if stop is not None:
+                stop()
+
+    def _create(self, call: TaskCall, on_progress: Optional[ProgressCallback],
+                raise_on_error: bool) -> Union[TaskHandle, types.CallToolResult]:
+        """Send the task-augmented ``tools/call``: a handle for the task created, or the
+        result of a server that ran the call plainly after all."""
+        assert call.task_params is not None
+        wire = task_wire(self)
+        plan = call.plan
+        data = self.host.call("tools/call", wire.call_params(call.params, call.task_params),
+                              timeout=call.timeout, on_progress=on_progress,
+                              headers=lambda: plan.headers)
+        created = self._adopt(call, data, wire)
+        if created is None:
+            client_log.info("%s ran tool %s plainly, not as the task asked for", self.name,
+                            excerpt(repr(call.name), 80))
+            return self.host.tool_calls.result(call.name, data, plan.tool, plan.schema,
+                                               self.host.stateless(), raise_on_error)
+        return created
+
+    def outcome(self, call: TaskCall, data: Any, watch: Watch,
+                on_progress: Optional[ProgressCallback],
+                raise_on_error: bool) -> types.CallToolResult:
+        """The result of a plain ``tools/call`` answered with ``data``: the result, or,
+        when the server made the call a task (2026-07-28), the task's, waited for."""
+        adopted = self._adopt(call, data)
+        if adopted is None:
+            return self.result(call, data, raise_on_error)
+        return adopted._finish(call.clock, watch, on_progress=on_progress,
+                               raise_on_error=raise_on_error, give_up=_give_up(call))
+
+    def result(self, call: TaskCall, data: Any, raise_on_error: bool) -> types.CallToolResult:
+        """The result of a plain ``tools/call``, parsed and checked."""
+        plan = call.plan
+        return self.host.tool_calls.result(call.name, data, plan.tool, plan.schema,
+                                           call.stateless, raise_on_error)
+
+    def _adopt(self, call: TaskCall, data: Any,
+               wire: Optional[SessionTasks] = None) -> Optional[TaskHandle]:
+        """A handle for the task a ``tools/call`` answered with, or None for a result.
+        Without ``wire`` (a plain call) only where the server decides (2026-07-28)."""
+        if wire is None:
+            wire = task_wire(self)
+            if not wire.adopts_plain_calls:
+                return None
+        task: Optional[types.Task] = wire.created(data)
+        if task is None:
+            return None
+        client_log.debug("%s runs tool %s as task %s", self.name, excerpt(repr(call.name), 80),
+                         excerpt(repr(task.task_id), 80))
+        return TaskHandle(self, task.task_id, task=task, tool=call.name,
+                          definition=call.plan.tool, schema=call.plan.schema)
+
+
+def _give_up(call: TaskCall) -> Callable[[RequestTimeout], RequestTimeout]:
+    """The timeout a task-augmented call raises when its wait runs out."""
+    return lambda expired: call.clock.expired("tools/call", expired.request_id, call.name)
+
+
 # -- the wires: what differs between the eras' tasks ---------------------------------------
 
 
@@ -676,8 +1045,8 @@ class SessionTasks:
     #: Whether any ``tools/call`` may come back as a task (the server decides).
     adopts_plain_calls = False
 
-    def runs_tools(self, client: Client) -> bool:
-        return client._offers("tasks", "requests", "tools", "call")
+    def runs_tools(self, client: ClientTasks) -> bool:
+        return client.host.offers("tasks", "requests", "tools", "call")
 
     def call_params(self, params: Dict[str, Any], task_params: Dict[str, Any],
                     ) -> Dict[str, Any]:
@@ -710,14 +1079,14 @@ class SessionTasks:
     def payload(self, handle: TaskHandle, task: types.Task, clock: _Clock) -> Dict[str, Any]:
         return handle._read_result(task, clock)
 
-    def cancels(self, client: Client) -> bool:
-        return client._offers("tasks", "cancel")
+    def cancels(self, client: ClientTasks) -> bool:
+        return client.host.offers("tasks", "cancel")
 
     def cancel(self, handle: TaskHandle, bound: Optional[float]) -> types.Task:
         from . import types
 
         client = handle._client
-        client._require_capability("tasks/cancel", "tasks", "cancel")
+        client.host.require_capability("tasks/cancel", "tasks", "cancel")
         try:
             data = client.request("tasks/cancel", {"taskId": handle.id}, timeout=bound)
         except ServerError as exc:
@@ -731,12 +1100,12 @@ class SessionTasks:
         handle._last = task
         return task
 
-    def list(self, client: Client, timeout: Timeout) -> List[types.Task]:
+    def list(self, client: ClientTasks, timeout: Timeout) -> List[types.Task]:
         from . import types
 
-        client._require_capability("tasks/list", "tasks", "list")
-        tasks: List[types.Task] = client._paginate("tasks/list", "tasks", types.Task,
-                                                  timeout, False)
+        client.host.require_capability("tasks/list", "tasks", "list")
+        tasks: List[types.Task] = client.host.paginate("tasks/list", "tasks", types.Task,
+                                                      timeout, False)
         return tasks
 
 
@@ -754,8 +1123,8 @@ class ExtensionTasks(SessionTasks):
     checks_tool_support = False  # a 2026-07-28 tool says nothing about tasks
     adopts_plain_calls = True
 
-    def runs_tools(self, client: Client) -> bool:
-        return client._offers("extensions", TASKS_EXTENSION)
+    def runs_tools(self, client: ClientTasks) -> bool:
+        return client.host.offers("extensions", TASKS_EXTENSION)
 
     def call_params(self, params: Dict[str, Any], task_params: Dict[str, Any],
                     ) -> Dict[str, Any]:
@@ -791,7 +1160,7 @@ class ExtensionTasks(SessionTasks):
                    if key not in handle._answered}
         if not pending:
             return False  # answered already; the server has not moved on yet
-        responses = {key: client._fulfil_observed(request, key, watch.cancelled)
+        responses = {key: client.host.fulfil(request, key, watch.cancelled)
                      for key, request in pending.items()}
         if watch.stopped:
             raise _Stopped()
@@ -819,7 +1188,7 @@ class ExtensionTasks(SessionTasks):
                                 "inlines no result object")
         return result
 
-    def cancels(self, client: Client) -> bool:
+    def cancels(self, client: ClientTasks) -> bool:
         return self.runs_tools(client)
 
     def cancel(self, handle: TaskHandle, bound: Optional[float]) -> types.Task:
@@ -835,7 +1204,7 @@ class ExtensionTasks(SessionTasks):
             raise
         return handle._get(bound)  # the acknowledgement carries no state
 
-    def list(self, client: Client, timeout: Timeout) -> List[types.Task]:
+    def list(self, client: ClientTasks, timeout: Timeout) -> List[types.Task]:
         raise CapabilityError(f"{client.name} lists no tasks: the 2026-07-28 era's "
                               f"{TASKS_EXTENSION} extension has no tasks/list")
 
@@ -844,13 +1213,13 @@ _SESSION_TASKS = SessionTasks()
 _EXTENSION_TASKS = ExtensionTasks()
 
 
-def task_wire(client: Client) -> SessionTasks:
+def task_wire(client: ClientTasks) -> SessionTasks:
     """The tasks wire of ``client``'s agreement: the extension in the stateless era.
 
     Raises:
         ClientNotConnected: the client has not connected.
     """
-    return _EXTENSION_TASKS if client._require_agreement().stateless else _SESSION_TASKS
+    return _EXTENSION_TASKS if client.host.agreement().stateless else _SESSION_TASKS
 
 
 def _flat_task(data: Any, what: str) -> types.Task:
