@@ -1,20 +1,19 @@
-"""The MCP client: the handshake, every MCP method, pagination, and the callbacks a
-server can call back into.
+"""The MCP client: the handshake, every MCP method, and the callbacks a server can
+call back into.
 
 ``Client`` never touches a process or a socket itself; it drives an
 :class:`~mcp_sync.rpc.RpcSession` over a :class:`~mcp_sync.transports.base.Transport`.
 It hands whole parts of its work to private modules, each given a small host object of
 what it needs of the client: answering the server's requests and routing its
 notifications (:mod:`._callbacks`), the tool-call plumbing (:mod:`._toolcalls`), a
-call's retries (:mod:`._rounds`), tasks and task-augmented calls (:mod:`.tasks`) and its
-display (:mod:`._display`).
+call's retries (:mod:`._rounds`), pagination and the list cache (:mod:`._listing`), tasks
+and task-augmented calls (:mod:`.tasks`) and its display (:mod:`._display`).
 """
 
 from __future__ import annotations
 
 import collections
 import enum
-import json
 import logging
 import os
 import threading
@@ -30,7 +29,6 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
-    Tuple,
     Type,
     TypeVar,
     Union,
@@ -48,6 +46,7 @@ from ._callbacks import (
 from ._core import ProgressCallback
 from ._executor import DEFAULT_LIMIT as DEFAULT_HANDLER_TASKS
 from ._executor import TaskExecutor
+from ._listing import ListingHost, Listings
 from ._models import dump as _dump
 from ._models import parse as _parse
 from ._negotiation import Agreement, Offer, choose_version, forget_protocol_eras, negotiate
@@ -70,7 +69,6 @@ from .exceptions import (
     CapabilityError,
     ClientNotConnected,
     ForkedClientError,
-    ListingTooLarge,
     MCPError,
     ProtocolError,
     ServerError,
@@ -128,57 +126,6 @@ class _State(enum.Enum):
     NEW = "new"
     CONNECTED = "connected"
     CLOSED = "closed"
-
-
-# Measures listed items for max_list_bytes: compact, non-ASCII kept as is (one byte per
-# character, close to the UTF-8 on the wire), C-accelerated (no indent).
-_measure = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-
-
-class _ListingBudget:
-    """What one ``list_*`` call may still collect, all its pages together.
-
-    The server decides how many pages there are and how big each one is, so the client
-    puts a number on the total: ``max_list_items`` items and ``max_list_bytes`` bytes
-    (``None`` turns a bound off). Each page is counted before its items are parsed, and
-    nothing is kept when a bound is passed, so a listing holds at most about one bound's
-    worth of items plus one page.
-
-    Bytes are the items' size as compact JSON: the session hands the client parsed
-    results, not frames, so the frame sizes the transport read are not at hand here (and
-    an in-process transport has none). Each item is encoded on its own (C speed, about
-    the cost of decoding it; listings only, never ``tools/call``, and cached while the
-    server promises ``list_changed``), which keeps the transient string to one item's
-    size and stops mid-page at the bound.
-    """
-
-    def __init__(self, client: Client, method: str) -> None:
-        self.client = client
-        self.method = method
-        self.items = 0
-        self.bytes = 0
-
-    def take(self, items: List[Any], pages: int) -> None:
-        """Count one page's raw ``items``; raise :class:`ListingTooLarge` past a bound."""
-        max_items, max_bytes = self.client.max_list_items, self.client.max_list_bytes
-        self.items += len(items)
-        if max_items is not None and self.items > max_items:
-            raise self.error("max_list_items", max_items,
-                             f"listed more than {max_items} items in {pages} pages")
-        if max_bytes is None:
-            return
-        for item in items:
-            self.bytes += len(_measure(item))
-            if self.bytes > max_bytes:
-                raise self.error("max_list_bytes", max_bytes,
-                                 f"listed more than {max_bytes} bytes of items in {pages} pages")
-
-    def error(self, bound: str, limit: int, what: str) -> ListingTooLarge:
-        return ListingTooLarge(
-            f"{self.method} from {self.client.name} passed {bound}={limit}: the server {what}; "
-            f"raise it with Client({bound}=...) or connect(..., {bound}=...) (None: no limit)",
-            method=self.method, bound=bound, limit=limit,
-        )
 
 
 class Client:
@@ -407,14 +354,6 @@ class Client:
         #: one, so a client with a logging_handler asks for "info" and up by itself, as
         #: session-era servers log without being asked.
         self.log_level: Optional[str] = "info" if logging_handler is not None else None
-        # Tools seen in the last list_tools(), by name: their input schemas give the
-        # x-mcp-header headers and their output schemas validate results. None until this
-        # connection lists its tools, and again after tools/list_changed (under
-        # _cache_lock), so that a call lists them first.
-        self._known_tools: Optional[Dict[str, Any]] = None
-        # Tools the last list_tools() dropped for invalid x-mcp-header annotations, with
-        # the reason: calling one is refused rather than sent without its headers.
-        self._refused_tools: Dict[str, str] = {}
         self._subscriptions: List[Any] = []
         self._resource_subscription: Any = None
         self._server_log = logging.getLogger(f"mcp_sync.server.{self.name}")
@@ -429,12 +368,13 @@ class Client:
         self._mcp_session_log_level: Optional[str] = None
         self._server_info: Any = None
         self._server_capabilities: Any = None
-        # Cached lists, dropped on the matching */list_changed notification.
-        self._cache: Dict[str, List[Any]] = {}
-        # Bumped by each list_changed (under _cache_lock): a listing fetched across a
-        # change is not cached, so a stale list never outlives its notification.
-        self._cache_generation: Dict[str, int] = {}
-        self._cache_lock = threading.Lock()
+        # Pagination, the list cache and the tools listed last (_listing.py).
+        self._listings = Listings(ListingHost(
+            settings=self, connected=lambda: self.connected, request=self.request,
+            stateless=self._stateless, has_capability=self._has_capability,
+            offers=self._offers, subscriptions=lambda: list(self._subscriptions),
+            carries_headers=lambda: self.transport.carries_headers,
+            relisted=lambda: self._tool_calls.relisted()))
         # Answers the server's requests and routes its notifications (_callbacks.py).
         self._callbacks = ServerCallbacks(CallbacksHost(
             settings=self, stateless=self._stateless, task_methods=self._task_methods,
@@ -442,15 +382,15 @@ class Client:
             server_log=lambda: self._server_log,
             task_status=lambda params: self._tasks.board.status(params),
             subscriptions=lambda: list(self._subscriptions),
-            lists_changed=self._lists_changed))
+            lists_changed=self._listings.lists_changed))
         # The tool definitions, compiled outputSchemas and headers of calls (_toolcalls.py).
         self._tool_calls = ToolCalls(ToolCallsHost(
             name=lambda: self.name, validate_output=lambda: self.validate_output,
             stateless=self._stateless,
             carries_headers=lambda: self.transport.carries_headers,
             has_tools=lambda: self._has_capability("tools"),
-            known_tools=lambda: self._known_tools,
-            refused_tools=lambda: self._refused_tools,
+            known_tools=lambda: self._listings.known_tools,
+            refused_tools=lambda: self._listings.refused_tools,
             list_tools=lambda timeout: self.list_tools(timeout=timeout)))
         # Task handles, their waiters and threads, task-augmented calls (tasks.py).
         self._tasks = ClientTasks(TasksHost(
@@ -460,7 +400,7 @@ class Client:
             open=lambda: self._state is not _State.CLOSED, stateless=self._stateless,
             agreement=self._require_agreement, offers=self._offers,
             require_capability=self._require_capability, request=self.request,
-            call=self._call, paginate=self._paginate,
+            call=self._call, paginate=self._listings.paginate,
             follow_progress=lambda token, callback: self._live_rpc().follow_progress(
                 token, callback),
             fulfil=self._callbacks.fulfil_observed, tool_calls=self._tool_calls))
@@ -546,7 +486,7 @@ class Client:
 
     def _open_rpc(self) -> RpcSession:
         """A new session on the transport, negotiated (``self._lock`` held)."""
-        self._forget_lists()
+        self._listings.forget()
 
         def lost(error: Any) -> None:
             if executor is not None:
@@ -677,7 +617,7 @@ class Client:
             self._state = _State.CLOSED
             subscriptions, self._subscriptions = list(self._subscriptions), []
             self._resource_subscription = None
-            self._forget_lists()
+            self._listings.forget()
             executor, self._task_executor = self._task_executor, None
         for subscription in subscriptions:
             subscription.close(unsubscribe=False)  # no round trips: the client is closing
@@ -692,12 +632,6 @@ class Client:
         for thread in threads:
             join_or_warn(thread, self.close_timeout, "closing the client", log,
                          deadline=deadline)
-
-    def _forget_lists(self) -> None:
-        """Drop what the last connection listed: a new one lists again."""
-        with self._cache_lock:
-            self._cache.clear()
-            self._known_tools = None
 
     def _capabilities(self, *, stateless: bool = False) -> Dict[str, Any]:
         """What the client declares: only what its handlers do. The stateless era has no
@@ -958,46 +892,6 @@ class Client:
         else:
             self.request("ping", timeout=timeout)
 
-    def _paginate(
-        self, method: str, key: str, model: Any, timeout: Timeout, cache: bool
-    ) -> List[Any]:
-        # A list is served from the cache only while connected; otherwise the request
-        # below raises what any request would: ClientNotConnected (closed), ConnectionClosed
-        # (the link died), ForkedClientError (the connection is the parent process's).
-        if cache and self.connected:
-            with self._cache_lock:
-                cached = self._cache.get(method)
-            if cached is not None:
-                return list(cached)
-        with self._cache_lock:
-            generation = self._cache_generation.get(method, 0)
-        items: List[Any] = []
-        cursor: Optional[str] = None
-        seen_cursors = set()
-        budget = _ListingBudget(self, method)
-        for pages in range(1, self.max_pages + 1):
-            params = {"cursor": cursor} if cursor is not None else None
-            page = self.request(method, params, timeout=timeout)
-            if not isinstance(page, dict) or not isinstance(page.get(key), list):
-                raise ProtocolError(f"{method} result from {self.name} has no list {key!r}")
-            budget.take(page[key], pages)
-            items.extend(_parse(model, item, f"{method} item") for item in page[key])
-            cursor = page.get("nextCursor")
-            if not cursor:
-                break
-            if cursor in seen_cursors:
-                raise ProtocolError(f"{self.name} repeated the cursor "
-                                    f"{excerpt(repr(cursor), 100)} in {method}")
-            seen_cursors.add(cursor)
-        else:
-            raise budget.error("max_pages", self.max_pages,
-                               f"did not end its listing after {self.max_pages} pages")
-        if cache:
-            with self._cache_lock:
-                if self._cache_generation.get(method, 0) == generation:
-                    self._cache[method] = items
-        return list(items)
-
     def list_tools(self, *, timeout: Timeout = DEFAULT) -> types.ToolList:
         """Every tool the server offers (all pages), as a list (a ``types.ToolList``,
         which Jupyter shows as a table).
@@ -1012,41 +906,7 @@ class Client:
             ClientNotConnected: the client is not connected, or closed.
             ConnectionClosed: the link to the server is gone.
         """
-        from . import types
-
-        if not self._offers("tools"):
-            return types.ToolList()
-        with self._cache_lock:
-            generation = self._cache_generation.get("tools/list", 0)
-        tools = self._paginate("tools/list", "tools", types.Tool, timeout,
-                               self._cacheable("tools"))
-        refused: Dict[str, str] = {}
-        if self._stateless() and self.transport.carries_headers:
-            from ._headers import invalid_header_annotation
-
-            for tool in tools:
-                reason = invalid_header_annotation(tool.input_schema)
-                if reason is not None:
-                    log.warning("dropping tool %s of %s: %s", excerpt(repr(tool.name), 120),
-                                self.name, excerpt(reason, 200))
-                    refused[tool.name] = reason
-            tools = [tool for tool in tools if tool.name not in refused]
-        with self._cache_lock:
-            # A listing fetched across a tools/list_changed is not kept: the next call
-            # lists again.
-            if self._cache_generation.get("tools/list", 0) == generation:
-                self._known_tools = {tool.name: tool for tool in tools}
-                self._tool_calls.relisted()
-        self._refused_tools = refused
-        return types.ToolList(tools)
-
-    def _cacheable(self, kind: str) -> bool:
-        """May ``kind``'s list be cached? Only while a list_changed notification would
-        tell us it is stale: the server promises them (session era) or an active
-        subscription carries them (stateless era)."""
-        if self._stateless():
-            return any(sub.covers(f"{kind}ListChanged") for sub in self._subscriptions)
-        return self._has_capability(kind, "listChanged")
+        return self._listings.tools(timeout)
 
     def call_tool(
         self,
@@ -1229,10 +1089,8 @@ class Client:
         does not declare the ``resources`` capability."""
         from . import types
 
-        if not self._offers("resources"):
-            return []
-        return self._paginate("resources/list", "resources", types.Resource, timeout,
-                              self._cacheable("resources"))
+        return self._listings.listing("resources", "resources/list", "resources",
+                                      types.Resource, timeout)
 
     def list_resource_templates(
         self, *, timeout: Timeout = DEFAULT
@@ -1241,12 +1099,8 @@ class Client:
         server does not declare the ``resources`` capability."""
         from . import types
 
-        if not self._offers("resources"):
-            return []
-        return self._paginate(
-            "resources/templates/list", "resourceTemplates", types.ResourceTemplate, timeout,
-            self._cacheable("resources"),
-        )
+        return self._listings.listing("resources", "resources/templates/list",
+                                      "resourceTemplates", types.ResourceTemplate, timeout)
 
     def read_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> types.ReadResourceResult:
         """Read a resource by URI."""
@@ -1371,10 +1225,8 @@ class Client:
         not declare the ``prompts`` capability."""
         from . import types
 
-        if not self._offers("prompts"):
-            return []
-        return self._paginate("prompts/list", "prompts", types.Prompt, timeout,
-                              self._cacheable("prompts"))
+        return self._listings.listing("prompts", "prompts/list", "prompts", types.Prompt,
+                                      timeout)
 
     def get_prompt(
         self,
@@ -1450,19 +1302,6 @@ class Client:
         if self._stateless():
             return
         self.notify("notifications/roots/list_changed")
-
-    # -- the server calling back (mcp_sync/_callbacks.py) --------------------------------
-
-    def _lists_changed(self, listed: Tuple[str, ...]) -> None:
-        """Drop the cached ``listed`` lists (a ``*/list_changed`` arrived); a listing
-        fetched across the change is not cached either (``_cache_generation``)."""
-        with self._cache_lock:
-            for key in listed:
-                self._cache.pop(key, None)
-                self._cache_generation[key] = self._cache_generation.get(key, 0) + 1
-            if "tools/list" in listed:
-                self._known_tools = None
-
 
 
 def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any]:
