@@ -6,13 +6,13 @@ call back into.
 It hands whole parts of its work to private modules, each given a small host object of
 what it needs of the client: answering the server's requests and routing its
 notifications (:mod:`._callbacks`), the tool-call plumbing (:mod:`._toolcalls`), a
-call's retries (:mod:`._rounds`), pagination and the list cache (:mod:`._listing`), tasks
-and task-augmented calls (:mod:`.tasks`) and its display (:mod:`._display`).
+call's retries (:mod:`._rounds`), pagination and the list cache (:mod:`._listing`),
+subscriptions (:mod:`.subscriptions`), tasks and task-augmented calls (:mod:`.tasks`) and
+its display (:mod:`._display`).
 """
 
 from __future__ import annotations
 
-import collections
 import enum
 import logging
 import os
@@ -23,7 +23,6 @@ from typing import (
     TYPE_CHECKING,
     Any,
     Callable,
-    Counter,
     Dict,
     List,
     Mapping,
@@ -76,13 +75,14 @@ from .exceptions import (
     excerpt,
 )
 from .rpc import RequestFuture, RpcSession
+from .subscriptions import ClientSubscriptions, SubscriptionsHost
 from .tasks import ClientTasks, TaskHandle, TasksHost, Watch, await_call
 from .transports.base import Transport, server_label
 
 if TYPE_CHECKING:
     from . import types
     from ._display import ClientFacts
-    from .subscriptions import Subscription, SubscriptionHost
+    from .subscriptions import Subscription
 
 __all__ = [
     "DEFAULT",
@@ -354,8 +354,6 @@ class Client:
         #: one, so a client with a logging_handler asks for "info" and up by itself, as
         #: session-era servers log without being asked.
         self.log_level: Optional[str] = "info" if logging_handler is not None else None
-        self._subscriptions: List[Any] = []
-        self._resource_subscription: Any = None
         self._server_log = logging.getLogger(f"mcp_sync.server.{self.name}")
         # Guards the connection state: connect() and close() run one at a time.
         self._lock = threading.RLock()
@@ -363,16 +361,23 @@ class Client:
         self._rpc: Optional[RpcSession] = None
         self._agreement: Optional[Agreement] = None
         # What a session-era session holds that a new one must be told again (_renew):
-        # the resources subscribed (a count per URI) and the level set.
-        self._resource_uris: Counter[str] = collections.Counter()
+        # the resources subscribed (counted by self._subscriptions) and the level set.
         self._mcp_session_log_level: Optional[str] = None
         self._server_info: Any = None
         self._server_capabilities: Any = None
+        # Subscriptions to change notifications, and the resources subscribed
+        # (subscriptions.py).
+        self._subscriptions = ClientSubscriptions(SubscriptionsHost(
+            name=lambda: self.name, stateless=self._stateless, live_session=self._live_rpc,
+            has_capability=self._has_capability,
+            require_capability=self._require_capability, request=self.request,
+            timeout=self._timeout, close_timeout=lambda: self.close_timeout,
+            lock=self._lock))
         # Pagination, the list cache and the tools listed last (_listing.py).
         self._listings = Listings(ListingHost(
             settings=self, connected=lambda: self.connected, request=self.request,
             stateless=self._stateless, has_capability=self._has_capability,
-            offers=self._offers, subscriptions=lambda: list(self._subscriptions),
+            offers=self._offers, subscriptions=lambda: list(self._subscriptions.active),
             carries_headers=lambda: self.transport.carries_headers,
             relisted=lambda: self._tool_calls.relisted()))
         # Answers the server's requests and routes its notifications (_callbacks.py).
@@ -381,7 +386,7 @@ class Client:
             executor=lambda: self._task_executor, session=lambda: self._rpc,
             server_log=lambda: self._server_log,
             task_status=lambda params: self._tasks.board.status(params),
-            subscriptions=lambda: list(self._subscriptions),
+            subscriptions=lambda: list(self._subscriptions.active),
             lists_changed=self._listings.lists_changed))
         # The tool definitions, compiled outputSchemas and headers of calls (_toolcalls.py).
         self._tool_calls = ToolCalls(ToolCallsHost(
@@ -548,7 +553,7 @@ class Client:
                 return self._live_rpc()
             if self._state is not _State.CONNECTED:
                 raise cause
-            uris = list(self._resource_uris)
+            uris = self._subscriptions.subscribed_uris()
             level = self._mcp_session_log_level
             log.info("mcp-sync %s: %s; starting a new session", self.name, cause.reason)
             dead.close(error=cause)
@@ -615,8 +620,7 @@ class Client:
         with self._lock:
             session = self._rpc
             self._state = _State.CLOSED
-            subscriptions, self._subscriptions = list(self._subscriptions), []
-            self._resource_subscription = None
+            subscriptions = self._subscriptions.detach()
             self._listings.forget()
             executor, self._task_executor = self._task_executor, None
         for subscription in subscriptions:
@@ -1118,46 +1122,11 @@ class Client:
         Raises:
             CapabilityError: the server did not declare ``resources.subscribe``.
         """
-        self._require_capability("resource subscriptions", "resources", "subscribe")
-        if self._stateless():
-            self._resubscribe_resources(add=str(uri), timeout=timeout)
-        else:
-            self._subscribe_session_era(str(uri), timeout)
+        self._subscriptions.subscribe_resource(str(uri), timeout)
 
     def unsubscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
         """Stop updates for a resource subscribed with :meth:`subscribe_resource`."""
-        self._require_capability("resource subscriptions", "resources", "subscribe")
-        if self._stateless():
-            self._resubscribe_resources(remove=str(uri), timeout=timeout)
-        else:
-            self._unsubscribe_session_era(str(uri), timeout)
-
-    def _subscribe_session_era(self, uri: str, timeout: Timeout = DEFAULT) -> None:
-        self.request("resources/subscribe", {"uri": uri}, timeout=timeout)
-        with self._lock:
-            self._resource_uris[uri] += 1
-
-    def _unsubscribe_session_era(self, uri: str, timeout: Timeout = DEFAULT) -> None:
-        with self._lock:
-            self._resource_uris[uri] -= 1
-            if self._resource_uris[uri] <= 0:
-                del self._resource_uris[uri]
-        self.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
-
-    def _resubscribe_resources(self, *, add: Optional[str] = None, remove: Optional[str] = None,
-                               timeout: Timeout = DEFAULT) -> None:
-        with self._lock:
-            old = self._resource_subscription
-            uris = list(old.notifications["resourceSubscriptions"]) if old else []
-            if add is not None and add not in uris:
-                uris.append(add)
-            if remove is not None and remove in uris:
-                uris.remove(remove)
-            self._resource_subscription = (
-                self.subscribe(resource_uris=uris, timeout=timeout) if uris else None
-            )
-        if old is not None:
-            old.close()
+        self._subscriptions.unsubscribe_resource(str(uri), timeout)
 
     def subscribe(
         self,
@@ -1182,8 +1151,6 @@ class Client:
             ValueError: nothing was asked for.
             RequestTimeout: the server did not acknowledge in time.
         """
-        from .subscriptions import Subscription
-
         notifications: Dict[str, Any] = {}
         if tools:
             notifications["toolsListChanged"] = True
@@ -1193,32 +1160,7 @@ class Client:
             notifications["resourcesListChanged"] = True
         if resource_uris:
             notifications["resourceSubscriptions"] = [str(uri) for uri in resource_uris]
-        if not notifications:
-            raise ValueError("subscribe() needs at least one kind of notification")
-        self._live_rpc()
-        subscription = Subscription(self._subscription_host(), notifications,
-                                    ack_timeout=self._timeout(timeout))
-        self._subscriptions.append(subscription)
-        try:
-            return subscription.start()
-        except BaseException:
-            subscription.close()
-            raise
-
-    def _subscription_host(self) -> SubscriptionHost:
-        from .subscriptions import SubscriptionHost
-
-        def forget(subscription: Subscription) -> None:
-            with self._lock:
-                if subscription in self._subscriptions:
-                    self._subscriptions.remove(subscription)
-
-        return SubscriptionHost(
-            name=lambda: self.name, stateless=self._stateless, live_session=self._live_rpc,
-            subscribe_uri=self._subscribe_session_era,
-            unsubscribe_uri=self._unsubscribe_session_era,
-            has_capability=self._has_capability, forget=forget,
-            close_timeout=self.close_timeout)
+        return self._subscriptions.subscribe(notifications, timeout)
 
     def list_prompts(self, *, timeout: Timeout = DEFAULT) -> List[types.Prompt]:
         """Every prompt the server offers (all pages); none (``[]``) when the server does

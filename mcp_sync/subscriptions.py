@@ -7,23 +7,32 @@ mcp_sync thread; ``close()`` joins it with a bound) opens the request, waits for
 server's acknowledgement, and re-opens the stream with backoff if it ends while the
 client is connected. In the session era the server sends list changes unasked, and
 resource updates follow ``resources/subscribe``; the same object covers both.
+
+:class:`ClientSubscriptions` holds a client's subscriptions: ``Client.subscribe()``,
+``subscribe_resource()`` and ``unsubscribe_resource()`` delegate to it, and it counts the
+resources a session-era session has subscribed, which a renewed session is told again.
+The client builds it once with a :class:`SubscriptionsHost`; this module imports no
+client.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 import threading
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Callable, Counter, Dict, List, Optional, Sequence
 
+from ._protocol import DEFAULT, Timeout
 from ._threads import join_or_warn, start_thread
 from .exceptions import ConnectionClosed, MCPError, RequestTimeout
 
 if TYPE_CHECKING:
     from .rpc import RequestFuture, RpcSession
 
-__all__ = ["Subscription", "SubscriptionHost"]
+__all__ = ["ClientSubscriptions", "Subscription", "SubscriptionHost", "SubscriptionsHost"]
 
 log = logging.getLogger(__name__)
 
@@ -220,3 +229,129 @@ class Subscription:
         self.close()
 
 
+
+
+@dataclasses.dataclass(frozen=True)
+class SubscriptionsHost:
+    """What a client's subscriptions need of it (the client builds it once; read at
+    each use, so a renamed client or a new connection is seen)."""
+
+    name: Callable[[], str]
+    stateless: Callable[[], bool]
+    #: The live session (raises ``ClientNotConnected`` when there is none).
+    live_session: Callable[[], RpcSession]
+    #: Whether the server declared the capability at a path (``"tools", "listChanged"``).
+    has_capability: Callable[..., bool]
+    #: ``require_capability(what, *path)``: ``CapabilityError`` naming ``what`` unless
+    #: the server declared the capability at ``path``.
+    require_capability: Callable[..., None]
+    #: ``Client.request``: one request, blocking.
+    request: Callable[..., Any]
+    #: ``Client._timeout``: the seconds a ``timeout`` argument stands for.
+    timeout: Callable[[Timeout], Optional[float]]
+    #: ``Client.close_timeout``: the bound on joining a subscription's thread.
+    close_timeout: Callable[[], float]
+    #: The client's connection lock: the subscribed resources change under it, and a
+    #: renewed session reads them under it.
+    lock: AbstractContextManager[Any]
+
+
+class ClientSubscriptions:
+    """One client's subscriptions: the open :class:`Subscription` objects, the one
+    that carries ``subscribe_resource()``'s URIs (stateless era), and how many times
+    each resource is subscribed (session era)."""
+
+    def __init__(self, host: SubscriptionsHost) -> None:
+        self.host = host
+        #: The open subscriptions (the client's notification routing and list cache
+        #: read a copy).
+        self.active: List[Subscription] = []
+        self._resource_subscription: Optional[Subscription] = None
+        # What a session-era session holds that a new one must be told again: the
+        # resources subscribed, a count per URI (under host.lock).
+        self._resource_uris: Counter[str] = collections.Counter()
+
+    def subscribe(self, notifications: Dict[str, Any], timeout: Timeout) -> Subscription:
+        """Open a :class:`Subscription` to ``notifications`` (``Client.subscribe``)."""
+        if not notifications:
+            raise ValueError("subscribe() needs at least one kind of notification")
+        host = self.host
+        host.live_session()
+        subscription = Subscription(self._subscription_host(), notifications,
+                                    ack_timeout=host.timeout(timeout))
+        self.active.append(subscription)
+        try:
+            return subscription.start()
+        except BaseException:
+            subscription.close()
+            raise
+
+    def subscribe_resource(self, uri: str, timeout: Timeout) -> None:
+        """``Client.subscribe_resource``."""
+        self.host.require_capability("resource subscriptions", "resources", "subscribe")
+        if self.host.stateless():
+            self._resubscribe_resources(add=uri, timeout=timeout)
+        else:
+            self._subscribe_session_era(uri, timeout)
+
+    def unsubscribe_resource(self, uri: str, timeout: Timeout) -> None:
+        """``Client.unsubscribe_resource``."""
+        self.host.require_capability("resource subscriptions", "resources", "subscribe")
+        if self.host.stateless():
+            self._resubscribe_resources(remove=uri, timeout=timeout)
+        else:
+            self._unsubscribe_session_era(uri, timeout)
+
+    def subscribed_uris(self) -> List[str]:
+        """The resources a session-era session subscribed (``host.lock`` held): a
+        renewed session subscribes them again."""
+        return list(self._resource_uris)
+
+    def detach(self) -> List[Subscription]:
+        """Forget every subscription (the client is closing, ``host.lock`` held);
+        returns them, to be closed."""
+        subscriptions, self.active = list(self.active), []
+        self._resource_subscription = None
+        return subscriptions
+
+    def _subscribe_session_era(self, uri: str, timeout: Timeout = DEFAULT) -> None:
+        self.host.request("resources/subscribe", {"uri": uri}, timeout=timeout)
+        with self.host.lock:
+            self._resource_uris[uri] += 1
+
+    def _unsubscribe_session_era(self, uri: str, timeout: Timeout = DEFAULT) -> None:
+        with self.host.lock:
+            self._resource_uris[uri] -= 1
+            if self._resource_uris[uri] <= 0:
+                del self._resource_uris[uri]
+        self.host.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
+
+    def _resubscribe_resources(self, *, add: Optional[str] = None, remove: Optional[str] = None,
+                               timeout: Timeout) -> None:
+        with self.host.lock:
+            old = self._resource_subscription
+            uris = list(old.notifications["resourceSubscriptions"]) if old else []
+            if add is not None and add not in uris:
+                uris.append(add)
+            if remove is not None and remove in uris:
+                uris.remove(remove)
+            self._resource_subscription = (
+                self.subscribe({"resourceSubscriptions": uris}, timeout) if uris else None
+            )
+        if old is not None:
+            old.close()
+
+    def _subscription_host(self) -> SubscriptionHost:
+        host = self.host
+
+        def forget(subscription: Subscription) -> None:
+            with host.lock:
+                if subscription in self.active:
+                    self.active.remove(subscription)
+
+        return SubscriptionHost(
+            name=host.name, stateless=host.stateless, live_session=host.live_session,
+            subscribe_uri=self._subscribe_session_era,
+            unsubscribe_uri=self._unsubscribe_session_era,
+            has_capability=host.has_capability, forget=forget,
+            close_timeout=host.close_timeout())
