@@ -8,16 +8,22 @@
   (the servers ask "Please confirm" and "Capital of France?").
 * ``serve_wsgi``: a WSGI app (a Flask example) on werkzeug's server on 127.0.0.1, for
   real HTTP requests; stopped and joined, within a bound, when the block ends.
+* ``interrupt_cli``: runs ``python -m mcp_sync`` and presses Ctrl-C once its stderr
+  shows a given line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import signal
+import subprocess
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, List, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 import pytest
+
+from .conftest import PY, ROOT
 
 #: How long a wait may take by default: generous, the VM is small and noisy.
 WAIT = 30.0
@@ -127,3 +133,41 @@ def serve_wsgi(app: Any, *, threaded: bool = True, timeout: float = 10.0) -> Ite
         server.server_close()
         thread.join(timeout)
         assert not thread.is_alive(), "the werkzeug server did not stop"
+
+
+def interrupt_cli(args: Sequence[str], ready: Callable[[str], bool], *, what: str,
+                  timeout: float = 60.0) -> Tuple[int, str, str]:
+    """Run ``python -m mcp_sync *args``; once a line of its stderr satisfies ``ready``,
+    send it SIGINT (Ctrl-C). Its exit code, stdout and stderr.
+
+    Fails the test when no such line comes within ``timeout`` (``what`` says what was
+    awaited) or the process does not exit within it; the process is killed then.
+    """
+    process = subprocess.Popen([PY, "-m", "mcp_sync", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    shown = threading.Event()
+    stderr: List[str] = []
+
+    def read_stderr() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            stderr.append(line)
+            if ready(line):
+                shown.set()
+
+    reader = threading.Thread(target=read_stderr, name="test-cli-stderr", daemon=True)
+    reader.start()
+    try:
+        assert shown.wait(timeout), f"no {what} on stderr: {stderr}"
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout)
+        reader.join(timeout)
+        assert process.stdout is not None and process.stderr is not None
+        output = process.stdout.read()
+        process.stdout.close()
+        process.stderr.close()
+    return code, output, "".join(stderr)
