@@ -8,6 +8,8 @@
   (the servers ask "Please confirm" and "Capital of France?").
 * ``serve_wsgi``: a WSGI app (a Flask example) on werkzeug's server on 127.0.0.1, for
   real HTTP requests; stopped and joined, within a bound, when the block ends.
+* ``assert_get_stream_resumes``: drops the GET stream of a Streamable HTTP test server
+  and checks the client resumes it.
 * ``interrupt_cli``: runs ``python -m mcp_sync`` and presses Ctrl-C once its stderr
   shows a given line.
 """
@@ -133,6 +135,33 @@ def serve_wsgi(app: Any, *, threaded: bool = True, timeout: float = 10.0) -> Ite
         server.server_close()
         thread.join(timeout)
         assert not thread.is_alive(), "the werkzeug server did not stop"
+
+
+def assert_get_stream_resumes(server: Any, connect: Callable[..., Any],
+                              timeout: float = WAIT) -> Tuple[Any, Any, List[Any]]:
+    """With a client from ``connect(notification_handler=...)`` on ``server`` (a
+    ``McpHttpServer``), drop its GET stream: the client opens a second GET that resumes
+    the first stream from its last event id, and a notification pushed then arrives.
+    The first and second GET requests, and the params of the pushed notification."""
+    pushed = threading.Event()
+    seen: List[Any] = []
+
+    def on_notification(method: str, params: Any) -> None:
+        if method == "notifications/resources/list_changed":
+            seen.append(params)
+            pushed.set()
+
+    with connect(notification_handler=on_notification):
+        first = server.wait_for(lambda r: r.method == "GET", timeout)
+        server.drop_get_streams()
+        second = server.wait_for(lambda r: r.method == "GET", timeout, count=2)
+        # The second GET resumes the first one's stream from its last event.
+        assert first.header("Last-Event-ID") is None
+        last_event_id = second.header("Last-Event-ID") or ""
+        assert last_event_id.startswith("g") and last_event_id.endswith("-0")
+        server.push("notifications/resources/list_changed")
+        assert pushed.wait(timeout)  # the resumed stream delivers
+    return first, second, seen
 
 
 def interrupt_cli(args: Sequence[str], ready: Callable[[str], bool], *, what: str,
