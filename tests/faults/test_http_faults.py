@@ -578,6 +578,23 @@ def echoed(response: Any) -> str:
     return text
 
 
+@contextmanager
+def kept_alive_then_closed(server: KeepAliveServer, how: str
+                           ) -> Iterator[_TrackedHTTPConnection]:
+    """The transport's connection class, used directly: one echo ("first", id 1) answered
+    on it, then the server closes it idle (``how``: "fin" or "rst") and the close has
+    arrived (the socket is readable). Yields the connection; closes it at the end."""
+    connection = _TrackedHTTPConnection("127.0.0.1", server.port, timeout=WAIT)
+    try:
+        connection.request("POST", "/mcp", body=call_body(1, "first"))
+        assert echoed(connection.getresponse()) == "first"
+        server.close_idle(how)
+        assert select.select([connection.sock], [], [], WAIT)[0]
+        yield connection
+    finally:
+        connection.close()
+
+
 @pytest.mark.parametrize("how", ["fin", "rst"])
 def test_a_kept_alive_connection_the_server_closed_is_not_written_to(how: str) -> None:
     """The next call goes out once, on a new connection. urllib3 checks a pooled socket
@@ -602,17 +619,10 @@ def test_a_request_whose_first_write_fails_on_a_reused_connection_goes_on_a_new_
     was checked, before the request is written. The first write fails, so not one byte
     went out: the request is written on a new connection. Before, it failed."""
     with KeepAliveServer(PINNED) as server:
-        connection = _TrackedHTTPConnection("127.0.0.1", server.port, timeout=WAIT)
-        try:
-            connection.request("POST", "/mcp", body=call_body(1, "first"))
-            assert echoed(connection.getresponse()) == "first"
-            server.close_idle("rst")
-            # The reset has arrived: the socket the request will be written to is dead.
-            assert select.select([connection.sock], [], [], WAIT)[0]
+        # The reset has arrived: the socket the request will be written to is dead.
+        with kept_alive_then_closed(server, "rst") as connection:
             connection.request("POST", "/mcp", body=call_body(2, "second"))
             assert echoed(connection.getresponse()) == "second"
-        finally:
-            connection.close()
         calls = server.messages("tools/call")
         assert [(number, m["id"]) for number, m in calls] == [(1, 1), (2, 2)]
 
@@ -622,19 +632,12 @@ def test_a_request_written_into_a_closing_connection_is_not_sent_again() -> None
     request: bytes went out, and nothing tells this server from one that read them and
     failed. The request fails; it is never written again."""
     with KeepAliveServer(PINNED) as server:
-        connection = _TrackedHTTPConnection("127.0.0.1", server.port, timeout=WAIT)
-        try:
-            connection.request("POST", "/mcp", body=call_body(1, "first"))
-            assert echoed(connection.getresponse()) == "first"
-            server.close_idle("fin")
-            assert select.select([connection.sock], [], [], WAIT)[0]
-            with pytest.raises((OSError, http.client.HTTPException)):
-                # The headers go out; the server resets; the body's write or the read of
-                # the reply fails (urllib3 would read on after a broken pipe).
-                connection.request("POST", "/mcp", body=call_body(2, "second"))
-                connection.getresponse()
-        finally:
-            connection.close()
+        with kept_alive_then_closed(server, "fin") as connection, pytest.raises(
+                (OSError, http.client.HTTPException)):
+            # The headers go out; the server resets; the body's write or the read of
+            # the reply fails (urllib3 would read on after a broken pipe).
+            connection.request("POST", "/mcp", body=call_body(2, "second"))
+            connection.getresponse()
         assert server.connections == 1
         assert [m["id"] for _, m in server.messages("tools/call")] == [1]
 
