@@ -36,6 +36,17 @@ def python_stdout(code: str, timeout: float = 30.0) -> str:
     return done.stdout
 
 
+def stop_process(process: subprocess.Popen[Any], timeout: float = 10.0) -> None:
+    """SIGTERM ``process`` (by its PID), wait up to ``timeout`` for it to exit, then
+    SIGKILL it and wait again."""
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

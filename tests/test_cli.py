@@ -18,6 +18,7 @@ import pytest
 
 from mcp_sync.cli import _MediaSaver, safe_filename
 
+from ._procs import stop_process
 from .conftest import PY, ROOT, SERVERS, fake_server_command, require_everything
 from .helpers import interrupt_cli
 
@@ -382,12 +383,7 @@ def http_server() -> Iterator[str]:
         assert listening.wait(T), "the SDK server did not start listening"
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(10)
+        stop_process(server)
         watcher.join(10)
         assert server.stderr is not None
         server.stderr.close()
