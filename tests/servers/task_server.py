@@ -413,7 +413,24 @@ class TaskServer(TaskServerBase):
         return sum(1 for m in connection.received if m.get("method") == method)
 
 
-class TaskConnection(ServerConnection):
+class TaskConnectionBase(ServerConnection):
+    """What the connections of both task servers share: answering a request with what
+    a handler returns, or with the JSON-RPC error it raised."""
+
+    def _answer(self, message: Dict[str, Any], handler: Callable[[], Any]) -> None:
+        try:
+            result = handler()
+        except RpcError as exc:
+            self.send({"jsonrpc": "2.0", "id": message["id"], "error": exc.error})
+            return
+        except (TimeoutError, ConnectionError) as exc:
+            self.send({"jsonrpc": "2.0", "id": message["id"],
+                       "error": {"code": -32603, "message": str(exc)}})
+            return
+        self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+
+class TaskConnection(TaskConnectionBase):
     """One client's conversation with a :class:`TaskServer`."""
 
     server: TaskServer
@@ -462,18 +479,6 @@ class TaskConnection(ServerConnection):
             self.received.append(message)
             self._changed.notify_all()
         self._answer(message, handler)
-
-    def _answer(self, message: Dict[str, Any], handler: Callable[[], Any]) -> None:
-        try:
-            result = handler()
-        except RpcError as exc:
-            self.send({"jsonrpc": "2.0", "id": message["id"], "error": exc.error})
-            return
-        except (TimeoutError, ConnectionError) as exc:
-            self.send({"jsonrpc": "2.0", "id": message["id"],
-                       "error": {"code": -32603, "message": str(exc)}})
-            return
-        self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
     def _count(self, message: Dict[str, Any]) -> None:
         params = message.get("params") or {}

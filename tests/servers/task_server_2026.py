@@ -56,10 +56,11 @@ from typing import Any, Callable, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mcp_sync.testing import RpcError, ServerConnection
+from mcp_sync.testing import RpcError
 from tests.servers.task_server import (
     TERMINAL,
     WAIT,
+    TaskConnectionBase,
     TaskRecord,
     TaskServerBase,
     _text,
@@ -288,7 +289,7 @@ class ExtensionTaskServer(TaskServerBase):
         return dict(COMPLETE)
 
 
-class ExtensionConnection(ServerConnection):
+class ExtensionConnection(TaskConnectionBase):
     """One client's conversation with an :class:`ExtensionTaskServer`."""
 
     server: ExtensionTaskServer
@@ -320,15 +321,14 @@ class ExtensionConnection(ServerConnection):
         with self._changed:
             self.received.append(message)
             self._changed.notify_all()
-        try:
+
+        def negotiated_first() -> Any:
             if method != "tools/call" and not negotiated:
                 raise RpcError({"code": -32021, "message": "Missing required client capability",
                                 "data": {"requiredCapabilities": {"extensions": {TASKS: {}}}}})
-            result = handler()
-        except RpcError as exc:
-            self.send({"jsonrpc": "2.0", "id": message["id"], "error": exc.error})
-            return
-        self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            return handler()
+
+        self._answer(message, negotiated_first)
 
 
 ExtensionTaskServer.connection_class = ExtensionConnection
