@@ -516,37 +516,39 @@ def test_an_error_status_on_initialize() -> None:
             connect(server.url)
 
 
-def test_the_server_process_killed_mid_session() -> None:
-    server = HttpServerProcess()
+@contextmanager
+def closed_quickly(client: mcp_sync.Client, bound: float = 3.0) -> Iterator[mcp_sync.Client]:
+    """Yields ``client``; closing it at the end (whatever happened) takes less than
+    ``bound`` seconds, though its server may be gone."""
     try:
-        client = connect(server.url)
-        try:
-            assert_usable(client)
-            pending = client.call_tool_future("echo", {"text": "in flight?"}, timeout=30)
-            pending.result(WAIT)
-            server.process.kill()  # every socket of the server closes with it
-            server.process.wait(WAIT)
-            with expect(TransportError, 3.0, fault="http: server process SIGKILLed mid-session",
-                        match="cannot reach"):
-                client.call_tool("echo", {"text": "anyone?"}, timeout=5.0)
-        finally:
-            start = time.monotonic()
-            client.close()
-            assert time.monotonic() - start < 3.0
+        yield client
     finally:
-        server.close()
+        start = time.monotonic()
+        client.close()
+        assert time.monotonic() - start < bound
+
+
+def test_the_server_process_killed_mid_session() -> None:
+    with HttpServerProcess() as server, closed_quickly(connect(server.url)) as client:
+        assert_usable(client)
+        pending = client.call_tool_future("echo", {"text": "in flight?"}, timeout=30)
+        pending.result(WAIT)
+        server.process.kill()  # every socket of the server closes with it
+        server.process.wait(WAIT)
+        with expect(TransportError, 3.0, fault="http: server process SIGKILLed mid-session",
+                    match="cannot reach"):
+            client.call_tool("echo", {"text": "anyone?"}, timeout=5.0)
 
 
 def test_the_server_process_killed_while_a_call_waits_on_its_event_stream() -> None:
     """The stream breaks; resuming it finds the port refused: the server is gone, and the
     call fails at the first attempt (the default retry_delay: 1 s). Before, the resumption
     backoff ran its course against the refused port: 1 + 2 + 4 s."""
-    server = HttpServerProcess(reply="sse")
-    try:
+    with HttpServerProcess(reply="sse") as server:
         transport = HttpTransport(server.url, close_timeout=1.0)  # the default backoff
         client = mcp_sync.Client(transport, timeout=5.0, protocol_version=PINNED,
                                  close_timeout=1.0).connect()
-        try:
+        with closed_quickly(client):
             holding = threading.Event()
             pending = client.call_tool_future("hold", timeout=30,
                                               on_progress=lambda *args: holding.set())
@@ -556,12 +558,6 @@ def test_the_server_process_killed_while_a_call_waits_on_its_event_stream() -> N
             with expect(TransportError, 2.0, match="refused the connection to resume",
                         fault="http: server SIGKILLed while a call waits on its event stream"):
                 pending.result(WAIT)
-        finally:
-            start = time.monotonic()
-            client.close()
-            assert time.monotonic() - start < 3.0
-    finally:
-        server.close()
 
 
 # -- kept-alive connections the server closed ----------------------------------------------
