@@ -414,8 +414,15 @@ class TaskServer(TaskServerBase):
 
 
 class TaskConnectionBase(ServerConnection):
-    """What the connections of both task servers share: answering a request with what
-    a handler returns, or with the JSON-RPC error it raised."""
+    """What the connections of both task servers share: recording a request they answer
+    themselves, and answering it with what a handler returns, or with the JSON-RPC error
+    it raised."""
+
+    def _record_and_answer(self, message: Dict[str, Any], handler: Callable[[], Any]) -> None:
+        with self._changed:
+            self.received.append(message)
+            self._changed.notify_all()  # wakes the tools that wait for what was received
+        self._answer(message, handler)
 
     def _answer(self, message: Dict[str, Any], handler: Callable[[], Any]) -> None:
         try:
@@ -475,10 +482,7 @@ class TaskConnection(TaskConnectionBase):
         if handler is None:
             super().receive(message)
             return
-        with self._changed:
-            self.received.append(message)
-            self._changed.notify_all()
-        self._answer(message, handler)
+        self._record_and_answer(message, handler)
 
     def _count(self, message: Dict[str, Any]) -> None:
         params = message.get("params") or {}

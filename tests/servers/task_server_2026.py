@@ -318,9 +318,6 @@ class ExtensionConnection(TaskConnectionBase):
         if handler is None:
             super().receive(message)
             return
-        with self._changed:
-            self.received.append(message)
-            self._changed.notify_all()
 
         def negotiated_first() -> Any:
             if method != "tools/call" and not negotiated:
@@ -328,7 +325,7 @@ class ExtensionConnection(TaskConnectionBase):
                                 "data": {"requiredCapabilities": {"extensions": {TASKS: {}}}}})
             return handler()
 
-        self._answer(message, negotiated_first)
+        self._record_and_answer(message, negotiated_first)
 
 
 ExtensionTaskServer.connection_class = ExtensionConnection
