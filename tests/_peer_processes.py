@@ -30,7 +30,7 @@ from typing import Callable, Iterator, List, Optional, Set, Tuple
 
 import pytest
 
-from ._procs import free_port
+from ._procs import free_port, stop_process
 from .conftest import PY, SERVERS, require_everything
 
 HOST = "127.0.0.1"
@@ -190,12 +190,7 @@ class ServerProcess:
         if proc is None:
             return
         if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(STOP_TIMEOUT)
+            stop_process(proc, STOP_TIMEOUT)
 
 
 def node() -> str:

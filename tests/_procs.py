@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, Any, Callable, Dict, Iterable, List, Optional
 
-from .conftest import ROOT
+from .conftest import PY, ROOT
 
 EXAMPLES = ROOT / "examples"
 
@@ -25,6 +26,25 @@ def subprocess_env(**extra: str) -> Dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     env.update(extra)
     return env
+
+
+def python_stdout(code: str, timeout: float = 30.0) -> str:
+    """Run ``code`` in a new Python from the project root (so it imports this checkout's
+    mcp_sync); its stdout. A non-zero exit fails with CalledProcessError."""
+    done = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=timeout,
+                          cwd=str(ROOT), check=True)
+    return done.stdout
+
+
+def stop_process(process: subprocess.Popen[Any], timeout: float = 10.0) -> None:
+    """SIGTERM ``process`` (by its PID), wait up to ``timeout`` for it to exit, then
+    SIGKILL it and wait again."""
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout)
 
 
 def free_port() -> int:

@@ -64,6 +64,12 @@ def fake_server_command(*args: str) -> List[str]:
     return [PY, str(SERVERS / "fake_stdio.py"), *args]
 
 
+def fake_server_for(era: str) -> List[str]:
+    """The scriptable stdio test server's command line for a protocol era: stateless
+    (``--stateless``) for 2026-07-28, sessions for the versions before it."""
+    return fake_server_command(*(["--stateless"] if era == "2026-07-28" else []))
+
+
 @pytest.fixture
 def fake_command() -> List[str]:
     return fake_server_command()

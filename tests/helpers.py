@@ -8,16 +8,24 @@
   (the servers ask "Please confirm" and "Capital of France?").
 * ``serve_wsgi``: a WSGI app (a Flask example) on werkzeug's server on 127.0.0.1, for
   real HTTP requests; stopped and joined, within a bound, when the block ends.
+* ``assert_get_stream_resumes``: drops the GET stream of a Streamable HTTP test server
+  and checks the client resumes it.
+* ``interrupt_cli``: runs ``python -m mcp_sync`` and presses Ctrl-C once its stderr
+  shows a given line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import signal
+import subprocess
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, List, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 import pytest
+
+from .conftest import PY, ROOT
 
 #: How long a wait may take by default: generous, the VM is small and noisy.
 WAIT = 30.0
@@ -127,3 +135,68 @@ def serve_wsgi(app: Any, *, threaded: bool = True, timeout: float = 10.0) -> Ite
         server.server_close()
         thread.join(timeout)
         assert not thread.is_alive(), "the werkzeug server did not stop"
+
+
+def assert_get_stream_resumes(server: Any, connect: Callable[..., Any],
+                              timeout: float = WAIT) -> Tuple[Any, Any, List[Any]]:
+    """With a client from ``connect(notification_handler=...)`` on ``server`` (a
+    ``McpHttpServer``), drop its GET stream: the client opens a second GET that resumes
+    the first stream from its last event id, and a notification pushed then arrives.
+    The first and second GET requests, and the params of the pushed notification."""
+    pushed = threading.Event()
+    seen: List[Any] = []
+
+    def on_notification(method: str, params: Any) -> None:
+        if method == "notifications/resources/list_changed":
+            seen.append(params)
+            pushed.set()
+
+    with connect(notification_handler=on_notification):
+        first = server.wait_for(lambda r: r.method == "GET", timeout)
+        server.drop_get_streams()
+        second = server.wait_for(lambda r: r.method == "GET", timeout, count=2)
+        # The second GET resumes the first one's stream from its last event.
+        assert first.header("Last-Event-ID") is None
+        last_event_id = second.header("Last-Event-ID") or ""
+        assert last_event_id.startswith("g") and last_event_id.endswith("-0")
+        server.push("notifications/resources/list_changed")
+        assert pushed.wait(timeout)  # the resumed stream delivers
+    return first, second, seen
+
+
+def interrupt_cli(args: Sequence[str], ready: Callable[[str], bool], *, what: str,
+                  timeout: float = 60.0) -> Tuple[int, str, str]:
+    """Run ``python -m mcp_sync *args``; once a line of its stderr satisfies ``ready``,
+    send it SIGINT (Ctrl-C). Its exit code, stdout and stderr.
+
+    Fails the test when no such line comes within ``timeout`` (``what`` says what was
+    awaited) or the process does not exit within it; the process is killed then.
+    """
+    process = subprocess.Popen([PY, "-m", "mcp_sync", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    shown = threading.Event()
+    stderr: List[str] = []
+
+    def read_stderr() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            stderr.append(line)
+            if ready(line):
+                shown.set()
+
+    reader = threading.Thread(target=read_stderr, name="test-cli-stderr", daemon=True)
+    reader.start()
+    try:
+        assert shown.wait(timeout), f"no {what} on stderr: {stderr}"
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout)
+        reader.join(timeout)
+        assert process.stdout is not None and process.stderr is not None
+        output = process.stdout.read()
+        process.stdout.close()
+        process.stderr.close()
+    return code, output, "".join(stderr)

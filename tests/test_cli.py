@@ -7,7 +7,6 @@ import base64
 import importlib.metadata
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -19,7 +18,9 @@ import pytest
 
 from mcp_sync.cli import _MediaSaver, safe_filename
 
+from ._procs import stop_process
 from .conftest import PY, ROOT, SERVERS, fake_server_command, require_everything
+from .helpers import interrupt_cli
 
 T = 60.0  # bound for one CLI run (a Python start, a server start, a few requests)
 SDK = [PY, str(SERVERS / "manager_sdk_server.py")]
@@ -382,12 +383,7 @@ def http_server() -> Iterator[str]:
         assert listening.wait(T), "the SDK server did not start listening"
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(10)
+        stop_process(server)
         watcher.join(10)
         assert server.stderr is not None
         server.stderr.close()
@@ -499,38 +495,13 @@ def test_ctrl_c_cancels_a_slow_call_on_the_wire(tmp_path: Path) -> None:
     proxy = tmp_path / "proxy.py"
     proxy.write_text(PROXY, encoding="utf-8")
     wire = tmp_path / "wire.jsonl"
-    process = subprocess.Popen(
-        [PY, "-m", "mcp_sync", "call", "slow", "--arg", "seconds=60",
-         "--arg", "progress_interval=0.1", "--progress", "always",
-         "--", PY, str(proxy), str(wire), *fake_server_command()],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
-    progressing = threading.Event()
-    stderr: List[str] = []
-
-    def read_stderr() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            stderr.append(line)
-            if "step" in line:
-                progressing.set()
-
-    reader = threading.Thread(target=read_stderr, name="test-cli-stderr", daemon=True)
-    reader.start()
-    try:
-        assert progressing.wait(T), f"no progress on stderr: {stderr}"
-        process.send_signal(signal.SIGINT)
-        assert process.wait(T) == 130
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(T)
-        reader.join(T)
-        assert process.stdout is not None and process.stderr is not None
-        output = process.stdout.read()
-        process.stdout.close()
-        process.stderr.close()
+    code, output, stderr = interrupt_cli(
+        ["call", "slow", "--arg", "seconds=60", "--arg", "progress_interval=0.1",
+         "--progress", "always", "--", PY, str(proxy), str(wire), *fake_server_command()],
+        lambda line: "step" in line, what="progress", timeout=T)
+    assert code == 130
     assert output == ""
-    assert "interrupted; the call was cancelled" in "".join(stderr)
+    assert "interrupted; the call was cancelled" in stderr
     sent = [json.loads(line) for line in wire.read_text(encoding="utf-8").splitlines()]
     call = next(m for m in sent if m.get("method") == "tools/call")
     cancels = [m for m in sent if m.get("method") == "notifications/cancelled"]

@@ -10,14 +10,13 @@ the polls of the runs before it.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
-import threading
-from typing import Iterator, List, Tuple
+from typing import Iterator, Tuple
 
 import pytest
 
 from .conftest import PY, ROOT, SERVERS
+from .helpers import interrupt_cli
 from .servers.http_server import McpHttpServer
 from .servers.task_server import TaskServer
 
@@ -49,32 +48,9 @@ def http(served: Tuple[McpHttpServer, TaskServer]) -> McpHttpServer:
 def interrupted(*args: str) -> Tuple[int, str]:
     """Run the CLI, send it Ctrl-C once it has shown a task's state on stderr; its exit
     code and stderr."""
-    process = subprocess.Popen([PY, "-m", "mcp_sync", *args], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
-    shown = threading.Event()
-    stderr: List[str] = []
-
-    def read_stderr() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            stderr.append(line)
-            if line.startswith("task-"):
-                shown.set()
-
-    reader = threading.Thread(target=read_stderr, name="test-cli-stderr", daemon=True)
-    reader.start()
-    try:
-        assert shown.wait(T), f"no task state on stderr: {stderr}"
-        process.send_signal(signal.SIGINT)
-        code = process.wait(T)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(T)
-        reader.join(T)
-        assert process.stderr is not None
-        process.stderr.close()
-    return code, "".join(stderr)
+    code, _, stderr = interrupt_cli(args, lambda line: line.startswith("task-"),
+                                    what="task state", timeout=T)
+    return code, stderr
 
 
 def status(tasks: TaskServer, task_id: str) -> str:

@@ -164,11 +164,18 @@ def assert_scenario_passed(code: int, output: str, output_dir: Path) -> str:
     return report
 
 
+def run_scenario(args: List[str], tmp_path: Path, *, next_suite: bool = False) -> str:
+    """Run one scenario (``args`` name it) with 0.1.16, or with 0.2.0-alpha.12 when
+    ``next_suite``; it must pass. Its report (see :func:`assert_scenario_passed`)."""
+    require_suite(HARNESS_NEXT if next_suite else HARNESS)
+    code, output = run_harness(args, tmp_path, SCENARIO_TIMEOUT,
+                               suite=SUITE_NEXT if next_suite else SUITE)
+    return assert_scenario_passed(code, output, tmp_path)
+
+
 @pytest.mark.parametrize("scenario", REQUIRED_SCENARIOS)
 def test_required_scenario_passes(scenario: str, tmp_path: Path) -> None:
-    require_suite()
-    code, output = run_harness(["--scenario", scenario], tmp_path, SCENARIO_TIMEOUT)
-    assert_scenario_passed(code, output, tmp_path)
+    run_scenario(["--scenario", scenario], tmp_path)
 
 
 @pytest.mark.parametrize(("scenario", "revision"), NEXT_RUNS)
@@ -179,10 +186,8 @@ def test_next_scenario_passes(scenario: str, revision: str, tmp_path: Path) -> N
     runs the one scenario exactly as the set does (the same mock, at the revision's wire
     version, ``MCP_CONFORMANCE_PROTOCOL_VERSION`` set to it).
     """
-    require_suite(HARNESS_NEXT)
-    code, output = run_harness(["--spec-version", revision, "--scenario", scenario],
-                               tmp_path, SCENARIO_TIMEOUT, suite=SUITE_NEXT)
-    report = assert_scenario_passed(code, output, tmp_path)
+    report = run_scenario(["--spec-version", revision, "--scenario", scenario], tmp_path,
+                          next_suite=True)
     assert f"at protocol {revision} against" in report, report
 
 
@@ -290,19 +295,15 @@ def expected_failures() -> List[str]:
 @pytest.mark.parametrize("scenario", AUTH_RUNS)
 def test_auth_scenario_passes(scenario: str, tmp_path: Path) -> None:
     """One auth scenario of 0.1.16, on its own."""
-    require_suite()
-    code, output = run_harness(["--scenario", scenario], tmp_path, SCENARIO_TIMEOUT)
-    assert_scenario_passed(code, output, tmp_path)
+    run_scenario(["--scenario", scenario], tmp_path)
 
 
 @pytest.mark.parametrize(("scenario", "revision"), AUTH_NEXT_RUNS)
 def test_next_auth_scenario_passes(scenario: str, revision: str, tmp_path: Path) -> None:
     """One auth scenario of 0.2.0-alpha.12 at one revision (extensions forced to it)."""
-    require_suite(HARNESS_NEXT)
     force = ["--force"] if scenario in AUTH_NEXT_EXTENSIONS else []
-    code, output = run_harness(["--spec-version", revision, *force, "--scenario", scenario],
-                               tmp_path, SCENARIO_TIMEOUT, suite=SUITE_NEXT)
-    report = assert_scenario_passed(code, output, tmp_path)
+    report = run_scenario(["--spec-version", revision, *force, "--scenario", scenario],
+                          tmp_path, next_suite=True)
     assert f"at protocol {revision} against" in report or revision == "2025-03-26", report
 
 

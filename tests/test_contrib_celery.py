@@ -37,6 +37,7 @@ from ._procs import (
     free_port,
     parent_pid,
     running,
+    stop_process,
     subprocess_env,
     wait_gone,
     wait_listening,
@@ -107,12 +108,7 @@ def redis_server(directory: Path) -> Iterator[Tuple[str, int]]:
         wait_listening(port, timeout=30)
         yield f"redis://127.0.0.1:{port}", process.pid
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop_process(process)
 
 
 @pytest.fixture(scope="module")

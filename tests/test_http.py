@@ -32,6 +32,7 @@ from mcp_sync._protocol import STATELESS_ERA
 from mcp_sync.testing import FakeServer, ToolContext
 from mcp_sync.transports._sse import EventTooLarge, ServerSentEvent, SSEDecoder, iter_events
 
+from .helpers import assert_get_stream_resumes
 from .servers.http_server import McpHttpServer, echo_fake
 
 WAIT = 10.0  # the bound for anything a test waits on; nothing should come near it
@@ -606,25 +607,9 @@ def test_a_get_stream_that_does_not_answer_is_given_up_quickly(server: McpHttpSe
 
 def test_a_dropped_get_stream_is_reopened(server: McpHttpServer) -> None:
     server.retry_ms = 20  # the GET stream's priming event says: come back after 20 ms
-    pushed = threading.Event()
-    seen: List[Any] = []
-
-    def on_notification(method: str, params: Any) -> None:
-        if method == "notifications/resources/list_changed":
-            seen.append(params)
-            pushed.set()
-
-    with mcp_sync.connect(server.url, notification_handler=on_notification):
-        first = server.wait_for(lambda r: r.method == "GET", WAIT)
-        server.drop_get_streams()
-        second = server.wait_for(lambda r: r.method == "GET", WAIT, count=2)
-        # The second GET resumes the first one's stream from its last event.
-        assert first.header("Last-Event-ID") is None
-        last_event_id = second.header("Last-Event-ID") or ""
-        assert last_event_id.startswith("g") and last_event_id.endswith("-0")
-        assert second.header("Mcp-Session-Id") == first.header("Mcp-Session-Id")
-        server.push("notifications/resources/list_changed")
-        assert pushed.wait(WAIT)
+    first, second, seen = assert_get_stream_resumes(
+        server, lambda **kwargs: mcp_sync.connect(server.url, **kwargs), WAIT)
+    assert second.header("Mcp-Session-Id") == first.header("Mcp-Session-Id")
     assert seen == [None]
 
 

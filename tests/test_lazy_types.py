@@ -21,7 +21,7 @@ import pytest
 import mcp_sync.types as T
 
 from ._procs import subprocess_env
-from .conftest import PY, ROOT, SERVERS, fake_server_command
+from .conftest import PY, ROOT, SERVERS, fake_server_for
 
 PROBE = SERVERS.parent / "_model_probe.py"
 SPEC = SERVERS.parent / "spec"
@@ -80,7 +80,7 @@ def test_importing_the_types_builds_no_model() -> None:
 
 @pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
 def test_one_call_builds_only_the_models_it_uses(era: str) -> None:
-    command = fake_server_command(*(["--stateless"] if era == "2026-07-28" else []))
+    command = fake_server_for(era)
     built = built_after(
         "import mcp_sync\n"
         f"with mcp_sync.connect({command!r}, timeout=30) as client:\n"

@@ -23,6 +23,7 @@ from mcp_sync import HttpTransport, ProtocolError, SseTransport
 from mcp_sync.transports._sse import SSEDecoder
 
 from .conftest import PY, ROOT
+from .helpers import assert_get_stream_resumes
 from .servers.http_server import McpHttpServer, Recorded, echo_fake
 from .servers.legacy_sse_server import LegacySseServer
 
@@ -132,21 +133,7 @@ def test_a_dropped_get_stream_resumes_after_a_priming_event_without_data(
         server: McpHttpServer) -> None:
     server.priming_data = False
     server.retry_ms = 20
-    pushed = threading.Event()
-
-    def on_notification(method: str, params: Any) -> None:
-        if method == "notifications/resources/list_changed":
-            pushed.set()
-
-    with connect(server, notification_handler=on_notification):
-        first = server.wait_for(lambda r: r.method == "GET", WAIT)
-        server.drop_get_streams()
-        second = server.wait_for(lambda r: r.method == "GET", WAIT, count=2)
-        assert first.header("Last-Event-ID") is None
-        last_event_id = second.header("Last-Event-ID") or ""
-        assert last_event_id.startswith("g") and last_event_id.endswith("-0")
-        server.push("notifications/resources/list_changed")
-        assert pushed.wait(WAIT)  # the resumed stream delivers
+    assert_get_stream_resumes(server, lambda **kwargs: connect(server, **kwargs), WAIT)
 
 
 def test_the_id_of_an_event_cut_short_is_not_resumed_from(server: McpHttpServer) -> None:

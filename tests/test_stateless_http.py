@@ -43,6 +43,7 @@ from mcp_sync import (
     UnsupportedProtocolVersion,
 )
 
+from ._procs import free_port, stop_process
 from .conftest import PY, SERVERS, require_everything
 from .helpers import elicit, sample
 from .servers.http_server import McpHttpServer, Recorded, echo_fake
@@ -51,12 +52,6 @@ WAIT = 10.0  # the bound for anything a test waits on; nothing should come near 
 STATELESS = "2026-07-28"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class ServerProcess:
@@ -92,12 +87,7 @@ class ServerProcess:
         self.ready.set()  # exited: wake the waiter (who then sees no server)
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
+        stop_process(self.process)
         self._reader.join(10)
         assert self.process.stdout is not None
         self.process.stdout.close()

@@ -30,7 +30,7 @@ from mcp_sync import (
 )
 from mcp_sync.connect import make_transport
 
-from ._procs import running, wait_gone
+from ._procs import python_stdout, running, wait_gone
 from .conftest import PY, ROOT, fake_server_command
 
 
@@ -760,9 +760,8 @@ def test_import_is_light() -> None:
         "print(sorted(m for m in ('requests', 'pydantic', 'mcp_sync.types', 'mcp_sync.toolbox')\n"
         "             if m in sys.modules))"
     )
-    out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=30,
-                         cwd=str(ROOT), check=True)
-    assert out.stdout.strip() == "[]"
+    out = python_stdout(code)
+    assert out.strip() == "[]"
 
 
 def test_stdio_connect_never_imports_requests() -> None:
@@ -772,9 +771,8 @@ def test_stdio_connect_never_imports_requests() -> None:
         "    c.list_tools(); c.call_tool('echo', {'text': 'x'})\n"
         "print('requests' in sys.modules)"
     )
-    out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=30,
-                         cwd=str(ROOT), check=True)
-    assert out.stdout.strip() == "False"
+    out = python_stdout(code)
+    assert out.strip() == "False"
 
 
 def test_library_writes_nothing_to_stdout() -> None:
@@ -783,9 +781,8 @@ def test_library_writes_nothing_to_stdout() -> None:
         f"with mcp_sync.connect({fake_server_command('--banner')!r}) as c:\n"
         "    c.call_tool('malformed'); c.call_tool('log', {'level': 'error', 'data': 'x'})\n"
     )
-    out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=30,
-                         cwd=str(ROOT), check=True)
-    assert out.stdout == ""
+    out = python_stdout(code)
+    assert out == ""
 
 
 def test_a_transport_closed_before_it_started_still_stops_its_child_later() -> None:

@@ -102,6 +102,7 @@ def wait_received(client: mcp_sync.Client, method: str, count: int = 1) -> int:
 
 
 def calls(client: mcp_sync.Client, tool: str, kind: str, **kwargs: Any) -> Any:
+    """Call ``tool`` in the form ``kind`` (one of FORMS): blocking, or a future waited on."""
     if kind == "call_tool":
         return client.call_tool(tool, **kwargs)
     return client.call_tool_future(tool, **kwargs).result(WAIT)

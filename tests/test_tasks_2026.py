@@ -29,10 +29,8 @@ from mcp_sync import (
 
 from .servers.http_server import McpHttpServer
 from .servers.task_server_2026 import TASKS, ExtensionTaskServer
+from .test_tasks import FORMS, WAIT, calls
 from .test_tasks import Peer as TaskPeer
-
-WAIT = 10.0  # the bound on anything a test waits for; nothing comes near it
-FORMS = ["call_tool", "future"]
 
 
 class Peer(TaskPeer):
@@ -70,12 +68,6 @@ def client(peer: Peer) -> Iterator[mcp_sync.Client]:
     with peer.connect(elicitation_handler=elicit, sampling_handler=sample) as connected:
         assert connected.era == "stateless"
         yield connected
-
-
-def calls(client: mcp_sync.Client, tool: str, kind: str, **kwargs: Any) -> Any:
-    if kind == "call_tool":
-        return client.call_tool(tool, **kwargs)
-    return client.call_tool_future(tool, **kwargs).result(WAIT)
 
 
 def count(client: mcp_sync.Client, method: str) -> int:

@@ -15,7 +15,6 @@ import asyncio
 import json
 import logging
 import re
-import subprocess
 import threading
 from typing import Any, Dict, Iterator, List
 
@@ -25,7 +24,8 @@ import mcp_sync
 import mcp_sync.toolbox
 from mcp_sync import Client, InvalidToolCall, Manager, RequestTimeout, Toolbox, ToolError
 
-from .conftest import PY, ROOT, SERVERS, fake_server_command
+from ._procs import python_stdout
+from .conftest import PY, SERVERS, fake_server_command
 from .servers.model_endpoint import (
     CHAT,
     MESSAGES,
@@ -477,9 +477,8 @@ def test_names_are_the_same_in_another_process(box: Client) -> None:
         f"with mcp_sync.connect({BOX!r}, name='box') as c:\n"
         "    print(json.dumps([t['name'] for t in mcp_sync.Toolbox(c).tools()]))\n"
     )
-    out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60,
-                         cwd=str(ROOT), check=True)
-    assert json.loads(out.stdout) == names_of(Toolbox(box))
+    out = python_stdout(code, timeout=60)
+    assert json.loads(out) == names_of(Toolbox(box))
 
 
 def test_two_clients_of_one_server_name_both_keep_their_tools() -> None:
@@ -584,9 +583,8 @@ def test_no_provider_sdk_is_imported() -> None:
         "print(sorted(m for m in ('openai', 'anthropic', 'langchain_core', 'httpx')\n"
         "             if m in sys.modules))\n"
     )
-    out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60,
-                         cwd=str(ROOT), check=True)
-    assert out.stdout.strip() == "[]"
+    out = python_stdout(code, timeout=60)
+    assert out.strip() == "[]"
 
 
 def test_to_langchain_without_langchain_core_says_what_to_install(demo: Client) -> None:
@@ -599,9 +597,8 @@ def test_to_langchain_without_langchain_core_says_what_to_install(demo: Client) 
         "    except ImportError as exc:\n"
         "        print(exc)\n"
     )
-    out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60,
-                         cwd=str(ROOT), check=True)
-    assert "pip install 'mcp-sync-client[langchain]'" in out.stdout
+    out = python_stdout(code, timeout=60)
+    assert "pip install 'mcp-sync-client[langchain]'" in out
 
 
 def test_bad_arguments_are_refused() -> None:

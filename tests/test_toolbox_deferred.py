@@ -50,19 +50,27 @@ def names_of(toolbox: Toolbox) -> List[str]:
     return [tool["name"] for tool in toolbox.tools()]
 
 
-def call_in_thread(toolbox: Toolbox, name: str, arguments: Dict[str, Any]
-                   ) -> Tuple[threading.Thread, List[types.CallToolResult]]:
-    results: List[types.CallToolResult] = []
-    thread = threading.Thread(target=lambda: results.append(toolbox.call(name, arguments)),
-                              name="test-caller")
-    thread.start()
-    return thread, results
-
-
 def wait_until_waiting(caplog: pytest.LogCaptureFixture, tool: str) -> None:
     """Until the toolbox logs that the call of ``tool`` waits for its server."""
     wait_for(lambda: any(r.getMessage().startswith(f"{tool}: waiting up to ")
                          for r in caplog.records), T, f"{tool} waiting for its server")
+
+
+def call_held_until_released(toolbox: Toolbox, gate: Gate, caplog: pytest.LogCaptureFixture,
+                             name: str, arguments: Dict[str, Any]) -> List[Tuple[str, bool]]:
+    """Call ``name`` on a thread while the gate holds its server's start: once the toolbox
+    logs that the call waits for the server, the call must not have returned; then the
+    start is released. The call's results, as (text, is_error)."""
+    results: List[types.CallToolResult] = []
+    with caplog.at_level(logging.DEBUG, logger="mcp_sync.toolbox"):
+        caller = threading.Thread(target=lambda: results.append(toolbox.call(name, arguments)),
+                                  name="test-caller")
+        caller.start()
+        wait_until_waiting(caplog, name)
+        assert not results
+        gate.release_starts()
+        caller.join(T)
+    return [(r.text, r.is_error) for r in results]
 
 
 # -- a server that is still starting --------------------------------------------------------
@@ -110,13 +118,9 @@ def test_saved_tools_are_listed_while_the_server_starts_and_calls_wait_for_it(
 
             # within the bound: the call waits for the server, then is made
             patient = Toolbox(manager, wait_for_server=T)
-            with caplog.at_level(logging.DEBUG, logger="mcp_sync.toolbox"):
-                caller, results = call_in_thread(patient, "gate__echo", {"text": "on time"})
-                wait_until_waiting(caplog, "gate__echo")
-                assert not results
-                gate.release_starts()
-                caller.join(T)
-            assert [(r.text, r.is_error) for r in results] == [("on time", False)]
+            results = call_held_until_released(patient, gate, caplog, "gate__echo",
+                                               {"text": "on time"})
+            assert results == [("on time", False)]
             assert manager.status()["gate"].state is ServerState.CONNECTED
 
 
@@ -184,13 +188,9 @@ def test_a_killed_server_keeps_its_tools_and_calls_wait_for_the_reconnect(
         assert manager.status()["gate"].state is ServerState.RECONNECTING
         assert names_of(toolbox) == GATE_TOOLS  # still listed
 
-        with caplog.at_level(logging.DEBUG, logger="mcp_sync.toolbox"):
-            caller, results = call_in_thread(toolbox, "gate__echo", {"text": "after"})
-            wait_until_waiting(caplog, "gate__echo")
-            assert not results
-            gate.release_starts()
-            caller.join(T)
-        assert [(r.text, r.is_error) for r in results] == [("after", False)]
+        results = call_held_until_released(toolbox, gate, caplog, "gate__echo",
+                                           {"text": "after"})
+        assert results == [("after", False)]
 
         (again,) = gate.wait_for(lambda arrivals: [a for a in gate.calls(key="read")
                                                    if a.pid != first.pid])

@@ -26,7 +26,7 @@ import mcp_sync
 from mcp_sync import RequestTimeout, ServerError
 from mcp_sync.testing import FakeServer
 
-from .conftest import PY, ROOT, fake_server_command
+from .conftest import PY, ROOT, fake_server_command, fake_server_for
 from .servers.http_server import McpHttpServer, echo_fake
 from .servers.legacy_sse_server import LegacySseServer
 
@@ -75,7 +75,7 @@ def received_calls(client: mcp_sync.Client, tool: str) -> List[Dict[str, Any]]:
 def test_each_request_gets_a_client_span_over_stdio(
         traced: Tuple[TracerProvider, InMemorySpanExporter], era: str) -> None:
     provider, exporter = traced
-    command = fake_server_command(*(["--stateless"] if era == "2026-07-28" else []))
+    command = fake_server_for(era)
     with mcp_sync.connect(command, protocol_version=era, timeout=T, tracing=True,
                           tracer_provider=provider) as client:
         assert client.call_tool("echo", {"text": "hi"}).text == "hi"
@@ -172,7 +172,7 @@ def test_the_callers_span_is_the_parent_and_reaches_the_stdio_server(
         traced: Tuple[TracerProvider, InMemorySpanExporter], era: str) -> None:
     provider, exporter = traced
     tracer = provider.get_tracer("test")
-    command = fake_server_command(*(["--stateless"] if era == "2026-07-28" else []))
+    command = fake_server_for(era)
     with mcp_sync.connect(command, protocol_version=era, timeout=T, tracing=True,
                           tracer_provider=provider) as client:
         with tracer.start_as_current_span("caller") as caller:

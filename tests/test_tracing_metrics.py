@@ -23,7 +23,7 @@ import mcp_sync
 from mcp_sync import ConnectionClosed, RequestTimeout, ServerError
 from mcp_sync._otel import DURATION_BUCKETS
 
-from .conftest import ROOT, fake_server_command
+from .conftest import ROOT, fake_server_command, fake_server_for
 from .servers.http_server import McpHttpServer, echo_fake
 from .test_tracing import memory_tracer, stateless_fake
 
@@ -78,7 +78,7 @@ def test_the_bucket_advice_is_the_conventions() -> None:
 def test_every_request_is_measured_over_stdio(
         metered: Tuple[MeterProvider, InMemoryMetricReader], era: str) -> None:
     provider, reader = metered
-    command = fake_server_command(*(["--stateless"] if era == "2026-07-28" else []))
+    command = fake_server_for(era)
     with mcp_sync.connect(command, protocol_version=era, timeout=T, tracing=True,
                           meter_provider=provider) as client:
         for _ in range(3):

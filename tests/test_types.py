@@ -72,12 +72,17 @@ def roundtrip(model_cls: Any, wire: Dict[str, Any]) -> Any:
 # ---------------------------------------------------------------------------
 
 
+def load_defs(path: Path) -> Dict[str, Any]:
+    """The ``$defs`` of the MCP schema at ``path``; the test fails when it is missing."""
+    if not path.exists():
+        pytest.fail(f"MCP schema not found at {path}")
+    loaded: Dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))["$defs"]
+    return loaded
+
+
 @pytest.fixture(scope="module")
 def defs() -> Dict[str, Any]:
-    if not SCHEMA_PATH.exists():
-        pytest.fail(f"MCP schema not found at {SCHEMA_PATH}")
-    loaded: Dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))["$defs"]
-    return loaded
+    return load_defs(SCHEMA_PATH)
 
 
 def _is_object_def(schema: Dict[str, Any]) -> bool:
@@ -1238,10 +1243,7 @@ def model_2026(name: str) -> Any:
 
 @pytest.fixture(scope="module")
 def defs_2026() -> Dict[str, Any]:
-    if not SCHEMA_2026_PATH.exists():
-        pytest.fail(f"MCP schema not found at {SCHEMA_2026_PATH}")
-    loaded: Dict[str, Any] = json.loads(SCHEMA_2026_PATH.read_text(encoding="utf-8"))["$defs"]
-    return loaded
+    return load_defs(SCHEMA_2026_PATH)
 
 
 def _flat_members(alias: Any) -> Iterator[Any]:

@@ -11,7 +11,7 @@ that no thread is left behind.
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -98,25 +98,34 @@ def legacy() -> Iterator[LegacySseServer]:
         yield running
 
 
-def test_a_legacy_call_ends_at_its_deadline_when_its_202_trickles(
-        legacy: LegacySseServer) -> None:
-    """Before, the call's deadline only started to count once the whole POST reply was
-    read: a trickled 202 held the caller for as long as the server liked."""
+def assert_legacy_call_ends_at_its_deadline(legacy: LegacySseServer,
+                                            fault: Callable[[Any], None], label: str) -> None:
+    """With ``fault(handler)`` answering the POST of a call to the tool ``fault`` (and
+    never answering the call), the call fails with RequestTimeout at its 1.5 s deadline,
+    not before and not much after; then the client answers a plain call."""
     def hook(handler: Any, message: Any) -> bool:
         if not (isinstance(message, dict) and message.get("method") == "tools/call"
                 and (message.get("params") or {}).get("name") == "fault"):
             return False
-        trickle(handler, 202, handler.server.owner.stopping)  # and never answers
+        fault(handler)
         return True
 
     legacy.post_hook = hook
     transport = SseTransport(legacy.url, close_timeout=1.0)
     with mcp_sync.Client(transport, timeout=5.0, close_timeout=1.0).connect() as client:
-        with expect(RequestTimeout, 1.5 + SLACK,
-                    fault="legacy sse: the 202 to a call trickles (deadline 1.5 s)") as out:
+        with expect(RequestTimeout, 1.5 + SLACK, fault=label) as out:
             client.call_tool("fault", {}, timeout=1.5)
         assert out.elapsed >= 1.4
         assert_usable(client)
+
+
+def test_a_legacy_call_ends_at_its_deadline_when_its_202_trickles(
+        legacy: LegacySseServer) -> None:
+    """Before, the call's deadline only started to count once the whole POST reply was
+    read: a trickled 202 held the caller for as long as the server liked."""
+    assert_legacy_call_ends_at_its_deadline(
+        legacy, lambda handler: trickle(handler, 202, handler.server.owner.stopping),
+        "legacy sse: the 202 to a call trickles (deadline 1.5 s)")
 
 
 def test_a_legacy_notification_post_ends_at_post_timeout(legacy: LegacySseServer) -> None:
@@ -160,21 +169,9 @@ def test_a_legacy_call_ends_at_its_deadline_when_its_post_headers_trickle(
     response headers, so the call's deadline cuts that wait short too. Before, the caller
     sat in the POST until the last header byte came (about 20 s here), each byte within
     the per-read bound."""
-    def hook(handler: Any, message: Any) -> bool:
-        if not (isinstance(message, dict) and message.get("method") == "tools/call"
-                and (message.get("params") or {}).get("name") == "fault"):
-            return False
-        trickle_headers(handler, handler.server.owner.stopping)  # and never answers
-        return True
-
-    legacy.post_hook = hook
-    transport = SseTransport(legacy.url, close_timeout=1.0)
-    with mcp_sync.Client(transport, timeout=5.0, close_timeout=1.0).connect() as client:
-        with expect(RequestTimeout, 1.5 + SLACK,
-                    fault="legacy sse: a call's POST headers trickle (deadline 1.5 s)") as out:
-            client.call_tool("fault", {}, timeout=1.5)
-        assert out.elapsed >= 1.4
-        assert_usable(client)
+    assert_legacy_call_ends_at_its_deadline(
+        legacy, lambda handler: trickle_headers(handler, handler.server.owner.stopping),
+        "legacy sse: a call's POST headers trickle (deadline 1.5 s)")
 
 
 def test_a_legacy_notification_post_whose_headers_trickle_fails_at_post_timeout(

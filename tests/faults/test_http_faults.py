@@ -17,8 +17,9 @@ import socket
 import struct
 import threading
 import time
+from contextlib import contextmanager
 from http import HTTPStatus
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Type
 
 import pytest
 
@@ -38,7 +39,7 @@ from mcp_sync.transports._interrupt import _TrackedHTTPConnection
 from ..servers.http_server import McpHttpServer, echo_fake
 from ..servers.keepalive_server import KeepAliveServer
 from ..servers.legacy_sse_server import LegacySseServer
-from .helpers import assert_reports_closed, assert_usable, expect, timed
+from .helpers import Outcome, assert_reports_closed, assert_usable, expect, timed
 from .workloads import PINNED, HttpServerProcess
 
 WAIT = 10.0
@@ -90,6 +91,35 @@ def call_fault(client: mcp_sync.Client, timeout: float = 5.0) -> Any:
     return client.call_tool("fault", {}, timeout=timeout)
 
 
+@contextmanager
+def fault_fails_the_call(server: McpHttpServer, fault: Hook, error: Type[BaseException],
+                         within: float, *, label: str, match: Optional[str] = None,
+                         timeout: float = 5.0, transport_kwargs: Optional[Dict[str, Any]] = None,
+                         **kwargs: Any) -> Iterator[Outcome]:
+    """With ``fault`` answering the tool ``fault``, a call to it raises ``error`` (matching
+    ``match``) within ``within`` seconds; the ``with`` body checks the outcome while the
+    client is still open, then the client must answer a plain call.
+
+    ``label`` is the case's line in the figures table; ``kwargs`` go to :func:`connect`.
+    """
+    on_fault_call(server, fault)
+    with connect(server.url, transport_kwargs, **kwargs) as client:
+        with expect(error, within, fault=label, match=match) as outcome:
+            call_fault(client, timeout=timeout)
+        yield outcome
+        assert_usable(client)
+
+
+def assert_fault_answers(server: McpHttpServer, fault: Hook, text: str, within: float, *,
+                         label: str, observed: str) -> None:
+    """With ``fault`` answering the tool ``fault``, a call to it still gets ``text``, and a
+    plain call after it works, all within ``within`` seconds."""
+    on_fault_call(server, fault)
+    with connect(server.url) as client, timed(within, fault=label, observed=observed):
+        assert call_fault(client).text == text
+        assert_usable(client)
+
+
 def response_to(message: Dict[str, Any], text: str = "from the fault") -> Dict[str, Any]:
     return {"jsonrpc": "2.0", "id": message["id"],
             "result": {"content": [{"type": "text", "text": text}]}}
@@ -108,21 +138,18 @@ def test_a_connection_reset_mid_request(server: McpHttpServer) -> None:
                                       struct.pack("ii", 1, 0))
         handler.connection.close()  # RST, not FIN
 
-    on_fault_call(server, reset)
-    with connect(server.url) as client:
-        with expect(TransportError, 2.0, fault="http: connection reset (RST) mid-request",
-                    match="cannot reach") as outcome:
-            call_fault(client)
+    with fault_fails_the_call(server, reset, TransportError, 2.0, match="cannot reach",
+                              label="http: connection reset (RST) mid-request") as outcome:
         assert not isinstance(outcome.error, HTTPError)
-        assert_usable(client)
 
 
 def test_a_connection_closed_without_a_response(server: McpHttpServer) -> None:
-    on_fault_call(server, lambda handler, message: handler.connection.shutdown(socket.SHUT_RDWR))
-    with connect(server.url) as client:
-        with expect(TransportError, 2.0, fault="http: connection closed, no response"):
-            call_fault(client)
-        assert_usable(client)
+    def hang_up(handler: Any, message: Dict[str, Any]) -> None:
+        handler.connection.shutdown(socket.SHUT_RDWR)
+
+    with fault_fails_the_call(server, hang_up, TransportError, 2.0,
+                              label="http: connection closed, no response"):
+        pass
     # It reached the server: it is never sent again.
     assert len(server.matching(lambda r: r.rpc_method == "tools/call"
                                and r.json["params"]["name"] == "fault")) == 1
@@ -133,38 +160,36 @@ def test_an_error_status_with_an_html_page(server: McpHttpServer, status: int) -
     title = HTTPStatus(status).phrase.encode()
     page = (b"<html><head><title>" + title + b"</title></head><body>\x1b[2J\x1b[31mupstream "
             b"died\x07\x00</body></html>" + b"<!-- padding -->" * 500)
-    on_fault_call(server, lambda handler, message: handler.send_status(
-        status, page, {"Connection": "close"}, content_type="text/html"))
-    with connect(server.url) as client:
-        with expect(HTTPError, 2.0, fault=f"http: HTTP {status} with an HTML error page") as out:
-            call_fault(client)
+    def error_page(handler: Any, message: Dict[str, Any]) -> None:
+        handler.send_status(status, page, {"Connection": "close"}, content_type="text/html")
+
+    with fault_fails_the_call(server, error_page, HTTPError, 2.0,
+                              label=f"http: HTTP {status} with an HTML error page") as out:
         error = out.error
         assert error.status == status and error.method == "tools/call"  # type: ignore[attr-defined]
         assert "upstream died" in str(error)
         assert not any(ch in str(error) for ch in "\x1b\x07\x00")  # control characters gone
         assert len(error.body) < 600  # type: ignore[attr-defined]  # an excerpt, not 8 KB
-        assert_usable(client)
 
 
 def test_an_html_page_with_status_200(server: McpHttpServer) -> None:
-    on_fault_call(server, lambda handler, message: handler.send_status(
-        200, b"<html>Please log in</html>", {"Connection": "close"}, content_type="text/html"))
-    with connect(server.url) as client:
-        with expect(ProtocolError, 2.0, fault="http: 200 with an HTML page (a captive portal)",
-                    match="text/html"):
-            call_fault(client)
-        assert_usable(client)
+    def login_page(handler: Any, message: Dict[str, Any]) -> None:
+        handler.send_status(200, b"<html>Please log in</html>", {"Connection": "close"},
+                            content_type="text/html")
+
+    with fault_fails_the_call(server, login_page, ProtocolError, 2.0, match="text/html",
+                              label="http: 200 with an HTML page (a captive portal)"):
+        pass
 
 
 def test_json_with_the_wrong_content_type(server: McpHttpServer) -> None:
-    on_fault_call(server, lambda handler, message: handler.send_status(
-        200, json.dumps(response_to(message)).encode(), {"Connection": "close"},
-        content_type="text/plain"))
-    with connect(server.url) as client:
-        with expect(ProtocolError, 2.0, fault="http: JSON body labelled text/plain",
-                    match="text/plain"):
-            call_fault(client)
-        assert_usable(client)
+    def plain_text(handler: Any, message: Dict[str, Any]) -> None:
+        handler.send_status(200, json.dumps(response_to(message)).encode(),
+                            {"Connection": "close"}, content_type="text/plain")
+
+    with fault_fails_the_call(server, plain_text, ProtocolError, 2.0, match="text/plain",
+                              label="http: JSON body labelled text/plain"):
+        pass
 
 
 def test_truncated_json(server: McpHttpServer) -> None:
@@ -172,12 +197,9 @@ def test_truncated_json(server: McpHttpServer) -> None:
         body = json.dumps(response_to(message)).encode()
         handler.send_status(200, body[:len(body) // 2], {"Connection": "close"})
 
-    on_fault_call(server, truncated)
-    with connect(server.url) as client:
-        with expect(ProtocolError, 2.0, fault="http: truncated JSON body",
-                    match="not valid JSON"):
-            call_fault(client)
-        assert_usable(client)
+    with fault_fails_the_call(server, truncated, ProtocolError, 2.0, match="not valid JSON",
+                              label="http: truncated JSON body"):
+        pass
 
 
 def test_a_body_shorter_than_its_content_length(server: McpHttpServer) -> None:
@@ -190,12 +212,9 @@ def test_a_body_shorter_than_its_content_length(server: McpHttpServer) -> None:
         handler.wfile.flush()
         handler.connection.shutdown(socket.SHUT_RDWR)
 
-    on_fault_call(server, short)
-    with connect(server.url) as client:
-        with expect(TransportError, 2.0, fault="http: body cut short of its Content-Length",
-                    match="IncompleteRead"):
-            call_fault(client)
-        assert_usable(client)
+    with fault_fails_the_call(server, short, TransportError, 2.0, match="IncompleteRead",
+                              label="http: body cut short of its Content-Length"):
+        pass
 
 
 MALFORMED = {
@@ -221,12 +240,10 @@ def test_a_malformed_response_fails_its_call_at_once(server: McpHttpServer, repl
         handler.write_event(answer, event_id="s1-1")
         handler.end_events()
 
-    on_fault_call(server, malformed)
-    with connect(server.url) as client:
-        with expect(ProtocolError, 1.0, fault=f"http: malformed response ({mode}, {reply})",
-                    match="malformed response to tools/call"):
-            call_fault(client, timeout=5.0)
-        assert_usable(client)
+    with fault_fails_the_call(server, malformed, ProtocolError, 1.0, timeout=5.0,
+                              label=f"http: malformed response ({mode}, {reply})",
+                              match="malformed response to tools/call"):
+        pass
 
 
 # -- event streams that misbehave ---------------------------------------------------------
@@ -238,15 +255,12 @@ def test_an_event_stream_that_stalls_forever(server: McpHttpServer) -> None:
         handler.write_raw(b": stream open\n\n")
         handler.mcp.stopping.wait(60)  # until the test server stops
 
-    on_fault_call(server, stall)
-    with connect(server.url) as client:
-        with expect(RequestTimeout, 2.0, fault="http: SSE stream that stalls forever") as out:
-            call_fault(client, timeout=1.0)
+    with fault_fails_the_call(server, stall, RequestTimeout, 2.0, timeout=1.0,
+                              label="http: SSE stream that stalls forever") as out:
         assert out.elapsed >= 0.9
         call_id = out.error.request_id  # type: ignore[attr-defined]
         cancel = server.wait_for(lambda r: r.rpc_method == "notifications/cancelled", WAIT)
         assert cancel.json["params"]["requestId"] == call_id
-        assert_usable(client)
 
 
 def test_an_event_stream_at_one_byte_per_100_ms_cannot_stretch_the_deadline(
@@ -258,12 +272,9 @@ def test_an_event_stream_at_one_byte_per_100_ms_cannot_stretch_the_deadline(
             if handler.mcp.stopping.wait(0.1):
                 return
 
-    on_fault_call(server, trickle)
-    with connect(server.url) as client:
-        with expect(RequestTimeout, 2.5,
-                    fault="http: SSE at 1 byte per 100 ms (deadline 1.5 s)"):
-            call_fault(client, timeout=1.5)
-        assert_usable(client)
+    with fault_fails_the_call(server, trickle, RequestTimeout, 2.5, timeout=1.5,
+                              label="http: SSE at 1 byte per 100 ms (deadline 1.5 s)"):
+        pass
 
 
 def test_an_event_stream_one_byte_at_a_time_is_parsed_whole(server: McpHttpServer) -> None:
@@ -274,11 +285,8 @@ def test_an_event_stream_one_byte_at_a_time_is_parsed_whole(server: McpHttpServe
             handler.mcp.stopping.wait(0.002)
         handler.end_events()
 
-    on_fault_call(server, trickle)
-    with connect(server.url) as client, timed(5.0, fault="http: SSE one byte per chunk",
-                                              observed="the right result"):
-        assert call_fault(client).text == "byte by byte"
-        assert_usable(client)
+    assert_fault_answers(server, trickle, "byte by byte", 5.0,
+                         label="http: SSE one byte per chunk", observed="the right result")
 
 
 def test_an_event_stream_that_ends_without_the_response(server: McpHttpServer) -> None:
@@ -288,13 +296,12 @@ def test_an_event_stream_that_ends_without_the_response(server: McpHttpServer) -
                              "params": {"level": "info", "data": "working"}})
         handler.end_events()
 
-    on_fault_call(server, notifications_only)
     logged: List[Any] = []
-    with connect(server.url, logging_handler=lambda p: logged.append(p.data)) as client:
-        with expect(TransportError, 2.0, fault="http: SSE stream ends without the response",
-                    match="ended the event stream first"):
-            call_fault(client)
-        assert_usable(client)
+    with fault_fails_the_call(server, notifications_only, TransportError, 2.0,
+                              label="http: SSE stream ends without the response",
+                              match="ended the event stream first",
+                              logging_handler=lambda p: logged.append(p.data)):
+        pass
     assert logged == ["working"]
 
 
@@ -304,15 +311,12 @@ def test_an_event_stream_that_ends_and_cannot_be_resumed(server: McpHttpServer) 
         handler.write_event(None, event_id="unknown-stream-1", retry=100)
         handler.end_events()
 
-    on_fault_call(server, ends_with_an_id)
-    with connect(server.url) as client:
-        with expect(TransportError, 3.0, fault="http: SSE stream ends; resumption refused",
-                    match="would not resume"):
-            call_fault(client)
+    with fault_fails_the_call(server, ends_with_an_id, TransportError, 3.0,
+                              label="http: SSE stream ends; resumption refused",
+                              match="would not resume"):
         resumed = server.matching(lambda r: r.method == "GET"
                                   and r.header("last-event-id") == "unknown-stream-1")
         assert len(resumed) == 1
-        assert_usable(client)
 
 
 def test_an_event_stream_that_never_sends_the_response(server: McpHttpServer) -> None:
@@ -324,13 +328,11 @@ def test_an_event_stream_that_never_sends_the_response(server: McpHttpServer) ->
             if handler.mcp.stopping.wait(0.05):
                 return
 
-    on_fault_call(server, chatter)
     logged: List[Any] = []
-    with connect(server.url, logging_handler=lambda p: logged.append(p.data)) as client:
-        with expect(RequestTimeout, 2.0,
-                    fault="http: SSE notifications every 50 ms, never the response"):
-            call_fault(client, timeout=1.0)
-        assert_usable(client)
+    with fault_fails_the_call(server, chatter, RequestTimeout, 2.0, timeout=1.0,
+                              label="http: SSE notifications every 50 ms, never the response",
+                              logging_handler=lambda p: logged.append(p.data)):
+        pass
     assert len(logged) >= 5
 
 
@@ -343,12 +345,9 @@ def test_chunked_encoding_cut_mid_event(server: McpHttpServer) -> None:
         handler.wfile.flush()
         handler.connection.shutdown(socket.SHUT_RDWR)
 
-    on_fault_call(server, cut)
-    with connect(server.url) as client:
-        with expect(TransportError, 2.0, fault="http: chunked encoding cut mid-event",
-                    match="No response received"):
-            call_fault(client)
-        assert_usable(client)
+    with fault_fails_the_call(server, cut, TransportError, 2.0, match="No response received",
+                              label="http: chunked encoding cut mid-event"):
+        pass
 
 
 def test_an_event_nested_past_the_parser_limit_is_skipped(server: McpHttpServer) -> None:
@@ -360,21 +359,18 @@ def test_an_event_nested_past_the_parser_limit_is_skipped(server: McpHttpServer)
         handler.write_event(response_to(message, "after the deep event"))
         handler.end_events()
 
-    on_fault_call(server, deep_then_answer)
-    with connect(server.url) as client, timed(5.0, fault="http: SSE event nested 100,000 deep",
-                                              observed="skipped; the next event answered"):
-        assert call_fault(client).text == "after the deep event"
-        assert_usable(client)
+    assert_fault_answers(server, deep_then_answer, "after the deep event", 5.0,
+                         label="http: SSE event nested 100,000 deep",
+                         observed="skipped; the next event answered")
 
 
 def test_a_json_body_nested_past_the_parser_limit(server: McpHttpServer) -> None:
-    on_fault_call(server, lambda handler, message: handler.send_status(
-        200, b"[" * 100_000 + b"]" * 100_000, {"Connection": "close"}))
-    with connect(server.url) as client:
-        with expect(ProtocolError, 2.0, fault="http: JSON body nested 100,000 deep",
-                    match="not valid JSON"):
-            call_fault(client)
-        assert_usable(client)
+    def deep(handler: Any, message: Dict[str, Any]) -> None:
+        handler.send_status(200, b"[" * 100_000 + b"]" * 100_000, {"Connection": "close"})
+
+    with fault_fails_the_call(server, deep, ProtocolError, 2.0, match="not valid JSON",
+                              label="http: JSON body nested 100,000 deep"):
+        pass
 
 
 # -- messages over max_message_size --------------------------------------------------------
@@ -432,17 +428,15 @@ def test_a_json_body_over_max_message_size(server: McpHttpServer, framing: str) 
         handler.end_headers()
         writer.write(handler, response_head(message), chunked=framing == "chunked")
 
-    on_fault_call(server, huge)
-    with connect(server.url, {"max_message_size": MIB}) as client:
-        with expect(MessageTooLarge, 2.0, match="longer than max_message_size=1048576",
-                    fault=f"http: a 100 MB JSON body ({framing}; max_message_size 1 MiB)"
-                    ) as outcome:
-            call_fault(client, timeout=30)
+    with fault_fails_the_call(
+            server, huge, MessageTooLarge, 2.0, timeout=30,
+            transport_kwargs={"max_message_size": MIB},
+            match="longer than max_message_size=1048576",
+            label=f"http: a 100 MB JSON body ({framing}; max_message_size 1 MiB)") as outcome:
         error = outcome.error
         assert isinstance(error, MessageTooLarge) and error.limit == MIB
         assert writer.done.wait(WAIT), "the server is still writing: the client reads on"
         assert writer.written < MIB + SOCKET_BUFFERS, writer.written
-        assert_usable(client)
 
 
 def test_an_event_over_max_message_size(server: McpHttpServer) -> None:
@@ -455,15 +449,13 @@ def test_an_event_over_max_message_size(server: McpHttpServer) -> None:
         handler.write_event(None, event_id="s1-0")
         writer.write(handler, b"data: " + response_head(message), chunked=True)
 
-    on_fault_call(server, huge)
-    with connect(server.url, {"max_message_size": MIB}) as client:
-        with expect(MessageTooLarge, 2.0, match="an event on the stream of tools/call",
-                    fault="http: a 100 MB event (max_message_size 1 MiB)") as outcome:
-            call_fault(client, timeout=30)
+    with fault_fails_the_call(server, huge, MessageTooLarge, 2.0, timeout=30,
+                              transport_kwargs={"max_message_size": MIB},
+                              match="an event on the stream of tools/call",
+                              label="http: a 100 MB event (max_message_size 1 MiB)") as outcome:
         assert outcome.error.request_id is not None  # type: ignore[attr-defined]
         assert writer.done.wait(WAIT), "the server is still writing: the client reads on"
         assert writer.written < MIB + SOCKET_BUFFERS, writer.written
-        assert_usable(client)
 
 
 # -- redirects: no credential crosses origins ---------------------------------------------
@@ -471,14 +463,13 @@ def test_an_event_over_max_message_size(server: McpHttpServer) -> None:
 
 def test_a_redirect_to_another_origin_is_not_followed(
         server: McpHttpServer, other_origin: McpHttpServer) -> None:
-    on_fault_call(server, lambda handler, message: handler.send_status(
-        307, b"", {"Location": other_origin.url, "Connection": "close"}))
-    with connect(server.url, headers=SECRET_HEADERS) as client:
-        with expect(TransportError, 2.0, fault="http: 307 to another origin",
-                    match="refusing to follow a redirect") as outcome:
-            call_fault(client)
+    def redirect(handler: Any, message: Dict[str, Any]) -> None:
+        handler.send_status(307, b"", {"Location": other_origin.url, "Connection": "close"})
+
+    with fault_fails_the_call(server, redirect, TransportError, 2.0, headers=SECRET_HEADERS,
+                              label="http: 307 to another origin",
+                              match="refusing to follow a redirect") as outcome:
         assert other_origin.url in str(outcome.error)
-        assert_usable(client)
     assert other_origin.requests == []  # nothing at all went there: no header, no body
 
 
@@ -525,37 +516,39 @@ def test_an_error_status_on_initialize() -> None:
             connect(server.url)
 
 
-def test_the_server_process_killed_mid_session() -> None:
-    server = HttpServerProcess()
+@contextmanager
+def closed_quickly(client: mcp_sync.Client, bound: float = 3.0) -> Iterator[mcp_sync.Client]:
+    """Yields ``client``; closing it at the end (whatever happened) takes less than
+    ``bound`` seconds, though its server may be gone."""
     try:
-        client = connect(server.url)
-        try:
-            assert_usable(client)
-            pending = client.call_tool_future("echo", {"text": "in flight?"}, timeout=30)
-            pending.result(WAIT)
-            server.process.kill()  # every socket of the server closes with it
-            server.process.wait(WAIT)
-            with expect(TransportError, 3.0, fault="http: server process SIGKILLed mid-session",
-                        match="cannot reach"):
-                client.call_tool("echo", {"text": "anyone?"}, timeout=5.0)
-        finally:
-            start = time.monotonic()
-            client.close()
-            assert time.monotonic() - start < 3.0
+        yield client
     finally:
-        server.close()
+        start = time.monotonic()
+        client.close()
+        assert time.monotonic() - start < bound
+
+
+def test_the_server_process_killed_mid_session() -> None:
+    with HttpServerProcess() as server, closed_quickly(connect(server.url)) as client:
+        assert_usable(client)
+        pending = client.call_tool_future("echo", {"text": "in flight?"}, timeout=30)
+        pending.result(WAIT)
+        server.process.kill()  # every socket of the server closes with it
+        server.process.wait(WAIT)
+        with expect(TransportError, 3.0, fault="http: server process SIGKILLed mid-session",
+                    match="cannot reach"):
+            client.call_tool("echo", {"text": "anyone?"}, timeout=5.0)
 
 
 def test_the_server_process_killed_while_a_call_waits_on_its_event_stream() -> None:
     """The stream breaks; resuming it finds the port refused: the server is gone, and the
     call fails at the first attempt (the default retry_delay: 1 s). Before, the resumption
     backoff ran its course against the refused port: 1 + 2 + 4 s."""
-    server = HttpServerProcess(reply="sse")
-    try:
+    with HttpServerProcess(reply="sse") as server:
         transport = HttpTransport(server.url, close_timeout=1.0)  # the default backoff
         client = mcp_sync.Client(transport, timeout=5.0, protocol_version=PINNED,
                                  close_timeout=1.0).connect()
-        try:
+        with closed_quickly(client):
             holding = threading.Event()
             pending = client.call_tool_future("hold", timeout=30,
                                               on_progress=lambda *args: holding.set())
@@ -565,12 +558,6 @@ def test_the_server_process_killed_while_a_call_waits_on_its_event_stream() -> N
             with expect(TransportError, 2.0, match="refused the connection to resume",
                         fault="http: server SIGKILLed while a call waits on its event stream"):
                 pending.result(WAIT)
-        finally:
-            start = time.monotonic()
-            client.close()
-            assert time.monotonic() - start < 3.0
-    finally:
-        server.close()
 
 
 # -- kept-alive connections the server closed ----------------------------------------------
@@ -585,6 +572,23 @@ def echoed(response: Any) -> str:
     """The text of an echo answered on a connection used directly (urllib3 preloads it)."""
     text: str = json.loads(response.data)["result"]["content"][0]["text"]
     return text
+
+
+@contextmanager
+def kept_alive_then_closed(server: KeepAliveServer, how: str
+                           ) -> Iterator[_TrackedHTTPConnection]:
+    """The transport's connection class, used directly: one echo ("first", id 1) answered
+    on it, then the server closes it idle (``how``: "fin" or "rst") and the close has
+    arrived (the socket is readable). Yields the connection; closes it at the end."""
+    connection = _TrackedHTTPConnection("127.0.0.1", server.port, timeout=WAIT)
+    try:
+        connection.request("POST", "/mcp", body=call_body(1, "first"))
+        assert echoed(connection.getresponse()) == "first"
+        server.close_idle(how)
+        assert select.select([connection.sock], [], [], WAIT)[0]
+        yield connection
+    finally:
+        connection.close()
 
 
 @pytest.mark.parametrize("how", ["fin", "rst"])
@@ -611,17 +615,10 @@ def test_a_request_whose_first_write_fails_on_a_reused_connection_goes_on_a_new_
     was checked, before the request is written. The first write fails, so not one byte
     went out: the request is written on a new connection. Before, it failed."""
     with KeepAliveServer(PINNED) as server:
-        connection = _TrackedHTTPConnection("127.0.0.1", server.port, timeout=WAIT)
-        try:
-            connection.request("POST", "/mcp", body=call_body(1, "first"))
-            assert echoed(connection.getresponse()) == "first"
-            server.close_idle("rst")
-            # The reset has arrived: the socket the request will be written to is dead.
-            assert select.select([connection.sock], [], [], WAIT)[0]
+        # The reset has arrived: the socket the request will be written to is dead.
+        with kept_alive_then_closed(server, "rst") as connection:
             connection.request("POST", "/mcp", body=call_body(2, "second"))
             assert echoed(connection.getresponse()) == "second"
-        finally:
-            connection.close()
         calls = server.messages("tools/call")
         assert [(number, m["id"]) for number, m in calls] == [(1, 1), (2, 2)]
 
@@ -631,19 +628,12 @@ def test_a_request_written_into_a_closing_connection_is_not_sent_again() -> None
     request: bytes went out, and nothing tells this server from one that read them and
     failed. The request fails; it is never written again."""
     with KeepAliveServer(PINNED) as server:
-        connection = _TrackedHTTPConnection("127.0.0.1", server.port, timeout=WAIT)
-        try:
-            connection.request("POST", "/mcp", body=call_body(1, "first"))
-            assert echoed(connection.getresponse()) == "first"
-            server.close_idle("fin")
-            assert select.select([connection.sock], [], [], WAIT)[0]
-            with pytest.raises((OSError, http.client.HTTPException)):
-                # The headers go out; the server resets; the body's write or the read of
-                # the reply fails (urllib3 would read on after a broken pipe).
-                connection.request("POST", "/mcp", body=call_body(2, "second"))
-                connection.getresponse()
-        finally:
-            connection.close()
+        with kept_alive_then_closed(server, "fin") as connection, pytest.raises(
+                (OSError, http.client.HTTPException)):
+            # The headers go out; the server resets; the body's write or the read of
+            # the reply fails (urllib3 would read on after a broken pipe).
+            connection.request("POST", "/mcp", body=call_body(2, "second"))
+            connection.getresponse()
         assert server.connections == 1
         assert [m["id"] for _, m in server.messages("tools/call")] == [1]
 

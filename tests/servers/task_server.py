@@ -54,7 +54,7 @@ import sys
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Type
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -69,35 +69,50 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
-class _Task:
-    """One task's state; the server's ``lock`` guards it."""
+class TaskRecord:
+    """What both task servers (this one and the 2026-07-28 extension's) keep of a task;
+    the server's ``lock`` guards it. Each era's subclass names its timing fields."""
 
-    def __init__(self, task_id: str, tool: str, arguments: Dict[str, Any],
-                 ttl: Optional[int]) -> None:
+    def __init__(self, task_id: str, tool: str, arguments: Dict[str, Any]) -> None:
         self.task_id = task_id
         self.tool = tool
         self.arguments = arguments
         self.status = "working"
         self.message: Optional[str] = "started"
         self.created = self.updated = _now()
-        self.ttl = ttl if ttl is not None else 60_000
-        self.poll_interval = 50
         self.polls = 0
         self.result: Optional[Dict[str, Any]] = None
         self.error: Optional[Dict[str, Any]] = None
-        self.expired = False
-        self.cancel_requests = 0
 
     def set(self, status: str, message: Optional[str]) -> None:
         self.status, self.message, self.updated = status, message, _now()
 
+    def timing(self) -> Dict[str, Any]:
+        """The era's ttl and poll interval fields."""
+        raise NotImplementedError
+
     def wire(self) -> Dict[str, Any]:
         task: Dict[str, Any] = {"taskId": self.task_id, "status": self.status,
                                 "createdAt": self.created, "lastUpdatedAt": self.updated,
-                                "ttl": self.ttl, "pollInterval": self.poll_interval}
+                                **self.timing()}
         if self.message is not None:
             task["statusMessage"] = self.message
         return task
+
+
+class _Task(TaskRecord):
+    """A 2025-11-25 task: the client may ask for its ttl."""
+
+    def __init__(self, task_id: str, tool: str, arguments: Dict[str, Any],
+                 ttl: Optional[int]) -> None:
+        super().__init__(task_id, tool, arguments)
+        self.ttl = ttl if ttl is not None else 60_000
+        self.poll_interval = 50
+        self.expired = False
+        self.cancel_requests = 0
+
+    def timing(self) -> Dict[str, Any]:
+        return {"ttl": self.ttl, "pollInterval": self.poll_interval}
 
 
 def _text(text: str, **extra: Any) -> Dict[str, Any]:
@@ -129,17 +144,47 @@ def step_shared(task: Any) -> bool:
     return True
 
 
-class TaskServer(FakeServer):
+class TaskServerBase(FakeServer):
+    """What both task servers share: the tasks by id under one lock, the ids they are
+    given, the connection class that speaks the era's task methods, and the tool
+    ``task_state`` (each server registers it among its own tools)."""
+
+    #: The era's connection: it answers the ``tasks/*`` methods.
+    connection_class: Type[ServerConnection]
+    tasks: Dict[str, Any]
+
+    def __init__(self, name: str, protocol_version: str) -> None:
+        super().__init__(name, "1.0.0", protocol_versions=(protocol_version,))
+        # Guards tasks and the task records (and what a subclass says); signals every change.
+        self.lock = threading.Condition()
+        self.tasks = {}
+        self._ids = itertools.count(1)
+
+    def task_state(self, task_id: str) -> str:
+        """The status of a task."""
+        with self.lock:
+            task = self.tasks.get(task_id)
+            return "unknown" if task is None else str(task.status)
+
+    def next_id(self) -> str:
+        return f"task-{next(self._ids)}"
+
+    def open_connection(self, send: Callable[[Dict[str, Any]], None]) -> ServerConnection:
+        connection = self.connection_class(self, send)
+        with self._lock:
+            self.connections.append(connection)
+        return connection
+
+
+class TaskServer(TaskServerBase):
     """The FakeServer above; ``tasks`` and ``cancel`` say what it declares."""
 
+    tasks: Dict[str, _Task]
+
     def __init__(self, *, tasks: bool = True, cancel: bool = True) -> None:
-        super().__init__("task-server", "1.0.0", protocol_versions=("2025-11-25",))
+        super().__init__("task-server", "2025-11-25")
         self.declare_tasks = tasks
         self.declare_cancel = cancel
-        # Guards tasks and the _Task objects; signals every change.
-        self.lock = threading.Condition()
-        self.tasks: Dict[str, _Task] = {}
-        self._ids = itertools.count(1)
         self.support: Dict[str, Optional[str]] = {}
         self._define()
 
@@ -242,12 +287,7 @@ class TaskServer(FakeServer):
             return {"params": [m.get("params") for m in list(ctx.connection.received)
                                if m.get("method") == method and "id" not in m]}
 
-        @self._task_tool(None)
-        def task_state(task_id: str) -> str:
-            """The status of a task."""
-            with self.lock:
-                task = self.tasks.get(task_id)
-                return "unknown" if task is None else task.status
+        self._task_tool(None)(self.task_state)
 
     def capabilities(self) -> Dict[str, Any]:
         capabilities = super().capabilities()
@@ -258,12 +298,6 @@ class TaskServer(FakeServer):
             capabilities["tasks"] = tasks
         return capabilities
 
-    def open_connection(self, send: Callable[[Dict[str, Any]], None]) -> ServerConnection:
-        connection = TaskConnection(self, send)
-        with self._lock:
-            self.connections.append(connection)
-        return connection
-
     # -- tasks ---------------------------------------------------------------------------
 
     def create(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -272,8 +306,7 @@ class TaskServer(FakeServer):
             raise RpcError({"code": -32601, "message": f"{name} cannot run as a task"})
         ttl = (params.get("task") or {}).get("ttl")
         with self.lock:
-            task = _Task(f"task-{next(self._ids)}", name, dict(params.get("arguments") or {}),
-                         ttl)
+            task = _Task(self.next_id(), name, dict(params.get("arguments") or {}), ttl)
             self.tasks[task.task_id] = task
             self.lock.notify_all()
             return {"task": task.wire()}
@@ -380,7 +413,31 @@ class TaskServer(FakeServer):
         return sum(1 for m in connection.received if m.get("method") == method)
 
 
-class TaskConnection(ServerConnection):
+class TaskConnectionBase(ServerConnection):
+    """What the connections of both task servers share: recording a request they answer
+    themselves, and answering it with what a handler returns, or with the JSON-RPC error
+    it raised."""
+
+    def _record_and_answer(self, message: Dict[str, Any], handler: Callable[[], Any]) -> None:
+        with self._changed:
+            self.received.append(message)
+            self._changed.notify_all()  # wakes the tools that wait for what was received
+        self._answer(message, handler)
+
+    def _answer(self, message: Dict[str, Any], handler: Callable[[], Any]) -> None:
+        try:
+            result = handler()
+        except RpcError as exc:
+            self.send({"jsonrpc": "2.0", "id": message["id"], "error": exc.error})
+            return
+        except (TimeoutError, ConnectionError) as exc:
+            self.send({"jsonrpc": "2.0", "id": message["id"],
+                       "error": {"code": -32603, "message": str(exc)}})
+            return
+        self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+
+class TaskConnection(TaskConnectionBase):
     """One client's conversation with a :class:`TaskServer`."""
 
     server: TaskServer
@@ -425,22 +482,7 @@ class TaskConnection(ServerConnection):
         if handler is None:
             super().receive(message)
             return
-        with self._changed:
-            self.received.append(message)
-            self._changed.notify_all()
-        self._answer(message, handler)
-
-    def _answer(self, message: Dict[str, Any], handler: Callable[[], Any]) -> None:
-        try:
-            result = handler()
-        except RpcError as exc:
-            self.send({"jsonrpc": "2.0", "id": message["id"], "error": exc.error})
-            return
-        except (TimeoutError, ConnectionError) as exc:
-            self.send({"jsonrpc": "2.0", "id": message["id"],
-                       "error": {"code": -32603, "message": str(exc)}})
-            return
-        self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        self._record_and_answer(message, handler)
 
     def _count(self, message: Dict[str, Any]) -> None:
         params = message.get("params") or {}
@@ -457,6 +499,9 @@ class TaskConnection(ServerConnection):
         count = self.server.count(self, method)
         self.send({"jsonrpc": "2.0", "id": message["id"],
                    "result": {"content": [{"type": "text", "text": str(count)}]}})
+
+
+TaskServer.connection_class = TaskConnection
 
 
 def main(argv: Optional[List[str]] = None) -> None:

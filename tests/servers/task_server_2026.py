@@ -49,17 +49,23 @@ Plain tools: ``greet(name)``; ``task_state(task_id)`` (the status, or ``unknown`
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import sys
-import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from mcp_sync.testing import FakeServer, RpcError, ServerConnection
-from tests.servers.task_server import TERMINAL, WAIT, _now, _text, step_shared
+from mcp_sync.testing import RpcError
+from tests.servers.task_server import (
+    TERMINAL,
+    WAIT,
+    TaskConnectionBase,
+    TaskRecord,
+    TaskServerBase,
+    _text,
+    step_shared,
+)
 
 TASKS = "io.modelcontextprotocol/tasks"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -76,32 +82,16 @@ def declares(params: Dict[str, Any]) -> bool:
     return TASKS in (capabilities.get("extensions") or {})
 
 
-class _Task:
-    """One task's state; the server's ``lock`` guards it."""
+class _Task(TaskRecord):
+    """An extension task: it may wait on input requests, answered by ``tasks/update``."""
 
     def __init__(self, task_id: str, tool: str, arguments: Dict[str, Any]) -> None:
-        self.task_id = task_id
-        self.tool = tool
-        self.arguments = arguments
-        self.status = "working"
-        self.message: Optional[str] = "started"
-        self.created = self.updated = _now()
-        self.polls = 0
-        self.result: Optional[Dict[str, Any]] = None
-        self.error: Optional[Dict[str, Any]] = None
+        super().__init__(task_id, tool, arguments)
         self.inputs: Dict[str, Dict[str, Any]] = {}
         self.answers: Dict[str, Any] = {}
 
-    def set(self, status: str, message: Optional[str]) -> None:
-        self.status, self.message, self.updated = status, message, _now()
-
-    def wire(self) -> Dict[str, Any]:
-        task: Dict[str, Any] = {"taskId": self.task_id, "status": self.status,
-                                "createdAt": self.created, "lastUpdatedAt": self.updated,
-                                "ttlMs": 60_000, "pollIntervalMs": 50}
-        if self.message is not None:
-            task["statusMessage"] = self.message
-        return task
+    def timing(self) -> Dict[str, Any]:
+        return {"ttlMs": 60_000, "pollIntervalMs": 50}
 
     def detailed(self) -> Dict[str, Any]:
         """The ``tasks/get`` answer: the task, and what its status inlines."""
@@ -127,17 +117,15 @@ def _sample(text: str) -> Dict[str, Any]:
         "maxTokens": 10}}
 
 
-class ExtensionTaskServer(FakeServer):
+class ExtensionTaskServer(TaskServerBase):
     """The FakeServer above; ``tasks`` says whether it advertises the extension."""
 
+    tasks: Dict[str, _Task]
+
     def __init__(self, *, tasks: bool = True) -> None:
-        super().__init__("task-server-2026", "1.0.0", protocol_versions=("2026-07-28",))
+        super().__init__("task-server-2026", "2026-07-28")
         self.advertise = tasks
-        # Guards tasks, the _Task objects and updates; signals every change.
-        self.lock = threading.Condition()
-        self.tasks: Dict[str, _Task] = {}
-        self.updates: List[Dict[str, Any]] = []
-        self._ids = itertools.count(1)
+        self.updates: List[Dict[str, Any]] = []  # guarded by lock, like tasks
         self.methods["server/discover"] = self.discover
         self._define()
 
@@ -179,12 +167,7 @@ class ExtensionTaskServer(FakeServer):
             """A plain tool."""
             return f"Hello, {name}!"
 
-        @self.tool()
-        def task_state(task_id: str) -> str:
-            """The status of a task."""
-            with self.lock:
-                task = self.tasks.get(task_id)
-                return "unknown" if task is None else task.status
+        self.tool()(self.task_state)
 
         @self.tool()
         def wait_state(task_id: str, status: str) -> str:
@@ -222,12 +205,6 @@ class ExtensionTaskServer(FakeServer):
             connection, which sees the request)."""
             raise AssertionError("answered by ExtensionConnection")
 
-    def open_connection(self, send: Callable[[Dict[str, Any]], None]) -> ServerConnection:
-        connection = ExtensionConnection(self, send)
-        with self._lock:
-            self.connections.append(connection)
-        return connection
-
     # -- tasks ---------------------------------------------------------------------------
 
     def create(self, params: Dict[str, Any]) -> Dict[str, Any]:
@@ -239,7 +216,7 @@ class ExtensionTaskServer(FakeServer):
                         "inputRequests": {"who": _elicit("who?")}}
             arguments["answer"] = (answers["who"] or {}).get("content")
         with self.lock:
-            task = _Task(f"task-{next(self._ids)}", params["name"], arguments)
+            task = _Task(self.next_id(), params["name"], arguments)
             self.tasks[task.task_id] = task
             self.lock.notify_all()
             return dict(task.wire(), resultType="task")
@@ -312,7 +289,7 @@ class ExtensionTaskServer(FakeServer):
         return dict(COMPLETE)
 
 
-class ExtensionConnection(ServerConnection):
+class ExtensionConnection(TaskConnectionBase):
     """One client's conversation with an :class:`ExtensionTaskServer`."""
 
     server: ExtensionTaskServer
@@ -341,18 +318,17 @@ class ExtensionConnection(ServerConnection):
         if handler is None:
             super().receive(message)
             return
-        with self._changed:
-            self.received.append(message)
-            self._changed.notify_all()
-        try:
+
+        def negotiated_first() -> Any:
             if method != "tools/call" and not negotiated:
                 raise RpcError({"code": -32021, "message": "Missing required client capability",
                                 "data": {"requiredCapabilities": {"extensions": {TASKS: {}}}}})
-            result = handler()
-        except RpcError as exc:
-            self.send({"jsonrpc": "2.0", "id": message["id"], "error": exc.error})
-            return
-        self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            return handler()
+
+        self._record_and_answer(message, negotiated_first)
+
+
+ExtensionTaskServer.connection_class = ExtensionConnection
 
 
 def main(argv: Optional[List[str]] = None) -> None:
