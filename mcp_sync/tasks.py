@@ -767,7 +767,8 @@ class TaskCall:
     params and :class:`~._toolcalls.ToolPlan`, the ``task`` param when it runs as a task
     (None for a plain call, which the server may still make a task in 2026-07-28),
     whether the era is stateless, and the clock of the task it may become (started
-    now)."""
+    now; None for a plain call that cannot become one: only where the server decides,
+    2026-07-28, can it)."""
 
     name: str
     params: Dict[str, Any]
@@ -775,7 +776,7 @@ class TaskCall:
     task_params: Optional[Dict[str, Any]]
     timeout: Timeout
     stateless: bool
-    clock: _Clock
+    clock: Optional[_Clock]
 
 
 class ClientTasks:
@@ -867,8 +868,10 @@ class ClientTasks:
         plan = ToolPlan(self.host.tool_calls, name, params["arguments"], timeout)
         task_params = self._task_params(name, task, ttl, timeout)
         host = self.host
-        clock = _Clock(self.bound(timeout), host.max_total_timeout(),
-                       push=host.reset_timeout_on_progress())
+        clock = None
+        if task_params is not None or task_wire(self).adopts_plain_calls:
+            clock = _Clock(self.bound(timeout), host.max_total_timeout(),
+                           push=host.reset_timeout_on_progress())
         return TaskCall(name, params, plan, task_params, timeout, host.stateless(), clock)
 
     def _task_params(self, name: str, task: Optional[bool], ttl: Optional[float],
@@ -966,6 +969,7 @@ class ClientTasks:
             created = self._create(call, None if reporter else on_progress, raise_on_error)
             if not isinstance(created, TaskHandle):
                 return created  # the server ran it as a plain call
+            assert call.clock is not None  # a task-augmented call has one
             return created._finish(call.clock, watch, on_progress=reporter or on_progress,
                                    raise_on_error=raise_on_error, give_up=_give_up(call))
         finally:
@@ -995,9 +999,11 @@ class ClientTasks:
                 raise_on_error: bool) -> types.CallToolResult:
         """The result of a plain ``tools/call`` answered with ``data``: the result, or,
         when the server made the call a task (2026-07-28), the task's, waited for."""
-        adopted = self._adopt(call, data)
+        # Without a clock the call cannot have become a task (see prepare()).
+        adopted = self._adopt(call, data) if call.clock is not None else None
         if adopted is None:
             return self.result(call, data, raise_on_error)
+        assert call.clock is not None
         return adopted._finish(call.clock, watch, on_progress=on_progress,
                                raise_on_error=raise_on_error, give_up=_give_up(call))
 
@@ -1026,7 +1032,9 @@ class ClientTasks:
 
 def _give_up(call: TaskCall) -> Callable[[RequestTimeout], RequestTimeout]:
     """The timeout a task-augmented call raises when its wait runs out."""
-    return lambda expired: call.clock.expired("tools/call", expired.request_id, call.name)
+    clock = call.clock
+    assert clock is not None  # only a call that became a task gives up this way
+    return lambda expired: clock.expired("tools/call", expired.request_id, call.name)
 
 
 # -- the wires: what differs between the eras' tasks ---------------------------------------
