@@ -275,6 +275,32 @@ def test_malformed_lines_are_logged_and_skipped(caplog: pytest.LogCaptureFixture
     assert any("no" in w and "method or id" in w for w in warnings)
 
 
+@pytest.mark.parametrize("line", [
+    b'{"jsonrpc":"2.0","id":1,"result":{"text":"caf\xc3\xa9 \\ud83d\\ude00"}}\n',
+    b'{"id":1,"result":{"lone":"\\ud800"}}\n',
+    b'\xef\xbb\xbf{"id":2,"result":{}}\n',  # a UTF-8 byte order mark
+    '{"id":3,"result":{}}\n'.encode("utf-16-le"),  # no BOM: told by its NUL bytes
+    '{"id":4,"result":{}}\n'.encode("utf-32"),
+    b'[{"id":5,"result":{}},{"id":6,"result":{}}]\n',
+    b'  {"id":7,"result":{}}  \r\n',
+    b'{"id":8,"result":"\xff\xfe not UTF-8"}\n',
+    b'{"id":9,"result":',
+    b" \t\r\n",
+])
+def test_a_line_decodes_as_json_loads_would(line: bytes) -> None:
+    """The reader's decoding of a line (a fast path for the usual UTF-8 object) delivers
+    what json.loads would, and skips what it refuses (pure logic: no child started)."""
+    try:
+        decoded: Any = json.loads(line)
+    except ValueError:
+        decoded = None
+    expected = ([] if decoded is None else decoded if isinstance(decoded, list)
+                else [decoded])
+    delivered: List[Any] = []
+    StdioTransport(PY, ["-c", "pass"])._deliver(line, delivered.append)
+    assert delivered == expected
+
+
 def test_banner_on_stdout_is_skipped(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="mcp_sync")
     with connect("--banner") as client:

@@ -132,6 +132,9 @@ _INLINE_CODE = {"-c", "-e", "--eval", "-p", "--print"}
 # the nearest folder above that is not a build folder instead.
 _ENTRY_POINTS = {"index", "main", "__main__", "__init__", "cli"}
 _BUILD_FOLDERS = {"dist", "build", "lib", "src", "bin", "out", "esm", "cjs", "node_modules"}
+# Made once, not per message as json.dumps(..., separators=...) does: compact, UTF-8.
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_decode = json.JSONDecoder().decode
 
 
 def default_environment() -> Dict[str, str]:
@@ -567,10 +570,15 @@ class StdioTransport(Transport):
         )
 
     def _deliver(self, line: bytes, on_message: MessageCallback) -> None:
-        if not line.strip():
+        if line.isspace():  # no copy of the line, as strip() would make
             return
         try:
-            message = json.loads(line)
+            # What json.loads(line) does, without guessing the encoding of the usual line:
+            # an object whose second byte is not NUL is neither UTF-16 nor UTF-32.
+            if line[:1] == b"{" and line[1:2] != b"\x00":
+                message = _decode(line.decode("utf-8", "surrogatepass"))
+            else:
+                message = json.loads(line)
         except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
             log_malformed(self.name, f"not JSON: {exc}", line)
             return
@@ -765,7 +773,7 @@ class StdioTransport(Transport):
         process = self._process
         if process is None or process.stdin is None:
             raise ConnectionClosed(f"{self!r} is not started")
-        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+        data = _encode(message).encode() + b"\n"
         try:
             with self._write_lock:
                 if not self._nonblocking:
