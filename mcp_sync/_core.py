@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import heapq
+import itertools
 import reprlib
 import threading
 from concurrent.futures import InvalidStateError
@@ -218,8 +219,10 @@ def settle(future: Any, result: Any = None, error: Optional[BaseException] = Non
 class RequestTable:
     """Request ids and the futures waiting on them. Can be shared between threads.
 
-    ``name`` (the server's) goes into the errors it makes. ``_lock`` guards ``_pending``,
-    ``_deadlines`` and ``_next_id``.
+    ``name`` (the server's) goes into the errors it makes. ``_lock`` guards ``_pending``
+    and ``_deadlines``; ids come from ``_ids``, whose ``next()`` is atomic (one C call
+    under the GIL), so an entry is made before the lock is taken and the lock is held
+    only to file it.
     """
 
     def __init__(self, name: str = "the server") -> None:
@@ -227,7 +230,7 @@ class RequestTable:
         self._lock = threading.Lock()
         self._pending: Dict[Any, Pending] = {}
         self._deadlines: List[Tuple[float, int]] = []  # heap; entries may be stale
-        self._next_id = 0
+        self._ids = itertools.count(1)
 
     def __len__(self) -> int:
         return len(self._pending)
@@ -249,17 +252,17 @@ class RequestTable:
         """Allocate an id and register ``future`` under it."""
         deadline = None if timeout is None else now + timeout
         max_deadline = None if max_total_timeout is None else now + max_total_timeout
-        if deadline is not None and max_deadline is not None:
-            deadline = min(deadline, max_deadline)
+        if deadline is not None and max_deadline is not None and max_deadline < deadline:
+            deadline = max_deadline
+        request_id = next(self._ids)
+        entry = Pending(
+            request_id, method, future, timeout, deadline, max_deadline,
+            on_progress, reset_on_progress, cancellable, direct, subject, max_total_timeout,
+        )
         with self._lock:
-            self._next_id += 1
-            entry = Pending(
-                self._next_id, method, future, timeout, deadline, max_deadline,
-                on_progress, reset_on_progress, cancellable, direct, subject, max_total_timeout,
-            )
-            self._pending[entry.id] = entry
+            self._pending[request_id] = entry
             if deadline is not None:
-                heapq.heappush(self._deadlines, (deadline, entry.id))
+                heapq.heappush(self._deadlines, (deadline, request_id))
         return entry
 
     def pop(self, request_id: Any) -> Optional[Pending]:

@@ -713,9 +713,10 @@ class RpcSession:
             # without a second table.
             meta = meta if meta is not None else {}
             meta["progressToken"] = entry.id
-        if meta is not None:
+        if meta is not None:  # a dict of our own: the caller's _meta keys win over it
             params = dict(params) if params else {}
-            params["_meta"] = {**meta, **(params.get("_meta") or {})}
+            given = params.get("_meta")
+            params["_meta"] = {**meta, **given} if given else meta
         if params is not None:
             message["params"] = params
         # Closed while we registered: fail now rather than lose the request.
@@ -745,7 +746,8 @@ class RpcSession:
             raise
         if self._closed_error is not None and self.table.pop(entry.id) is not None:
             settle(future, error=self._make_closed_error())
-        log.debug("sent %s id=%s to %s", method, entry.id, self.name)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("sent %s id=%s to %s", method, entry.id, self.name)
         return entry
 
     def _observe(self, observed: _Observed, method: str, params: Optional[Dict[str, Any]],
