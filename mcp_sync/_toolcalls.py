@@ -29,6 +29,20 @@ __all__ = ["ToolCalls", "ToolCallsHost", "ToolPlan", "call_tool_params", "check_
 # The client's logger: these messages were always the client's.
 log = logging.getLogger("mcp_sync.client")
 
+# The result models of the session and the stateless era, looked up at the first result
+# rather than per call (a function's ``from . import types`` costs each call an import
+# lookup; a module-level one would load pydantic with ``import mcp_sync``).
+_RESULT_MODELS: Tuple[Any, ...] = ()
+
+
+def _result_models() -> Tuple[Any, ...]:
+    global _RESULT_MODELS
+    if not _RESULT_MODELS:
+        from . import types
+
+        _RESULT_MODELS = (types.CallToolResult, types.CallToolResult2026)
+    return _RESULT_MODELS
+
 
 @dataclasses.dataclass(frozen=True)
 class ToolCallsHost:
@@ -161,9 +175,8 @@ class ToolCalls:
         how long checking takes (within the check's budget). In the stateless era
         ``structuredContent`` may be any JSON value, and is checked as it is.
         """
-        from . import types
-
-        model = types.CallToolResult2026 if stateless else types.CallToolResult
+        session_model, stateless_model = _RESULT_MODELS or _result_models()
+        model = stateless_model if stateless else session_model
         result: types.CallToolResult = parse(model, data, "tools/call result")
         if tool is not None and tool.output_schema and not result.is_error:
             result.declare_output()  # .data may then parse the text as JSON
