@@ -972,7 +972,7 @@ class Client:
         plan = call.plan
         data = self._call("tools/call", call.params, timeout=timeout, on_progress=on_progress,
                           headers=lambda: plan.headers, refresh=plan.refresh_if_repairable())
-        return self._tasks.outcome(call, data, Watch(), on_progress, raise_on_error)
+        return self._tasks.outcome(call, data, None, on_progress, raise_on_error)
 
     def call_tool_future(
         self,

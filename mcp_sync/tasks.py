@@ -994,17 +994,18 @@ class ClientTasks:
                                                self.host.stateless(), raise_on_error)
         return created
 
-    def outcome(self, call: TaskCall, data: Any, watch: Watch,
+    def outcome(self, call: TaskCall, data: Any, watch: Optional[Watch],
                 on_progress: Optional[ProgressCallback],
                 raise_on_error: bool) -> types.CallToolResult:
         """The result of a plain ``tools/call`` answered with ``data``: the result, or,
-        when the server made the call a task (2026-07-28), the task's, waited for."""
+        when the server made the call a task (2026-07-28), the task's, waited for with
+        ``watch`` (None: one is made only then, as a plain result needs none)."""
         # Without a clock the call cannot have become a task (see prepare()).
         adopted = self._adopt(call, data) if call.clock is not None else None
         if adopted is None:
             return self.result(call, data, raise_on_error)
         assert call.clock is not None
-        return adopted._finish(call.clock, watch, on_progress=on_progress,
+        return adopted._finish(call.clock, watch or Watch(), on_progress=on_progress,
                                raise_on_error=raise_on_error, give_up=_give_up(call))
 
     def result(self, call: TaskCall, data: Any, raise_on_error: bool) -> types.CallToolResult:
