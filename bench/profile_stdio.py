@@ -13,9 +13,8 @@ on the other, interleaved blocks, medians of per-block ratios to the bare loop, 
 * ``session.request``: ... with the default deadline (progress token + deadline heap);
 * ``client.request``: ... plus the Client layer, no pydantic;
 * ``call_tool``: the public call (plus ``CallToolResult`` validation and ``.text``);
-* ``call_tool, reader fast path``: a *prototype*, not the library's behaviour: a
-  transport subclass whose reader thread resolves response futures itself instead of
-  queueing them for the dispatch thread (one thread hand-off fewer per call).
+* ``threaded floor``: ``bench_stdio.FloorClient``, the least a reader-thread design can
+  cost (one reader thread resolving a per-id waiter, the caller blocked on it).
 
 This script reaches into private attributes (``Client._rpc``, ``Session.table``) on
 purpose; if the library's internals move, adjust it. It changes no library file.
@@ -44,24 +43,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_stdio as B
 
 import mcp_sync
-from mcp_sync import StdioTransport
-
-
-class FastPathStdio(StdioTransport):
-    """Prototype: the reader thread resolves responses; everything else is queued."""
-
-    session: Any = None
-
-    def start(self, on_message: Callable[[Any], None], on_close: Any) -> None:
-        def deliver(message: Any) -> None:
-            session = self.session
-            if (session is not None and type(message) is dict and "method" not in message
-                    and ("result" in message or "error" in message)
-                    and session.table.resolve(message) is not None):
-                return
-            on_message(message)
-
-        super().start(deliver, on_close)
 
 
 def context_switches() -> Tuple[int, int]:
@@ -117,11 +98,8 @@ def main() -> int:
     client = mcp_sync.connect(argv)
     client.list_tools()
     session = client._rpc
-    fast_transport = FastPathStdio(argv[0], argv[1:])
-    fast = mcp_sync.Client(fast_transport)
-    fast.connect()
-    fast_transport.session = fast._rpc
-    fast.list_tools()
+    floor = B.FloorClient()
+    floor.start()
 
     params = {"name": "echo", "arguments": {"text": "hello"}}
     tests: Dict[str, Callable[[], Any]] = {
@@ -131,7 +109,7 @@ def main() -> int:
         "session.request": lambda: session.request("tools/call", params),
         "client.request": lambda: client.request("tools/call", params),
         "call_tool": lambda: client.call_tool("echo", {"text": "hello"}).text,
-        "call_tool, reader fast path": lambda: fast.call_tool("echo", {"text": "hello"}).text,
+        "threaded floor": lambda: floor.call("hello"),
     }
     names = list(tests)
     p50: Dict[str, List[float]] = {n: [] for n in names}
@@ -168,7 +146,7 @@ def main() -> int:
               f"{statistics.median(cpu[name]):.1f} µs | {vol:.2f} / {inv:.2f} |")
 
     print("\nCPU per call by thread (schedstat, 3000 calls):")
-    for name in ("bare", "call_tool", "call_tool, reader fast path"):
+    for name in ("bare", "threaded floor", "call_tool"):
         fn = tests[name]
         before = thread_cpu_ns()
         for _ in range(3000):
@@ -181,7 +159,7 @@ def main() -> int:
         shown = ", ".join(f"{k} {v:.1f} µs" for k, v in parts.items() if v > 0.5)
         print(f"  {name}: {shown}")
     client.close()
-    fast.close()
+    floor.close()
     bare.close()
     return 0
 
