@@ -853,3 +853,25 @@ def test_a_user_session_and_auth_are_used(server: McpHttpServer) -> None:
     ping = server.matching(is_rpc("ping"))[0]
     assert ping.header("X-Team") == "blue" and ping.header("X-Extra") == "1"
     assert ping.header("Authorization") == "Basic YWRhOnNlY3JldA=="
+
+
+def test_an_exchange_abort_flag_acts_as_an_event() -> None:
+    from mcp_sync.transports._interrupt import Interruptible
+
+    exchange = Interruptible()
+    assert not exchange.aborted.is_set()
+    assert exchange.aborted.wait(0.01) is False  # times out, as Event.wait does
+    waiting = threading.Event()
+    woken: List[bool] = []
+
+    def waiter() -> None:
+        waiting.set()
+        woken.append(exchange.aborted.wait(10))
+
+    thread = threading.Thread(target=waiter, name="mcp-sync-test-waiter")
+    thread.start()
+    assert waiting.wait(5)
+    exchange.abort()  # wakes the waiter well before its 10 s
+    thread.join(5)
+    assert not thread.is_alive() and woken == [True]
+    assert exchange.aborted.is_set() and exchange.aborted.wait(0) is True

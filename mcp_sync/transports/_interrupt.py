@@ -32,7 +32,7 @@ import urllib3
 import urllib3.connection
 import urllib3.poolmanager
 
-__all__ = ["Interruptible", "InterruptibleAdapter", "sending", "set_read_timeout",
+__all__ = ["AbortFlag", "Interruptible", "InterruptibleAdapter", "sending", "set_read_timeout",
            "shutdown_response", "socket_of"]
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,46 @@ def set_read_timeout(response: requests.Response, timeout: Optional[float]) -> N
         log.debug("cannot set the read timeout of a stream: %r", exc)
 
 
+class AbortFlag:
+    """``Interruptible.aborted``: a one-way flag with ``threading.Event``'s ``set``,
+    ``is_set`` and ``wait``, whose Event (a Condition and its lock, ~3 µs) is made only
+    when a thread waits on it: most exchanges end without anyone waiting, or stopping
+    them. ``set()`` marks the flag before it looks for a waiter's Event, and ``wait()``
+    publishes its Event before it looks at the flag, so no wake-up is lost.
+    """
+
+    __slots__ = ("_event", "_set")
+
+    _creating = threading.Lock()  # two first waiters make one Event between them
+
+    def __init__(self) -> None:
+        self._set = False
+        self._event: Optional[threading.Event] = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+        event = self._event
+        if event is not None:
+            event.set()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Like ``threading.Event.wait``: True once set, False after ``timeout``."""
+        if self._set:
+            return True
+        event = self._event
+        if event is None:
+            with AbortFlag._creating:
+                event = self._event
+                if event is None:
+                    event = self._event = threading.Event()
+        if self._set:  # set before the Event was published: it may not have seen it
+            return True
+        return event.wait(timeout)
+
+
 class Interruptible:
     """An HTTP exchange in flight, and the means to stop it from another thread.
 
@@ -105,7 +145,7 @@ class Interruptible:
     __slots__ = ("aborted", "lock", "response", "sock")
 
     def __init__(self) -> None:
-        self.aborted = threading.Event()
+        self.aborted = AbortFlag()
         self.lock = threading.Lock()
         self.sock: Optional[socket.socket] = None
         self.response: Optional[requests.Response] = None

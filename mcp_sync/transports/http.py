@@ -126,6 +126,8 @@ log = logging.getLogger(__name__)
 _JSON = "application/json"
 _EVENT_STREAM = "text/event-stream"
 _READ_SIZE = 1 << 16
+# One encoder for every message: json.dumps() with arguments builds a new one per call.
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 # How much of a body nobody needs (a 202's) is read so that its connection can be reused;
 # a longer one is dropped with its connection.
 _ACK_LIMIT = 64 * 1024
@@ -496,7 +498,7 @@ class HttpTransport(Transport):
                                         "must be started")
             closed.request_sent = False
             raise closed
-        body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        body = _encode(message).encode("utf-8")
         method = message.get("method")
         if method is None or "id" not in message:
             self._post_message(message, body, headers)
