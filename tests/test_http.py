@@ -855,6 +855,50 @@ def test_a_user_session_and_auth_are_used(server: McpHttpServer) -> None:
     assert ping.header("Authorization") == "Basic YWRhOnNlY3JldA=="
 
 
+def test_the_adapter_looks_a_pool_up_once_and_never_reuses_a_closed_one(
+    server: McpHttpServer,
+) -> None:
+    from mcp_sync.transports._interrupt import InterruptibleAdapter
+
+    http = requests.Session()
+    adapter = InterruptibleAdapter()
+    http.mount("http://", adapter)
+    lookups: List[Any] = []
+    manager = adapter.poolmanager
+    real = manager.connection_from_host
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        pool = real(*args, **kwargs)
+        lookups.append(pool)
+        return pool
+
+    manager.connection_from_host = counted  # type: ignore[method-assign]
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    try:
+        for _ in range(3):
+            assert http.post(server.url, json=ping, timeout=10).status_code in (200, 400)
+        assert len(lookups) == 1  # the memo: one lookup for three requests
+        first = lookups[0]
+        manager.pools.clear()  # evicted, and closed (as urllib3 1.26 closes what it evicts)
+        first.close()
+        assert http.post(server.url, json=ping, timeout=10).status_code in (200, 400)
+        assert len(lookups) == 2 and lookups[1] is not first  # a fresh pool, not the closed one
+        http.close()  # the manager forgets its pools (open, in urllib3 2): so does the memo
+        assert http.post(server.url, json=ping, timeout=10).status_code in (200, 400)
+        assert len(lookups) == 3 and lookups[2] is not lookups[1]
+        assert lookups[1].pool is None  # closed with the session, whatever the manager did
+        # Through a proxy, requests' own lookup runs every time.
+        proxies = {"http": "http://127.0.0.1:9"}
+        for _ in range(2):
+            with pytest.raises(requests.ConnectionError):
+                http.post(server.url, json=ping, timeout=5, proxies=proxies)
+        assert len(lookups) == 3  # a proxy's pools come from its own manager, every time
+        assert adapter.request_url(http.prepare_request(
+            requests.Request("POST", server.url + "?a=1")), {}) == "/mcp?a=1"
+    finally:
+        http.close()
+
+
 def test_an_exchange_abort_flag_acts_as_an_event() -> None:
     from mcp_sync.transports._interrupt import Interruptible
 

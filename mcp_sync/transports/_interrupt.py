@@ -297,6 +297,9 @@ class _TrackedHTTPSConnectionPool(urllib3.HTTPSConnectionPool):
     ConnectionCls = _TrackedHTTPSConnection
 
 
+# At most this many URLs' pools and paths are remembered by an adapter.
+_MEMO_SIZE = 32
+
 _TRACKED_POOLS: Dict[str, Any] = {
     "http": _TrackedHTTPConnectionPool,
     "https": _TrackedHTTPSConnectionPool,
@@ -309,11 +312,58 @@ class InterruptibleAdapter(requests.adapters.HTTPAdapter):
     Its connections tell the exchange being sent on the current thread which socket they
     use; ``cancel()`` and ``close()`` shut that socket down. Mounted on the
     ``requests.Session`` the transport creates; a session passed in is left as it is.
+
+    Without a proxy, the connection pool and the path a URL is sent to are looked up once
+    per URL and TLS settings, not on every request (``requests`` parses the URL three
+    times, looks at the CA bundle on disk and hashes a pool key for each one, ~20 µs):
+    a pool found closed is looked up afresh, and :meth:`close` (the session's) forgets
+    them all, as the pool manager does, and closes them. Requests through a proxy take
+    ``requests``' path every time.
     """
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = _TRACKED_POOLS
+        # (url, verify, cert) -> pool, and url -> the path sent: for requests without a
+        # proxy only. Small: a transport sends to one URL (and its in-origin redirects).
+        self._pools: Dict[Any, Any] = {}
+        self._paths: Dict[str, str] = {}
+
+    def get_connection_with_tls_context(self, request: requests.PreparedRequest, verify: Any,
+                                        proxies: Any = None, cert: Any = None) -> Any:
+        if proxies or not isinstance(cert, (str, tuple, type(None))):
+            return super().get_connection_with_tls_context(request, verify, proxies, cert)
+        key = (request.url, verify, cert)
+        pool = self._pools.get(key)
+        if pool is not None and pool.pool is not None:  # a closed pool's is None
+            return pool
+        pool = super().get_connection_with_tls_context(request, verify, proxies, cert)
+        if len(self._pools) >= _MEMO_SIZE:
+            self._pools.clear()
+        self._pools[key] = pool
+        return pool
+
+    def close(self) -> None:
+        # The pool manager forgets its pools here (without closing them, in urllib3 2):
+        # so does the memo, or a request after this would go through a forgotten pool. One
+        # the manager evicted earlier is known to the memo only: it is closed here.
+        pools = list(self._pools.values())
+        self._pools.clear()
+        super().close()
+        for pool in pools:
+            pool.close()
+
+    def request_url(self, request: requests.PreparedRequest, proxies: Any) -> str:
+        url = request.url
+        if proxies or not isinstance(url, str):
+            return super().request_url(request, proxies)
+        path = self._paths.get(url)
+        if path is None:
+            path = super().request_url(request, proxies)
+            if len(self._paths) >= _MEMO_SIZE:
+                self._paths.clear()
+            self._paths[url] = path
+        return path
 
     def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
         manager = super().proxy_manager_for(proxy, **proxy_kwargs)
