@@ -2,6 +2,7 @@
 
     nox -s core              # every Python listed below that is installed
     nox -s core-3.9          # one of them
+    nox -s oldest            # the oldest Python with the oldest dependencies declared
 
 Only the modules of the library's own layers run here, without their tests marked ``peer``
 (those need the official ``mcp`` SDK, which needs a newer Python, or the Node peers); the
@@ -34,11 +35,21 @@ CORE_MODULES = [
 # What those modules import beyond the library itself (no SDK, no Node).
 CORE_TEST_DEPS = ["pytest>=7", "pytest-timeout>=2", "jsonschema>=4"]
 
-nox.options.sessions = ["core"]
+# The lowest versions pyproject.toml's dependencies allow: what a user may have installed.
+OLDEST_DEPS = ["requests==2.28.0", "sseclient-py==1.8.0", "pydantic==2.5.0"]
+
+nox.options.sessions = ["core", "oldest"]
 nox.options.error_on_missing_interpreters = True
 
 
 @nox.session(python=PYTHONS)
 def core(session: nox.Session) -> None:
     session.install(".", *CORE_TEST_DEPS)
+    session.run("python", "-m", "pytest", "-q", "-m", "not peer", *CORE_MODULES, *session.posargs)
+
+
+@nox.session(python=PYTHONS[0])
+def oldest(session: nox.Session) -> None:
+    """The core modules against the oldest dependency versions the package declares."""
+    session.install(".", *CORE_TEST_DEPS, *OLDEST_DEPS)
     session.run("python", "-m", "pytest", "-q", "-m", "not peer", *CORE_MODULES, *session.posargs)

@@ -333,11 +333,22 @@ class InterruptibleAdapter(requests.adapters.HTTPAdapter):
                                         proxies: Any = None, cert: Any = None) -> Any:
         if proxies or not isinstance(cert, (str, tuple, type(None))):
             return super().get_connection_with_tls_context(request, verify, proxies, cert)
-        key = (request.url, verify, cert)
+        return self._pool((request.url, verify, cert), lambda: (
+            super(InterruptibleAdapter, self).get_connection_with_tls_context(
+                request, verify, proxies, cert)))
+
+    def get_connection(self, url: str, proxies: Any = None) -> Any:  # type: ignore[override]
+        # What requests before 2.32.2 call instead (TLS settings go on the pool after).
+        if proxies:
+            return super().get_connection(url, proxies)
+        return self._pool((url,), lambda: super(InterruptibleAdapter, self).get_connection(
+            url, proxies))
+
+    def _pool(self, key: Any, lookup: Any) -> Any:
         pool = self._pools.get(key)
         if pool is not None and pool.pool is not None:  # a closed pool's is None
             return pool
-        pool = super().get_connection_with_tls_context(request, verify, proxies, cert)
+        pool = lookup()
         if len(self._pools) >= _MEMO_SIZE:
             self._pools.clear()
         self._pools[key] = pool
