@@ -1,9 +1,10 @@
 """Negotiation: from a connected session to one :class:`~mcp_sync._agreement.Agreement`.
 
-The client offers (:class:`Offer`: its info, capabilities, log level, a pinned version);
-:func:`negotiate` probes ``server/discover`` for the stateless era and falls back to the
-``initialize`` handshake of the session era, handing proposals and then the settled
-agreement down through the session as it goes.
+The client offers (:class:`Offer`: its info, capabilities, log level, a pinned version;
+:func:`client_offer` makes it from the client's settings); :func:`negotiate` probes
+``server/discover`` for the stateless era and falls back to the ``initialize`` handshake
+of the session era, handing proposals and then the settled agreement down through the
+session as it goes.
 
 This module also keeps the per-process memory of each server's era (so that a second
 client of a session-era server skips the stateless probe).
@@ -15,7 +16,7 @@ import dataclasses
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Protocol, Sequence
 
 from ._agreement import Agreement
 from ._protocol import (
@@ -32,6 +33,7 @@ from ._protocol import (
     STATELESS_ERROR_CODES,
     STATELESS_PROTOCOL_VERSIONS,
     SUPPORTED_PROTOCOL_VERSIONS,
+    TASKS_EXTENSION,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from .exceptions import (
@@ -47,7 +49,16 @@ from .exceptions import (
 if TYPE_CHECKING:
     from .rpc import RpcSession
 
-__all__ = ["Agreement", "Offer", "choose_version", "forget_protocol_eras", "negotiate"]
+__all__ = [
+    "Agreement",
+    "Offer",
+    "OfferSettings",
+    "choose_version",
+    "client_capabilities",
+    "client_offer",
+    "forget_protocol_eras",
+    "negotiate",
+]
 
 log = logging.getLogger("mcp_sync.client")
 
@@ -91,6 +102,98 @@ class Offer:
             "capabilities": dict(self.capabilities),
             "clientInfo": dict(self.client_info),
         }
+
+
+class OfferTransport(Protocol):
+    """What an offer needs of the client's transport."""
+
+    @property
+    def era_key(self) -> Any: ...
+
+    @property
+    def answers_every_request(self) -> bool: ...
+
+
+class OfferSettings(Protocol):
+    """The client's settings an offer is made of: its public attributes, read at each
+    negotiation (an application may set them after the client is made)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def client_info(self) -> Mapping[str, Any]: ...
+
+    @property
+    def roots(self) -> Any: ...
+
+    @property
+    def sampling_handler(self) -> Optional[Callable[[Any], Any]]: ...
+
+    @property
+    def sampling_features(self) -> Sequence[str]: ...
+
+    @property
+    def elicitation_handler(self) -> Optional[Callable[[Any], Any]]: ...
+
+    @property
+    def elicitation_modes(self) -> Sequence[str]: ...
+
+    @property
+    def log_level(self) -> Optional[str]: ...
+
+    @property
+    def requested_protocol_version(self) -> Optional[str]: ...
+
+    @property
+    def probe_timeout(self) -> float: ...
+
+    @property
+    def timeout(self) -> Optional[float]: ...
+
+    @property
+    def transport(self) -> OfferTransport: ...
+
+
+def client_capabilities(settings: OfferSettings, task_methods: Sequence[str], *,
+                        stateless: bool = False) -> Dict[str, Any]:
+    """What the client declares: only what its handlers do (``task_methods``: the
+    methods whose task-augmented requests it runs as tasks). The stateless era has no
+    ``notifications/roots/list_changed`` (the server asks for roots each time)."""
+    capabilities: Dict[str, Any] = {}
+    if settings.roots is not None:
+        capabilities["roots"] = {} if stateless else {"listChanged": True}
+    if settings.sampling_handler is not None:
+        capabilities["sampling"] = {feature: {} for feature in settings.sampling_features}
+    if settings.elicitation_handler is not None:
+        capabilities["elicitation"] = {mode: {} for mode in settings.elicitation_modes}
+    if stateless:
+        # The client follows a task whichever call the server makes one of.
+        capabilities["extensions"] = {TASKS_EXTENSION: {}}
+    if task_methods and not stateless:
+        requests: Dict[str, Any] = {}
+        for method in task_methods:
+            kind, _, verb = method.partition("/")
+            requests.setdefault(kind, {})[verb] = {}
+        capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
+    return capabilities
+
+
+def client_offer(settings: OfferSettings, task_methods: Sequence[str]) -> Offer:
+    """The :class:`Offer` of a client with these settings (see :func:`client_capabilities`)."""
+    transport = settings.transport
+    return Offer(
+        name=settings.name,
+        client_info=settings.client_info,
+        capabilities=client_capabilities(settings, task_methods),
+        stateless_capabilities=client_capabilities(settings, task_methods, stateless=True),
+        log_level=settings.log_level,
+        pinned=settings.requested_protocol_version,
+        probe_timeout=settings.probe_timeout,
+        timeout=settings.timeout,
+        era_key=transport.era_key,
+        answers_every_request=transport.answers_every_request,
+    )
 
 
 # -- the era memory ------------------------------------------------------------------------

@@ -48,7 +48,13 @@ from ._executor import TaskExecutor
 from ._listing import ListingHost, Listings
 from ._models import dump as _dump
 from ._models import parse as _parse
-from ._negotiation import Agreement, Offer, choose_version, forget_protocol_eras, negotiate
+from ._negotiation import (
+    Agreement,
+    choose_version,
+    client_offer,
+    forget_protocol_eras,
+    negotiate,
+)
 from ._otel import observer_for
 from ._protocol import (
     DEFAULT,
@@ -56,7 +62,6 @@ from ._protocol import (
     SESSION_PROTOCOL_VERSIONS,
     STATELESS_PROTOCOL_VERSIONS,
     SUPPORTED_PROTOCOL_VERSIONS,
-    TASKS_EXTENSION,
     Timeout,
     _Default,
 )
@@ -525,7 +530,7 @@ class Client:
             session.start()
             self._agreement = None
             self._server_info = self._server_capabilities = None
-            self._agreement = negotiate(session, self._offer())
+            self._agreement = negotiate(session, client_offer(self, self._task_methods))
         except BaseException as exc:
             session.close(error=exc)
             self._state = _State.CLOSED
@@ -636,41 +641,6 @@ class Client:
         for thread in threads:
             join_or_warn(thread, self.close_timeout, "closing the client", log,
                          deadline=deadline)
-
-    def _capabilities(self, *, stateless: bool = False) -> Dict[str, Any]:
-        """What the client declares: only what its handlers do. The stateless era has no
-        ``notifications/roots/list_changed`` (the server asks for roots each time)."""
-        capabilities: Dict[str, Any] = {}
-        if self.roots is not None:
-            capabilities["roots"] = {} if stateless else {"listChanged": True}
-        if self.sampling_handler is not None:
-            capabilities["sampling"] = {feature: {} for feature in self.sampling_features}
-        if self.elicitation_handler is not None:
-            capabilities["elicitation"] = {mode: {} for mode in self.elicitation_modes}
-        if stateless:
-            # The client follows a task whichever call the server makes one of.
-            capabilities["extensions"] = {TASKS_EXTENSION: {}}
-        if self._task_methods and not stateless:
-            requests: Dict[str, Any] = {}
-            for method in self._task_methods:
-                kind, _, verb = method.partition("/")
-                requests.setdefault(kind, {})[verb] = {}
-            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
-        return capabilities
-
-    def _offer(self) -> Offer:
-        return Offer(
-            name=self.name,
-            client_info=self.client_info,
-            capabilities=self._capabilities(),
-            stateless_capabilities=self._capabilities(stateless=True),
-            log_level=self.log_level,
-            pinned=self.requested_protocol_version,
-            probe_timeout=self.probe_timeout,
-            timeout=self.timeout,
-            era_key=self.transport.era_key,
-            answers_every_request=self.transport.answers_every_request,
-        )
 
     # -- properties ----------------------------------------------------------------------
 
