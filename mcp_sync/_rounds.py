@@ -18,26 +18,45 @@ blocking driver (:meth:`Rounds.run`) does both on the caller's thread; the futur
 (:class:`RoundsFuture`) decides where a round settles and prepares on the session's
 handler pool (or, for a renewal, on a thread of its own: the dying session's pool is
 stopping). Both forms therefore retry alike (``tests/test_call_forms.py``).
+
+:class:`RoundsRunner` is the client's side of it, built once per client from a
+:class:`RunnerHost` (what it needs of the client; this module imports no client): it
+starts a machine on the live session (:meth:`RoundsRunner.start`), runs a blocking call
+through it (:meth:`RoundsRunner.call`), and does what a round needs between sends: the
+switch to a version the server lists, the next round's params with the handlers' answers.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+import logging
 import threading
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Protocol, Tuple
 
-from ._core import settle
-from ._protocol import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION
+from ._core import ProgressCallback, settle
+from ._negotiation import choose_version
+from ._protocol import (
+    DEFAULT,
+    HEADER_MISMATCH,
+    STATELESS_PROTOCOL_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    Timeout,
+)
 from ._threads import start_thread
 from .exceptions import MCPError, ProtocolError, ServerError, SessionExpired
 from .rpc import RequestFuture
 
 if TYPE_CHECKING:
+    from ._agreement import Agreement
     from .rpc import RpcSession
 
-__all__ = ["Rounds", "RoundsFuture", "RoundsHost"]
+__all__ = ["Rounds", "RoundsFuture", "RoundsHost", "RoundsRunner", "RoundsSettings",
+           "RunnerHost"]
+
+# The client's logger: these messages were always the client's.
+log = logging.getLogger("mcp_sync.client")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -266,3 +285,128 @@ class RoundsFuture(RequestFuture):
         if current is not None:
             current.cancel()
         return True
+
+
+# -- the client's side ---------------------------------------------------------------------
+
+
+class RoundsSettings(Protocol):
+    """The client's settings a call reads: its public attributes, read at each use (an
+    application may set them after the client is made)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def timeout(self) -> Optional[float]: ...
+
+    @property
+    def max_input_rounds(self) -> int: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class RunnerHost:
+    """What a call's rounds need of the client (the client builds it once)."""
+
+    settings: RoundsSettings
+    stateless: Callable[[], bool]
+    #: The live session (``ClientNotConnected`` when there is none).
+    live_session: Callable[[], RpcSession]
+    #: The current agreement (``ClientNotConnected`` before the first connect).
+    agreement: Callable[[], Agreement]
+    #: Make this the client's agreement (a version switch); the runner hands it down.
+    adopt: Callable[[Agreement], None]
+    #: A new session after the server forgot the old one; returns it.
+    renew: Callable[[RpcSession, SessionExpired], RpcSession]
+    #: Answer one input request with the user's handlers
+    #: (``ServerCallbacks.fulfil_observed``): ``(request, key, cancelled)``.
+    fulfil: Callable[[Any, str, threading.Event], Any]
+
+
+class RoundsRunner:
+    """Runs the client's calls through :class:`Rounds`; see the module docstring. Built
+    once per client: a call makes its machine and its send, nothing more."""
+
+    def __init__(self, host: RunnerHost) -> None:
+        self._host = host
+        settings = self._settings = host.settings
+        self._live_session = host.live_session
+        # What every machine shares, made once: every call goes through here.
+        self._machine_host = RoundsHost(
+            name=lambda: settings.name, stateless=host.stateless,
+            max_input_rounds=lambda: settings.max_input_rounds,
+            switch_version=self.switch_to_listed, renew=host.renew,
+            next_round=self.next_round)
+
+    def start(self, method: str, params: Optional[Dict[str, Any]], *, inputs: bool,
+              refresh: Optional[Callable[[], None]]) -> Rounds:
+        """A call's machine, on the live session (``ClientNotConnected`` without one)."""
+        return Rounds(self._machine_host, self._live_session(), method, params,
+                      inputs=inputs, refresh=refresh)
+
+    def call(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]],
+        *,
+        timeout: Timeout = DEFAULT,
+        on_progress: Optional[ProgressCallback] = None,
+        headers: Optional[Callable[[], Optional[Mapping[str, str]]]] = None,
+        inputs: bool = True,
+        refresh: Optional[Callable[[], None]] = None,
+    ) -> Any:
+        """One request to its result, blocking, with the retries of :class:`Rounds`:
+        a renewed session, a -32022 version switch, ``refresh`` on a header mismatch,
+        and with ``inputs`` the ``input_required`` rounds. ``headers()`` gives each
+        send's extra headers (a refresh may change them); ``timeout`` is the client's
+        own (read at each send) unless given."""
+        machine = Rounds(self._machine_host, self._live_session(), method, params,
+                         inputs=inputs, refresh=refresh)
+        settings = self._settings
+
+        def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> Any:
+            return session.request(
+                method, round_params,
+                timeout=settings.timeout if timeout is DEFAULT else timeout,
+                on_progress=on_progress,
+                headers=headers() if headers is not None else None)
+
+        return machine.run(send)
+
+    def switch_to_listed(self, session: RpcSession, rejected: ServerError) -> None:
+        """A -32022: switch to the newest stateless-era version the server lists.
+
+        Raises:
+            ServerError: ``rejected``, when the server lists none of them.
+        """
+        version = choose_version(rejected.data, self._settings.name, rejected)
+        if version not in STATELESS_PROTOCOL_VERSIONS:
+            raise rejected
+        self.switch_version(session, version)
+
+    def switch_version(self, session: RpcSession, version: str) -> None:
+        """Adopt ``version`` of the current era and hand the agreement down."""
+        log.info("%s asked for protocol version %s; switching", self._settings.name, version)
+        agreement = self._host.agreement().with_version(version)
+        self._host.adopt(agreement)
+        session.agree(agreement)
+
+    def next_round(self, params: Dict[str, Any], result: Dict[str, Any],
+                   cancelled: threading.Event) -> Dict[str, Any]:
+        """The params of the retry: the original ones plus this round's answers.
+
+        ``cancelled`` is the event the handlers' contexts share: set when the call they
+        answer for is cancelled (``call_tool_future``).
+        """
+        requests = result.get("inputRequests") or {}
+        if not isinstance(requests, dict):
+            raise ProtocolError(f"inputRequests from {self._settings.name} is not an object")
+        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+        if requests:
+            fulfil = self._host.fulfil
+            retry["inputResponses"] = {
+                key: fulfil(request, key, cancelled) for key, request in requests.items()
+            }
+        if "requestState" in result:
+            retry["requestState"] = result["requestState"]
+        return retry

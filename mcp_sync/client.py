@@ -6,9 +6,10 @@ call back into.
 It hands whole parts of its work to private modules, each given a small host object of
 what it needs of the client: answering the server's requests and routing its
 notifications (:mod:`._callbacks`), the tool-call plumbing (:mod:`._toolcalls`), a
-call's retries (:mod:`._rounds`), pagination and the list cache (:mod:`._listing`),
-subscriptions (:mod:`.subscriptions`), tasks and task-augmented calls (:mod:`.tasks`) and
-its display (:mod:`._display`).
+call's retries and input rounds (:mod:`._rounds`), its offer in the negotiation
+(:mod:`._negotiation`), pagination and the list cache (:mod:`._listing`), subscriptions
+(:mod:`.subscriptions`), tasks and task-augmented calls (:mod:`.tasks`) and its display
+(:mod:`._display`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,6 @@ from ._models import dump as _dump
 from ._models import parse as _parse
 from ._negotiation import (
     Agreement,
-    choose_version,
     client_offer,
     forget_protocol_eras,
     negotiate,
@@ -65,7 +65,7 @@ from ._protocol import (
     Timeout,
     _Default,
 )
-from ._rounds import Rounds, RoundsFuture, RoundsHost
+from ._rounds import RoundsFuture, RoundsRunner, RunnerHost
 from ._threads import join_or_warn
 from ._toolcalls import ToolCalls, ToolCallsHost, check_arguments
 from ._version import __version__
@@ -74,8 +74,6 @@ from .exceptions import (
     ClientNotConnected,
     ForkedClientError,
     MCPError,
-    ProtocolError,
-    ServerError,
     SessionExpired,
     excerpt,
 )
@@ -346,7 +344,6 @@ class Client:
         self.max_list_bytes = max_list_bytes
         self.probe_timeout = probe_timeout
         self.max_input_rounds = max_input_rounds
-        self._rounds_host: Optional[RoundsHost] = None
         self.on_connection_lost = on_connection_lost
         self.validate_output = validate_output
         # Told of each session's requests and of its start and end (tracing and
@@ -402,6 +399,12 @@ class Client:
             known_tools=lambda: self._listings.known_tools,
             refused_tools=lambda: self._listings.refused_tools,
             list_tools=lambda timeout: self.list_tools(timeout=timeout)))
+        # A call's retries: renewal, version switch, header refresh, input rounds
+        # (_rounds.py).
+        self._rounds_runner = RoundsRunner(RunnerHost(
+            settings=self, stateless=self._stateless, live_session=self._live_rpc,
+            agreement=self._require_agreement, adopt=self._adopt_agreement,
+            renew=self._renew, fulfil=self._callbacks.fulfil_observed))
         # Task handles, their waiters and threads, task-augmented calls (tasks.py).
         self._tasks = ClientTasks(TasksHost(
             name=lambda: self.name, timeout=lambda: self.timeout,
@@ -410,7 +413,7 @@ class Client:
             open=lambda: self._state is not _State.CLOSED, stateless=self._stateless,
             agreement=self._require_agreement, offers=self._offers,
             require_capability=self._require_capability, request=self.request,
-            call=self._call, paginate=self._listings.paginate,
+            call=self._rounds_runner.call, paginate=self._listings.paginate,
             follow_progress=lambda token, callback: self._live_rpc().follow_progress(
                 token, callback),
             fulfil=self._callbacks.fulfil_observed, tool_calls=self._tool_calls))
@@ -753,83 +756,14 @@ class Client:
         Raises:
             RequestTimeout, ServerError, ConnectionClosed, ProtocolError, ClientNotConnected.
         """
-        result = self._call(method, params, timeout=timeout, on_progress=on_progress,
-                            inputs=False)
+        result = self._rounds_runner.call(method, params, timeout=timeout,
+                                          on_progress=on_progress, inputs=False)
         if result_type is not None:
             return _parse(result_type, result, f"{method} result")
         return result
 
-    def _call(
-        self,
-        method: str,
-        params: Optional[Dict[str, Any]],
-        *,
-        timeout: Timeout = DEFAULT,
-        on_progress: Optional[ProgressCallback] = None,
-        headers: Optional[Callable[[], Optional[Mapping[str, str]]]] = None,
-        inputs: bool = True,
-        refresh: Optional[Callable[[], None]] = None,
-    ) -> Any:
-        """One request to its result, blocking, with the retries of :mod:`._rounds`:
-        a renewed session, a -32022 version switch, ``refresh`` on a header mismatch,
-        and with ``inputs`` the ``input_required`` rounds. ``headers()`` gives each
-        send's extra headers (a refresh may change them)."""
-        machine = self._rounds(method, params, inputs=inputs, refresh=refresh)
-
-        def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> Any:
-            return session.request(method, round_params, timeout=self._timeout(timeout),
-                                   on_progress=on_progress,
-                                   headers=headers() if headers is not None else None)
-
-        return machine.run(send)
-
-    def _rounds(self, method: str, params: Optional[Dict[str, Any]], *, inputs: bool,
-                refresh: Optional[Callable[[], None]]) -> Rounds:
-        host = self._rounds_host
-        if host is None:  # made once: every call goes through here
-            host = self._rounds_host = RoundsHost(
-                name=lambda: self.name, stateless=self._stateless,
-                max_input_rounds=lambda: self.max_input_rounds,
-                switch_version=self._switch_to_listed, renew=self._renew,
-                next_round=self._next_round)
-        return Rounds(host, self._live_rpc(), method, params, inputs=inputs,
-                      refresh=refresh)
-
-    def _switch_to_listed(self, session: RpcSession, rejected: ServerError) -> None:
-        """A -32022: switch to the newest stateless-era version the server lists.
-
-        Raises:
-            ServerError: ``rejected``, when the server lists none of them.
-        """
-        version = choose_version(rejected.data, self.name, rejected)
-        if version not in STATELESS_PROTOCOL_VERSIONS:
-            raise rejected
-        self._switch_version(session, version)
-
-    def _switch_version(self, session: RpcSession, version: str) -> None:
-        log.info("%s asked for protocol version %s; switching", self.name, version)
-        self._agreement = self._require_agreement().with_version(version)
-        session.agree(self._agreement)
-
-    def _next_round(self, params: Dict[str, Any], result: Dict[str, Any],
-                    cancelled: threading.Event) -> Dict[str, Any]:
-        """The params of the retry: the original ones plus this round's answers.
-
-        ``cancelled`` is the event the handlers' contexts share: set when the call they
-        answer for is cancelled (``call_tool_future``).
-        """
-        requests = result.get("inputRequests") or {}
-        if not isinstance(requests, dict):
-            raise ProtocolError(f"inputRequests from {self.name} is not an object")
-        retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
-        if requests:
-            retry["inputResponses"] = {
-                key: self._callbacks.fulfil_observed(request, key, cancelled)
-                for key, request in requests.items()
-            }
-        if "requestState" in result:
-            retry["requestState"] = result["requestState"]
-        return retry
+    def _adopt_agreement(self, agreement: Agreement) -> None:
+        self._agreement = agreement
 
     def submit(
         self,
@@ -940,8 +874,9 @@ class Client:
         if call.task_params is not None:
             return self._tasks.run(call, on_progress, raise_on_error, Watch())
         plan = call.plan
-        data = self._call("tools/call", call.params, timeout=timeout, on_progress=on_progress,
-                          headers=lambda: plan.headers, refresh=plan.refresh_if_repairable())
+        data = self._rounds_runner.call(
+            "tools/call", call.params, timeout=timeout, on_progress=on_progress,
+            headers=lambda: plan.headers, refresh=plan.refresh_if_repairable())
         return self._tasks.outcome(call, data, None, on_progress, raise_on_error)
 
     def call_tool_future(
@@ -975,8 +910,8 @@ class Client:
             return tasks.future(
                 lambda watch: tasks.run(call, on_progress, raise_on_error, watch))
         plan = call.plan
-        machine = self._rounds("tools/call", call.params, inputs=True,
-                               refresh=plan.refresh_if_repairable())
+        machine = self._rounds_runner.start("tools/call", call.params, inputs=True,
+                                            refresh=plan.refresh_if_repairable())
 
         def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> RequestFuture:
             return session.submit("tools/call", round_params, timeout=self._timeout(timeout),
@@ -1080,7 +1015,7 @@ class Client:
         """Read a resource by URI."""
         from . import types
 
-        data = self._call("resources/read", {"uri": str(uri)}, timeout=timeout)
+        data = self._rounds_runner.call("resources/read", {"uri": str(uri)}, timeout=timeout)
         return _parse(types.ReadResourceResult, data, "resources/read result")  # type: ignore[no-any-return]
 
     def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
@@ -1158,7 +1093,7 @@ class Client:
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {key: str(value) for key, value in arguments.items()}
-        data = self._call("prompts/get", params, timeout=timeout)
+        data = self._rounds_runner.call("prompts/get", params, timeout=timeout)
         return _parse(types.GetPromptResult, data, "prompts/get result")  # type: ignore[no-any-return]
 
     def complete(
