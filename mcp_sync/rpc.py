@@ -984,10 +984,21 @@ class RpcSession:
                 self._readers_waiting -= 1
         return True
 
-    def _enqueue(self, message: Any) -> None:
+    def _enqueue(self, message: Any, first: bool = False) -> None:
         """The ``on_message`` of transports with several reader threads (HTTP streams,
         the legacy SSE stream): queue for dispatch, waiting for room when the transport
-        lets its readers wait (an in-process server may deliver on a caller's thread)."""
+        lets its readers wait (an in-process server may deliver on a caller's thread).
+
+        A stream's ``first`` message (HTTP: a JSON reply, or an event stream whose first
+        event is the response) that answers a blocked ``request()`` is resolved right
+        here instead, one thread hand-off fewer per call (:meth:`_resolve_direct`):
+        nothing from its own stream waits for dispatch before it, and separate streams
+        keep no order between them. A response behind notifications or server requests
+        on its stream is queued behind them, so that they are routed first.
+        """
+        if first and type(message) is dict and "method" not in message and (
+                self._resolve_direct(message)):
+            return
         if (self._queued - self._routed >= self._max_inbox and self.transport.reader_may_wait
                 and not self._wait_for_room()):
             log.debug("dropping a message from %s: the session is closing", self.name)
@@ -996,34 +1007,44 @@ class RpcSession:
             self._queued += 1
         self._inbox.put(message)
 
-    def _deliver(self, message: Any) -> None:
+    def _deliver(self, message: Any, first: bool = False) -> None:
         """The reader's callback (single-reader transports): the response to a blocked
         ``request()`` is resolved right here, one thread hand-off fewer per call, when
         nothing delivered earlier is still waiting for dispatch; everything else goes
         through the inbox as usual.
 
         Wire order is kept: the fast path is taken only when every message this reader
-        queued before has been routed. The reader runs no user code: a blocking
-        ``request()``'s future has no callbacks (``direct``), so resolving it only wakes
-        the caller.
+        queued before has been routed (one stream: ``first`` adds nothing).
         """
-        if self._queued == self._routed and type(message) is dict and "method" not in message:
-            # Resolve here exactly what dispatch would, nothing else. Our ids are ints: a
-            # dict or list id is unhashable (the lookup would kill the reader), and true
-            # or 1.0 equal an int key. And classify() vets the rest ("error": null would
-            # raise in resolve(), on the reader thread).
-            request_id = message.get("id")
-            entry = self.table.get(request_id) if type(request_id) is int else None
-            if entry is not None and entry.direct:
-                kind = classify(message)
-                if kind in ANSWERS and self.table.resolve(message, kind) is not None:
-                    return
+        if (self._queued == self._routed and type(message) is dict and "method" not in message
+                and self._resolve_direct(message)):
+            return
         if (self._queued - self._routed >= self._max_inbox and self.transport.reader_may_wait
                 and not self._wait_for_room()):
             log.debug("dropping a message from %s: the session is closing", self.name)
             return
         self._queued += 1
         self._inbox.put(message)
+
+    def _resolve_direct(self, message: Dict[str, Any]) -> bool:
+        """Resolve a response on the transport's thread if it answers a blocked
+        ``request()``; False (nothing done) for anything else, which then goes through
+        dispatch. The caller has checked that wire order allows it.
+
+        The transport's thread runs no user code: a blocking ``request()``'s future has
+        no callbacks (``direct``), so resolving it only wakes the caller.
+        """
+        # Resolve here exactly what dispatch would, nothing else. Our ids are ints: a dict
+        # or list id is unhashable (the lookup would kill the reader), and true or 1.0
+        # equal an int key. And classify() vets the rest ("error": null would raise in
+        # resolve(), on the reader thread).
+        request_id = message.get("id")
+        entry = self.table.get(request_id) if type(request_id) is int else None
+        if entry is not None and entry.direct:
+            kind = classify(message)
+            if kind in ANSWERS and self.table.resolve(message, kind) is not None:
+                return True
+        return False
 
     def _route(self, message: Any) -> None:
         kind = classify(message)

@@ -794,7 +794,7 @@ def test_stateless_requests_mirror_their_fields_into_headers(server: McpHttpServ
     both = threading.Event()
     failed: List[Any] = []
 
-    def on_message(message: Any) -> None:
+    def on_message(message: Any, first: bool = False) -> None:
         received.append(message)
         if len(received) == 2:
             both.set()

@@ -242,7 +242,8 @@ def test_events_arriving_in_one_chunk_are_returned_in_order() -> None:
 def test_events_arriving_in_one_chunk_are_delivered_in_order_over_http(
         server: McpHttpServer) -> None:
     """Two notifications and the response in one HTTP chunk, through HttpTransport over a
-    real socket: the transport hands all three to the session, in wire order."""
+    real socket: the transport hands all three to the session, in wire order, and marks
+    only the first as its stream's first (the response behind them must wait for them)."""
     def reply(handler: Any, message: Dict[str, Any]) -> None:
         notes = [{"jsonrpc": "2.0", "method": "notifications/message",
                   "params": {"level": "info", "data": f"note {n}"}} for n in (1, 2)]
@@ -251,10 +252,12 @@ def test_events_arriving_in_one_chunk_are_delivered_in_order_over_http(
 
     on_call(server, reply)
     received: List[Any] = []
+    firsts: List[bool] = []
     all_in = threading.Event()
 
-    def on_message(message: Any) -> None:
+    def on_message(message: Any, first: bool = False) -> None:
         received.append(message)
+        firsts.append(first)
         if len(received) == 3:
             all_in.set()
 
@@ -269,6 +272,7 @@ def test_events_arriving_in_one_chunk_are_delivered_in_order_over_http(
     assert [m.get("params", {}).get("data") for m in received[:2]] == ["note 1", "note 2"]
     assert received[2]["id"] == 1 and received[2]["result"]["content"][0]["text"] == "last"
     assert len(received) == 3
+    assert firsts == [True, False, False]
 
 
 # -- the legacy HTTP+SSE transport reads with the same line reader ---------------------------

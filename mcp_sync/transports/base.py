@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import abc
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Protocol
 
 from .._text import name_safe
 from ..exceptions import ConnectionClosed
@@ -24,9 +24,18 @@ __all__ = ["CloseCallback", "MessageCallback", "RequestFailedCallback", "Transpo
 
 log = logging.getLogger(__name__)
 
-#: Called by the transport's reader for every decoded inbound message (usually a dict;
-#: the session classifies it and skips what is not JSON-RPC).
-MessageCallback = Callable[[Any], None]
+
+
+class MessageCallback(Protocol):
+    """Called by the transport's reader for every decoded inbound message (usually a
+    dict; the session classifies it and skips what is not JSON-RPC).
+
+    ``first`` is True when no message came before this one on its stream (see
+    :class:`Transport`); transports that do not tell leave it False.
+    """
+
+    def __call__(self, message: Any, first: bool = False) -> None: ...
+
 #: Called exactly once when the link is gone, with the error pending requests fail with.
 CloseCallback = Callable[[ConnectionClosed], None]
 #: Called as ``hook(request_id, error)`` when one request can no longer be answered.

@@ -29,6 +29,11 @@ How one request flows::
                                      ...keeps draining the stream        server requests,
                                      until it ends                       the response
 
+A message is handed over with ``first`` True when it opens its stream (the JSON body; the
+first event of a request's stream, resumptions included): the response to a blocked
+``request()`` is then resolved on the stream thread itself, without the dispatch thread
+(``RpcSession._enqueue``); one behind other messages of its stream waits for them there.
+
 ``send()`` never blocks on the server for a request: the POST runs on a stream thread, so
 the session's deadline holds even against a server that sits on its response headers
 (a JSON reply to a long tool call), and ``submit()`` really returns at once. An error
@@ -155,10 +160,13 @@ class _Exchange(Interruptible):
 
     ``answered`` is set by whichever thread delivers the response: a plain flag that only
     ever goes from False to True (a reader that misses the change resumes once too often,
-    and the session ignores what it then reports).
+    and the session ignores what it then reports). ``delivered`` is set by the one thread
+    reading the exchange once it delivered a message: what it delivers later is not its
+    stream's first (see :meth:`HttpTransport._deliver`).
     """
 
-    __slots__ = ("answered", "body", "framing", "headers", "method", "request_id")
+    __slots__ = ("answered", "body", "delivered", "framing", "headers", "method",
+                 "request_id")
 
     def __init__(
         self, request_id: Any, method: str, body: Optional[bytes],
@@ -173,6 +181,7 @@ class _Exchange(Interruptible):
         #: The agreement this message was framed by (None before negotiation).
         self.framing = framing
         self.answered = False
+        self.delivered = False
 
     @property
     def cancels_by_closing(self) -> bool:
@@ -817,7 +826,8 @@ class HttpTransport(Transport):
         reply_id = message.get("id") if isinstance(message, dict) else None
         if (isinstance(error, dict) and isinstance(error.get("code"), int)
                 and (reply_id is None or reply_id == exchange.request_id)):
-            self._deliver({"jsonrpc": "2.0", "id": exchange.request_id, "error": error})
+            self._deliver({"jsonrpc": "2.0", "id": exchange.request_id, "error": error},
+                          exchange)
             return None
         raise self._http_error(response, exchange.method, body)
 
@@ -869,7 +879,7 @@ class HttpTransport(Transport):
                 f"the reply to {what} (id={exchange.request_id!r}) from {self.url} is not "
                 f"valid JSON ({exc}): {excerpt(data, 200)}"))
             return
-        self._deliver(message)
+        self._deliver(message, exchange)
 
     def _read_json_body(self, response: requests.Response, what: str,
                         exchange: Optional[_Exchange]) -> bytes:
@@ -930,11 +940,23 @@ class HttpTransport(Transport):
     def _new_decoder(self) -> SSEDecoder:
         return SSEDecoder(max_event_size=self.max_message_size)
 
-    def _deliver(self, message: Any) -> None:
-        """Hand one decoded message (or a batch) to the session, noting answered requests."""
+    def _deliver(self, message: Any, exchange: Optional[_Exchange],
+                 first: Optional[bool] = None) -> None:
+        """Hand one decoded message (or a batch) to the session, noting answered requests.
+
+        ``exchange`` is the stream it came on (None: the one JSON reply to a notification's
+        POST). The session is told whether it is that stream's ``first`` message (see
+        :class:`~.base.Transport`): a JSON reply, or the first event of a request's
+        stream, resumptions included; in a batch, only its first item.
+        """
+        if first is None:
+            first = exchange is None or not exchange.delivered
+            if exchange is not None:
+                exchange.delivered = True
         if isinstance(message, list):  # a JSON-RPC batch (2025-03-26)
             for item in message:
-                self._deliver(item)
+                self._deliver(item, exchange, first)
+                first = False
             return
         # What the session will settle the request with (its result, its error, or a
         # ProtocolError for a malformed response) ends the wait for it here too.
@@ -944,7 +966,7 @@ class HttpTransport(Transport):
                 exchange.answered = True
         on_message = self._on_message
         if on_message is not None and not self._reported:
-            on_message(message)
+            on_message(message, first)
 
     def _pump(self, exchange: _Exchange, response: requests.Response,
               decoder: SSEDecoder) -> int:
@@ -969,14 +991,14 @@ class HttpTransport(Transport):
                     completed = decoder.feed(chunk)
                 except EventTooLarge as exc:
                     for event in exc.events:
-                        self._deliver_event(event.data, event.event)
+                        self._deliver_event(event.data, event.event, exchange)
                     where = ("the GET stream" if exchange.request_id is None else
                              f"the stream of {exchange.method}")
                     raise self._too_large(f"an event on {where}", exc.size, exc.head,
                                           exchange) from exc
                 for event in completed:
                     events += 1
-                    self._deliver_event(event.data, event.event)
+                    self._deliver_event(event.data, event.event, exchange)
         except READ_ERRORS as exc:
             if not exchange.aborted.is_set():
                 log.debug("stream for %s from %s broke: %r", exchange.method, self.url, exc)
@@ -985,7 +1007,7 @@ class HttpTransport(Transport):
             response.close()
         return events
 
-    def _deliver_event(self, data: str, event_type: str) -> None:
+    def _deliver_event(self, data: str, event_type: str, exchange: _Exchange) -> None:
         if event_type != "message":
             log.debug("ignoring an SSE event of type %s from %s", excerpt(repr(event_type), 80),
                       self.url)
@@ -995,7 +1017,7 @@ class HttpTransport(Transport):
         except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
             log_malformed(self.name, f"SSE data is not JSON: {exc}", data)
             return
-        self._deliver(message)
+        self._deliver(message, exchange)
 
     def _drain(self, exchange: _Exchange, response: requests.Response,
                deadline: Optional[Deadline]) -> None:
