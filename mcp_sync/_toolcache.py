@@ -22,14 +22,12 @@ No thread of its own: the manager's threads read and write it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
 import os
 import stat
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Union
@@ -91,6 +89,8 @@ def cache_key(entry: Mapping[str, Any]) -> str:
         "headers": names(entry.get("headers")),
     }
     text = json.dumps(shape, sort_keys=True, separators=(",", ":"), default=str)
+    import hashlib  # here: OpenSSL's hashlib costs a Manager without a cache ~3 MiB
+
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -224,6 +224,8 @@ class ToolCache:
             return
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            import tempfile
+
             descriptor, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tools-",
                                                      suffix=".tmp")
             try:

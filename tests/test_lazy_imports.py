@@ -118,3 +118,16 @@ def test_lazy_names_are_importable_listed_and_loaded_once() -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "ok"
+
+
+def test_a_manager_without_a_tool_cache_loads_no_hashing_or_temporary_files() -> None:
+    """OpenSSL's hashlib costs a process ~3 MiB: only a Manager with ``tool_cache`` pays."""
+    argv = fake_server_command()
+    code = f"""
+import mcp_sync
+config = {{"mcpServers": {{"fake": {{"command": {argv[0]!r}, "args": {argv[1:]!r}}}}}}}
+with mcp_sync.Manager(config) as manager:
+    assert manager.call_tool("fake", "echo", {{"text": "hi"}}).text == "hi"
+"""
+    loaded = loaded_by(code, ["mcp_sync.manager", "hashlib", "tempfile"])
+    assert loaded == {"mcp_sync.manager": True, "hashlib": False, "tempfile": False}
