@@ -29,7 +29,7 @@ from mcp_sync._core import ANSWERS, Kind, Waiter, classify
 from mcp_sync.rpc import RpcSession
 from mcp_sync.transports._sse import ServerSentEvent, SSEDecoder, iter_events
 from mcp_sync.transports.base import CloseCallback, MessageCallback, Transport
-from mcp_sync.transports.http import HttpTransport
+from mcp_sync.transports.http import HttpTransport, _Exchange
 from mcp_sync.transports.stdio import StdioTransport
 
 __all__ = ["check_classify", "check_jsonl", "check_output_schema", "check_routing",
@@ -342,9 +342,17 @@ def check_sse(data: bytes, cuts: Sequence[int], read_size: int = 7) -> None:
     # What the HTTP transport does with each event: decode it, hand it to the session.
     transport = HttpTransport("http://127.0.0.1:9/mcp")
     delivered: List[Any] = []
-    transport._on_message = delivered.append
+    firsts: List[bool] = []
+
+    def on_message(message: Any, first: bool = False) -> None:
+        delivered.append(message)
+        firsts.append(first)
+
+    transport._on_message = on_message
+    stream = _Exchange(1, "tools/call", None)  # every event on one request's stream
     for event in expected:
-        transport._deliver_event(event.data, event.event)
+        transport._deliver_event(event.data, event.event, stream)
+    assert firsts[1:] == [False] * (len(firsts) - 1), firsts  # only its first is first
 
 
 # -- a server's output schema ---------------------------------------------------------------
