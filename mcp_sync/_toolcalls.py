@@ -203,7 +203,9 @@ class ToolCalls:
 class ToolPlan:
     """What one tool call needs of the tool's definition: the tool, its compiled
     outputSchema, and the ``Mcp-Param-*`` headers of these arguments; made again after
-    a header mismatch (the annotations may have changed)."""
+    a header mismatch (the annotations may have changed). ``refresh`` is that repair
+    (list the tools again, plan again): in the stateless era, on a transport whose
+    messages carry headers; else None, and then the plan never changes."""
 
     def __init__(self, calls: ToolCalls, name: str, arguments: Mapping[str, Any],
                  timeout: Timeout) -> None:
@@ -213,6 +215,8 @@ class ToolPlan:
         self.schema: Any = None
         self.headers: Optional[Dict[str, str]] = None
         self._prepare()
+        self.refresh: Optional[Callable[[], None]] = (
+            self._refresh if calls.mismatch_refreshable() else None)
 
     def _prepare(self) -> None:
         calls = self._calls
@@ -220,17 +224,9 @@ class ToolPlan:
         self.schema = calls.output_schema(self.tool)
         self.headers = calls.headers(self._name, self._arguments)
 
-    def refresh_if_repairable(self) -> Optional[Callable[[], None]]:
-        """The repair of a header mismatch (list the tools again, prepare again): in the
-        stateless era, on a transport whose messages carry headers; else None."""
-        if not self._calls.mismatch_refreshable():
-            return None
-
-        def refresh() -> None:
-            self._calls.host.list_tools(DEFAULT)
-            self._prepare()
-
-        return refresh
+    def _refresh(self) -> None:
+        self._calls.host.list_tools(DEFAULT)
+        self._prepare()
 
 
 def call_tool_params(name: str, arguments: Optional[Mapping[str, Any]],

@@ -876,7 +876,7 @@ class Client:
         plan = call.plan
         data = self._rounds_runner.call(
             "tools/call", call.params, timeout=timeout, on_progress=on_progress,
-            headers=lambda: plan.headers, refresh=plan.refresh_if_repairable())
+            headers=lambda: plan.headers, refresh=plan.refresh)
         return self._tasks.outcome(call, data, None, on_progress, raise_on_error)
 
     def call_tool_future(
@@ -911,7 +911,7 @@ class Client:
                 lambda watch: tasks.run(call, on_progress, raise_on_error, watch))
         plan = call.plan
         machine = self._rounds_runner.start("tools/call", call.params, inputs=True,
-                                            refresh=plan.refresh_if_repairable())
+                                            refresh=plan.refresh)
 
         def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> RequestFuture:
             return session.submit("tools/call", round_params, timeout=self._timeout(timeout),

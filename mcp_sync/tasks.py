@@ -47,7 +47,7 @@ import logging
 import threading
 import time
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 from ._core import ProgressCallback, settle
 from ._protocol import DEFAULT, INVALID_PARAMS, TASKS_EXTENSION, Timeout
@@ -761,22 +761,36 @@ class TasksHost:
     tool_calls: ToolCalls
 
 
-@dataclasses.dataclass(frozen=True)
 class TaskCall:
     """A ``tools/call`` made ready on the caller's thread, before anything is sent: its
     params and :class:`~._toolcalls.ToolPlan`, the ``task`` param when it runs as a task
     (None for a plain call, which the server may still make a task in 2026-07-28),
     whether the era is stateless, and the clock of the task it may become (started
     now; None for a plain call that cannot become one: only where the server decides,
-    2026-07-28, can it)."""
+    2026-07-28, can it). Made once per call: a class with slots (a frozen dataclass
+    spends a microsecond of every call setting its fields)."""
 
-    name: str
-    params: Dict[str, Any]
-    plan: ToolPlan
-    task_params: Optional[Dict[str, Any]]
-    timeout: Timeout
-    stateless: bool
-    clock: Optional[_Clock]
+    __slots__ = ("clock", "name", "params", "plan", "stateless", "task_params", "timeout")
+
+    def __init__(self, name: str, params: Dict[str, Any], plan: ToolPlan,
+                 task_params: Optional[Dict[str, Any]], timeout: Timeout, stateless: bool,
+                 clock: Optional[_Clock]) -> None:
+        self.name = name
+        self.params = params
+        self.plan = plan
+        self.task_params = task_params
+        self.timeout = timeout
+        self.stateless = stateless
+        self.clock = clock
+
+    def with_params(self, params: Dict[str, Any]) -> TaskCall:
+        """This call with other params (a progress token of its own, say)."""
+        return TaskCall(self.name, params, self.plan, self.task_params, self.timeout,
+                        self.stateless, self.clock)
+
+
+# Most names a client's memo of plain plans keeps for one listing (see ClientTasks).
+_PLAIN_PLANS_MAX = 1024
 
 
 class ClientTasks:
@@ -796,6 +810,14 @@ class ClientTasks:
         # them. Guarded by _threads_lock.
         self._threads: List[threading.Thread] = []
         self._threads_lock = threading.Lock()
+        # The plans of plain calls (no task asked for, none required, none the server
+        # may make one: the session era), by tool name, for the agreement, the listing
+        # and the validate_output they were made under: a steady call to a listed tool
+        # makes its plan once per listing, not once per call. One tuple, replaced whole
+        # (a new dict whenever any of the three changes), so a thread never files a plan
+        # where another listing's calls would find it.
+        self._plain: Tuple[Any, Any, bool, Dict[str, Tuple[ToolPlan, bool]]] = (
+            None, None, False, {})
 
     @property
     def name(self) -> str:
@@ -865,14 +887,43 @@ class ClientTasks:
             InvalidToolSchema: the tool's outputSchema cannot check results.
         """
         params = call_tool_params(name, arguments, meta)
-        plan = ToolPlan(self.host.tool_calls, name, params["arguments"], timeout)
-        task_params = self._task_params(name, task, ttl, timeout)
         host = self.host
+        plans: Optional[Dict[str, Tuple[ToolPlan, bool]]] = None
+        if task is None and ttl is None:
+            plans = self._plain_plans()
+            known = plans.get(name)
+            if known is not None:
+                return TaskCall(name, params, known[0], None, timeout, known[1], None)
+        plan = ToolPlan(host.tool_calls, name, params["arguments"], timeout)
+        task_params = self._task_params(name, task, ttl, timeout)
         clock = None
+        stateless = host.stateless()
         if task_params is not None or task_wire(self).adopts_plain_calls:
             clock = _Clock(self.bound(timeout), host.max_total_timeout(),
                            push=host.reset_timeout_on_progress())
-        return TaskCall(name, params, plan, task_params, timeout, host.stateless(), clock)
+        elif plans is not None and len(plans) < _PLAIN_PLANS_MAX and (
+                plan.headers is None and plan.refresh is None):
+            # A plain call that nothing can turn into a task, whose plan depends on the
+            # tool's listed definition alone (no Mcp-Param headers to make per call).
+            plans[name] = (plan, stateless)
+        return TaskCall(name, params, plan, task_params, timeout, stateless, clock)
+
+    def _plain_plans(self) -> Dict[str, Tuple[ToolPlan, bool]]:
+        """The memo of plain plans for the current agreement, listing and
+        ``validate_output`` (a new, empty one when any of them changed).
+
+        Raises:
+            ClientNotConnected: the client has not connected.
+        """
+        agreement = self.host.agreement()
+        tools = self.host.tool_calls.host
+        known, validate = tools.known_tools(), bool(tools.validate_output())
+        memo = self._plain
+        if memo[0] is agreement and memo[1] is known and memo[2] is validate:
+            return memo[3]
+        plans: Dict[str, Tuple[ToolPlan, bool]] = {}
+        self._plain = (agreement, known, validate, plans)
+        return plans
 
     def _task_params(self, name: str, task: Optional[bool], ttl: Optional[float],
                      timeout: Timeout) -> Optional[Dict[str, Any]]:
@@ -963,8 +1014,8 @@ class ClientTasks:
             reporter = TaskProgress(on_progress)
             token = f"mcp-sync-task-{next(self._tokens)}"
             stop = self.host.follow_progress(token, reporter)
-            call = dataclasses.replace(
-                call, params={**params, "_meta": {**(meta or {}), "progressToken": token}})
+            call = call.with_params(
+                {**params, "_meta": {**(meta or {}), "progressToken": token}})
         try:
             created = self._create(call, None if reporter else on_progress, raise_on_error)
             if not isinstance(created, TaskHandle):

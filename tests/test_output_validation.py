@@ -106,6 +106,40 @@ def test_validate_output_false_turns_the_check_off() -> None:
         assert listings(client) == 0  # and nothing is listed for it
 
 
+def test_validate_output_is_read_at_every_call() -> None:
+    # The client keeps a tool's plan (its definition, its compiled schema) per listing;
+    # the setting is still the client's attribute, read at each call.
+    with connect() as client:
+        with pytest.raises(ProtocolError, match="outputSchema"):
+            client.call_tool("shaped", {"value": "x"})
+        client.validate_output = False
+        assert client.call_tool("shaped", {"value": "x"}).structured == {"value": "x"}
+        client.validate_output = True
+        with pytest.raises(ProtocolError, match="outputSchema"):
+            client.call_tool("shaped", {"value": "x"})
+        assert listings(client) == 1
+
+
+def test_a_new_connection_plans_its_calls_anew() -> None:
+    # The server forgets the reshaped schema when it restarts: the client's new
+    # connection checks against the new listing, not the plan of the old one.
+    changed = threading.Event()
+
+    def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
+        if method == "notifications/tools/list_changed":
+            changed.set()
+
+    with connect(notification_handler=on_notification) as client:
+        client.call_tool("reshape", {"schema": STRING_RESULT})
+        client.call_tool("notify", {"method": "notifications/tools/list_changed"})
+        assert changed.wait(T)
+        assert client.call_tool("shaped", {"value": "x"}).structured == {"value": "x"}
+        client.close()
+        client.connect()
+        with pytest.raises(ProtocolError, match="'x' is not of type 'number'"):
+            client.call_tool("shaped", {"value": "x"})
+
+
 def test_a_servers_schema_never_makes_the_client_fetch(schema_host: Dict[str, Any]) -> None:
     remote = {"type": "object", "properties": {"value": {"$ref": schema_host["url"]}}}
     local = {"$defs": {"number": {"type": "number"}}, "type": "object",
