@@ -171,16 +171,21 @@ class Rounds:
         else:  # pragma: no cover - DONE and FAIL need no preparing
             raise AssertionError(step)
 
-    def run(self, send: Callable[[RpcSession, Optional[Dict[str, Any]]], Any]) -> Any:
+    def run(self, send: Callable[[RpcSession, Optional[Dict[str, Any]]], Any],
+            first: Optional[Tuple[Any, Optional[MCPError]]] = None) -> Any:
         """The blocking driver: send, decide, prepare, until done. Each retry happens at
         most once (a round's version switch, the refresh, the renewal) and rounds are
-        bounded, so this ends."""
+        bounded, so this ends. ``first``, when given, is the outcome of the first send,
+        made already: ``(result, error)``."""
         while True:
-            try:
-                result: Any = send(self.session, self.round_params)
-                error: Optional[MCPError] = None
-            except MCPError as exc:
-                result, error = None, exc
+            if first is not None:
+                (result, error), first = first, None
+            else:
+                try:
+                    result = send(self.session, self.round_params)
+                    error = None
+                except MCPError as exc:
+                    result, error = None, exc
             step, payload = self.decide(result, error)
             if step is Step.DONE:
                 return payload
@@ -360,8 +365,7 @@ class RoundsRunner:
         and with ``inputs`` the ``input_required`` rounds. ``headers()`` gives each
         send's extra headers (a refresh may change them); ``timeout`` is the client's
         own (read at each send) unless given."""
-        machine = Rounds(self._machine_host, self._live_session(), method, params,
-                         inputs=inputs, refresh=refresh)
+        session = self._live_session()
         settings = self._settings
 
         def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> Any:
@@ -371,7 +375,19 @@ class RoundsRunner:
                 on_progress=on_progress,
                 headers=headers() if headers is not None else None)
 
-        return machine.run(send)
+        # The first send happens before the machine is made: most calls are one send
+        # answered with a plain result, and need no machine at all.
+        try:
+            result = send(session, params)
+        except MCPError as exc:
+            first: Tuple[Any, Optional[MCPError]] = (None, exc)
+        else:
+            if not (inputs and input_required(result)):
+                return result
+            first = (result, None)
+        machine = Rounds(self._machine_host, session, method, params, inputs=inputs,
+                         refresh=refresh)
+        return machine.run(send, first)
 
     def switch_to_listed(self, session: RpcSession, rejected: ServerError) -> None:
         """A -32022: switch to the newest stateless-era version the server lists.
