@@ -7,11 +7,11 @@ Shared by the client and the modules it hands work to (:mod:`._callbacks`,
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Callable
 
 from .exceptions import ProtocolError, excerpt
 
-__all__ = ["dump", "parse"]
+__all__ = ["dump", "parse", "parser"]
 
 
 def parse(model: Any, data: Any, what: str) -> Any:
@@ -28,7 +28,26 @@ def parse(model: Any, data: Any, what: str) -> Any:
             return validate(data)
         return _adapter(model).validate_python(data)
     except ValueError as exc:
-        raise ProtocolError(f"invalid {what} from server: {excerpt(exc, 1000)}") from None
+        raise _invalid(what, exc) from None
+
+
+def parser(model: Any, what: str) -> Callable[[Any], Any]:
+    """:func:`parse` of one model class as a function, its validator looked up once (for
+    the result of every call: pydantic's ``model_validate`` is a Python frame of its own
+    around the same validator). Builds the model now if it waits for its first use."""
+    validate = model.__pydantic_validator__.validate_python
+
+    def parse_one(data: Any) -> Any:
+        try:
+            return validate(data)
+        except ValueError as exc:
+            raise _invalid(what, exc) from None
+
+    return parse_one
+
+
+def _invalid(what: str, error: ValueError) -> ProtocolError:
+    return ProtocolError(f"invalid {what} from server: {excerpt(error, 1000)}")
 
 
 @functools.lru_cache(maxsize=64)

@@ -17,7 +17,7 @@ import threading
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Set, Tuple
 
-from ._models import parse
+from ._models import parser
 from ._protocol import DEFAULT, Timeout
 from .exceptions import InvalidToolSchema, ProtocolError, ToolError, excerpt
 
@@ -29,19 +29,19 @@ __all__ = ["ToolCalls", "ToolCallsHost", "ToolPlan", "call_tool_params", "check_
 # The client's logger: these messages were always the client's.
 log = logging.getLogger("mcp_sync.client")
 
-# The result models of the session and the stateless era, looked up at the first result
-# rather than per call (a function's ``from . import types`` costs each call an import
-# lookup; a module-level one would load pydantic with ``import mcp_sync``).
-_RESULT_MODELS: Tuple[Any, ...] = ()
+# The parsers of the session era's results (False) and the stateless era's (True), each
+# made at the first result of its era, not per call (a function's ``from . import types``
+# costs each call an import lookup; a module-level one would load pydantic with ``import
+# mcp_sync``), and not for the other era (its model is built when first used).
+_RESULT_PARSERS: Dict[bool, Callable[[Any], Any]] = {}
 
 
-def _result_models() -> Tuple[Any, ...]:
-    global _RESULT_MODELS
-    if not _RESULT_MODELS:
-        from . import types
+def _result_parser(stateless: bool) -> Callable[[Any], Any]:
+    from . import types
 
-        _RESULT_MODELS = (types.CallToolResult, types.CallToolResult2026)
-    return _RESULT_MODELS
+    model = types.CallToolResult2026 if stateless else types.CallToolResult
+    parse = _RESULT_PARSERS[stateless] = parser(model, "tools/call result")
+    return parse
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,9 +175,8 @@ class ToolCalls:
         how long checking takes (within the check's budget). In the stateless era
         ``structuredContent`` may be any JSON value, and is checked as it is.
         """
-        session_model, stateless_model = _RESULT_MODELS or _result_models()
-        model = stateless_model if stateless else session_model
-        result: types.CallToolResult = parse(model, data, "tools/call result")
+        parse = _RESULT_PARSERS.get(stateless) or _result_parser(stateless)
+        result: types.CallToolResult = parse(data)
         if tool is not None and tool.output_schema and not result.is_error:
             result.declare_output()  # .data may then parse the text as JSON
             # 2026-07-28: structuredContent is any JSON value, and a null sent is one.
