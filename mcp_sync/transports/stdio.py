@@ -71,6 +71,7 @@ from typing import (
     Union,
 )
 
+from .._json import decode_object, encode
 from .._threads import green, join_or_warn, start_thread, unpatched
 from ..exceptions import (
     CommandNotFound,
@@ -132,9 +133,6 @@ _INLINE_CODE = {"-c", "-e", "--eval", "-p", "--print"}
 # the nearest folder above that is not a build folder instead.
 _ENTRY_POINTS = {"index", "main", "__main__", "__init__", "cli"}
 _BUILD_FOLDERS = {"dist", "build", "lib", "src", "bin", "out", "esm", "cjs", "node_modules"}
-# Made once, not per message as json.dumps(..., separators=...) does: compact, UTF-8.
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-_decode = json.JSONDecoder().decode
 
 
 def default_environment() -> Dict[str, str]:
@@ -576,7 +574,7 @@ class StdioTransport(Transport):
             # What json.loads(line) does, without guessing the encoding of the usual line:
             # an object whose second byte is not NUL is neither UTF-16 nor UTF-32.
             if line[:1] == b"{" and line[1:2] != b"\x00":
-                message = _decode(line.decode("utf-8", "surrogatepass"))
+                message = decode_object(line.decode("utf-8", "surrogatepass"))
             else:
                 message = json.loads(line)
         except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
@@ -773,7 +771,7 @@ class StdioTransport(Transport):
         process = self._process
         if process is None or process.stdin is None:
             raise ConnectionClosed(f"{self!r} is not started")
-        data = _encode(message).encode() + b"\n"
+        data = encode(message).encode() + b"\n"
         try:
             with self._write_lock:
                 if not self._nonblocking:
