@@ -43,6 +43,10 @@ class Kind(enum.Enum):
     NOTIFICATION = "notification"
     INVALID = "invalid"
 
+    # Members are compared by identity: hash them so too, in C (Enum's own hash is a
+    # Python method, and every message's kind is looked up in ANSWERS).
+    __hash__ = object.__hash__
+
 
 #: The kinds that settle the request their ``id`` names.
 ANSWERS = frozenset({Kind.RESPONSE, Kind.ERROR, Kind.MALFORMED_RESPONSE})
