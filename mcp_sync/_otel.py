@@ -20,16 +20,21 @@ Sessions: one measurement of ``mcp.client.session.duration`` per session, from i
 to its end.
 
 Nothing here imports ``opentelemetry`` before :func:`observer_for` decides telemetry is
-on: with it off (or the API not installed) the package never loads a module of it.
+on: with it off (or the API not installed) the package never loads a module of it; on
+the global providers (``tracing`` unset, no provider given) it waits for the process to
+load the API itself (:class:`Dormant`), as nothing can be traced before.
 docs/tracing.md lists the span, metric and attribute names.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
+import sys
+import threading
 import time
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 from ._version import __version__
@@ -84,11 +89,12 @@ _SERVER_MEASURED = ("mcp.method.name", "mcp.protocol.version", "network.transpor
 
 
 def observer_for(tracing: Optional[bool], tracer_provider: Any = None,
-                 meter_provider: Any = None) -> Optional[Tracing]:
+                 meter_provider: Any = None) -> Optional[Union[Tracing, Dormant]]:
     """The observer a client hands its sessions, or None when telemetry is off.
 
     ``tracing=None``: on when ``opentelemetry-api`` is importable and ``MCP_SYNC_TRACING``
-    is not ``0``; ``False``: off, nothing imported; ``True``: on.
+    is not ``0`` (on the global providers, a :class:`Dormant` observer until the process
+    loads the API); ``False``: off, nothing imported; ``True``: on.
 
     Raises:
         ImportError: ``tracing=True`` without ``opentelemetry-api`` installed.
@@ -97,6 +103,11 @@ def observer_for(tracing: Optional[bool], tracer_provider: Any = None,
         return None
     if tracing is None and os.environ.get(ENV_VAR, "").strip() == "0":
         return None
+    if (tracing is None and tracer_provider is None and meter_provider is None
+            and not _api_loaded()):
+        # Nothing can be traced before the application loads the API (installing an SDK
+        # does, and so does any instrumentation): wait for that, not importing it.
+        return Dormant() if importlib.util.find_spec("opentelemetry") is not None else None
     try:
         import opentelemetry.metrics
         import opentelemetry.propagate
@@ -107,6 +118,49 @@ def observer_for(tracing: Optional[bool], tracer_provider: Any = None,
                               "pip install 'mcp-sync[otel]'") from None
         return None
     return Tracing(tracer_provider, meter_provider)
+
+
+def _api_loaded() -> bool:
+    """Whether the application (or anything in the process) loaded the OpenTelemetry API."""
+    modules = sys.modules
+    return "opentelemetry.trace" in modules or "opentelemetry.metrics" in modules
+
+
+class Dormant:
+    """The observer of ``tracing=None`` on the global providers while the process has not
+    loaded the OpenTelemetry API: requests cost a clock read (as while no SDK is
+    installed), and nothing of ``opentelemetry`` is imported. Looks again once a
+    second; once the API is loaded, a :class:`Tracing` takes over (and an SDK installed
+    by then is seen at once). Only :meth:`active` is ever asked first: every other
+    method is reached through an active observer."""
+
+    def __init__(self) -> None:
+        self._recheck_at = 0.0
+        self._tracing: Optional[Tracing] = None
+        self._lock = threading.Lock()
+
+    def active(self) -> bool:
+        tracing = self._tracing
+        if tracing is not None:
+            return tracing.active()
+        now = time.monotonic()
+        if now < self._recheck_at:
+            return False
+        with self._lock:
+            if self._tracing is None:
+                self._recheck_at = now + _RECHECK
+                if not _api_loaded():
+                    return False
+                self._tracing = Tracing()
+        return self._tracing.active()
+
+    def __getattr__(self, name: str) -> Any:
+        # started, finished, event, serving, served, opened, ended: only ever called
+        # after active() said True, so there is a Tracing by then.
+        tracing = self.__dict__.get("_tracing")
+        if tracing is None:
+            raise AttributeError(name)
+        return getattr(tracing, name)
 
 
 class Tracing:

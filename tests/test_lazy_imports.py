@@ -30,6 +30,9 @@ NOT_FOR_STDIO_CALLS = [
     "mcp_sync.manager", "mcp_sync._toolcache", "mcp_sync.toolbox", "mcp_sync.config",
     "mcp_sync.transports.memory", "mcp_sync.transports.http", "mcp_sync.transports.sse",
     "mcp_sync.cli", "mcp_sync.auth", "requests", "urllib3", "sseclient", "hashlib",
+    # Installed with the test extras, so a client could trace: it waits for the
+    # application to load the API (test_tracing_waits_for_the_application_to_load_it).
+    "opentelemetry", "opentelemetry.trace", "opentelemetry.metrics",
 ]
 
 # Prints which of WATCH the code between the two markers imported (modules loaded by the
@@ -131,3 +134,40 @@ with mcp_sync.Manager(config) as manager:
 """
     loaded = loaded_by(code, ["mcp_sync.manager", "hashlib", "tempfile"])
     assert loaded == {"mcp_sync.manager": True, "hashlib": False, "tempfile": False}
+
+
+TRACING_LATER = """
+import importlib.util, json, sys, time
+assert importlib.util.find_spec("opentelemetry") is not None  # installed: it could trace
+import mcp_sync
+with mcp_sync.connect({command!r}) as client:
+    assert client.call_tool("echo", {{"text": "hi"}}).text == "hi"
+    before = sorted(m for m in sys.modules if m.split(".")[0] == "opentelemetry")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+    # The client looks again once a second: calls until one is traced, within a bound.
+    deadline = time.monotonic() + 10
+    while not exporter.get_finished_spans() and time.monotonic() < deadline:
+        client.call_tool("echo", {{"text": "hi"}})
+    spans = sorted({{span.name for span in exporter.get_finished_spans()}})
+print(json.dumps({{"before": before, "spans": spans}}))
+"""
+
+
+def test_tracing_waits_for_the_application_to_load_it() -> None:
+    # A process that never traces never loads opentelemetry; one that installs an SDK
+    # after connecting is traced within a second, by the same client.
+    done = subprocess.run(
+        [PY, "-c", TRACING_LATER.format(command=fake_server_command())], cwd=ROOT,
+        env=subprocess_env(), capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["before"] == []
+    assert seen["spans"] == ["tools/call echo"]

@@ -346,12 +346,13 @@ def test_nothing_is_needed_without_the_api() -> None:
 
 
 def test_the_import_follows_the_switch() -> None:
-    """With the API installed, the default switch (on) loads it: the checks above are
-    not vacuous."""
+    """With the API installed, ``tracing=True`` loads it: the checks above are not
+    vacuous. (The default waits for the application to load it first:
+    tests/test_lazy_imports.py.)"""
     code = """
         import sys, mcp_sync
         assert not [m for m in sys.modules if m.startswith("opentelemetry")]
-        with mcp_sync.connect(sys.argv[1:], timeout=20) as client:
+        with mcp_sync.connect(sys.argv[1:], timeout=20, tracing=True) as client:
             client.ping()
         assert "opentelemetry.trace" in sys.modules
     """
