@@ -131,8 +131,9 @@ class Dormant:
     loaded the OpenTelemetry API: requests cost a clock read (as while no SDK is
     installed), and nothing of ``opentelemetry`` is imported. Looks again once a
     second; once the API is loaded, a :class:`Tracing` takes over (and an SDK installed
-    by then is seen at once). Only :meth:`active` is ever asked first: every other
-    method is reached through an active observer."""
+    by then is seen at once). Only :meth:`active` and :meth:`finished` (of a
+    notification) are ever asked first: every other method is reached through an
+    active observer."""
 
     def __init__(self) -> None:
         self._recheck_at = 0.0
@@ -148,15 +149,35 @@ class Dormant:
             return False
         with self._lock:
             if self._tracing is None:
+                if now < self._recheck_at:
+                    return False  # another thread just looked
                 self._recheck_at = now + _RECHECK
                 if not _api_loaded():
                     return False
-                self._tracing = Tracing()
-        return self._tracing.active()
+        # Made outside the lock (it imports the rest of the API); two threads racing here
+        # make one Tracing each over the same providers, and the first one filed stays.
+        tracing = self._tracing
+        if tracing is None:
+            try:
+                tracing = Tracing()
+            except Exception:  # an observer never breaks a request (a broken install)
+                log.exception("cannot trace with the OpenTelemetry API loaded here")
+                self._recheck_at = float("inf")
+                return False
+        with self._lock:
+            if self._tracing is None:
+                self._tracing = tracing
+            tracing = self._tracing
+        return tracing.active()
+
+    def finished(self, token: Any, result: Any, error: Optional[BaseException]) -> None:
+        # Also called for a notification sent while no observer was active (token None).
+        if self._tracing is not None:
+            self._tracing.finished(token, result, error)
 
     def __getattr__(self, name: str) -> Any:
-        # started, finished, event, serving, served, opened, ended: only ever called
-        # after active() said True, so there is a Tracing by then.
+        # started, event, serving, served, opened, ended: only ever called after active()
+        # said True, with what it returned, so there is a Tracing by then.
         tracing = self.__dict__.get("_tracing")
         if tracing is None:
             raise AttributeError(name)

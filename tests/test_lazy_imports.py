@@ -171,3 +171,36 @@ def test_tracing_waits_for_the_application_to_load_it() -> None:
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["before"] == []
     assert seen["spans"] == ["tools/call echo"]
+
+
+BROKEN_API = """
+import json, logging, sys, time, types
+import mcp_sync
+failures = []
+handler = logging.Handler()
+handler.emit = lambda record: failures.append(record.getMessage())
+logging.getLogger("mcp_sync").addHandler(handler)
+with mcp_sync.connect({command!r}) as client:
+    client.call_tool("echo", {{"text": "hi"}})
+    # Something loads a broken "API": the client's next look finds it and cannot trace.
+    sys.modules["opentelemetry.trace"] = types.ModuleType("opentelemetry.trace")
+    deadline = time.monotonic() + 10
+    calls = 0
+    while not failures and time.monotonic() < deadline:
+        assert client.call_tool("echo", {{"text": "hi"}}).text == "hi"
+        calls += 1
+    for _ in range(3):
+        assert client.call_tool("echo", {{"text": "after"}}).text == "after"
+print(json.dumps({{"failures": failures, "calls": calls}}))
+"""
+
+
+def test_a_broken_api_loaded_later_breaks_no_call() -> None:
+    done = subprocess.run(
+        [PY, "-c", BROKEN_API.format(command=fake_server_command())], cwd=ROOT,
+        env=subprocess_env(), capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["failures"] == ["cannot trace with the OpenTelemetry API loaded here"]
+    assert seen["calls"] >= 1
