@@ -1041,7 +1041,10 @@ class RpcSession:
         request_id = message.get("id")
         entry = self.table.get(request_id) if type(request_id) is int else None
         if entry is not None and entry.direct:
-            kind = classify(message)
+            # The usual answer, a result with no error beside it, is a RESPONSE without
+            # asking classify() (a dict with an int id and no method, checked above).
+            kind = (Kind.RESPONSE if "result" in message and message.get("error") is None
+                    else classify(message))
             if kind in ANSWERS and self.table.resolve(message, kind) is not None:
                 return True
         return False
