@@ -855,6 +855,29 @@ def test_a_user_session_and_auth_are_used(server: McpHttpServer) -> None:
     assert ping.header("Authorization") == "Basic YWRhOnNlY3JldA=="
 
 
+def test_a_cookie_the_server_sets_comes_back_until_it_deletes_it(server: McpHttpServer) -> None:
+    """As with any requests.Session (a load balancer's affinity cookie, say)."""
+    cookies = iter(["affinity=node-7; Path=/", "affinity=; Path=/; Max-Age=0"])
+
+    def hook(handler: Any, message: Any) -> bool:
+        if message.get("method") != "tools/call":
+            return False
+        handler.send_json({"jsonrpc": "2.0", "id": message["id"], "result": {
+            "content": [{"type": "text", "text": "ok"}]}}, headers={"Set-Cookie": next(cookies)})
+        return True
+
+    with mcp_sync.connect(server.url) as client:
+        server.post_hook = hook
+        client.call_tool("echo", {"text": "set"})
+        client.ping()
+        client.call_tool("echo", {"text": "delete"})
+        client.ping()
+    pings = server.matching(is_rpc("ping"))
+    assert [r.header("Cookie") for r in pings] == ["affinity=node-7", None]
+    calls = server.matching(is_rpc("tools/call"))
+    assert [r.header("Cookie") for r in calls] == [None, "affinity=node-7"]
+
+
 def test_the_adapter_looks_a_pool_up_once_and_never_reuses_a_closed_one(
     server: McpHttpServer,
 ) -> None:
