@@ -76,7 +76,19 @@ import json
 import logging
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    ItemsView,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Tuple,
+    Union,
+)
 from urllib.parse import urlsplit
 
 import requests
@@ -176,6 +188,18 @@ class _Headers(_HeadersBase):
         # since 1.0; tests/test_http.py's wire-header checks fail on a shared store.
         clone._store = self._store.copy()  # type: ignore[attr-defined]
         return clone
+
+    def items(self) -> ItemsView[str, str]:
+        """What urllib3 writes the headers from: the (key as given, value) pairs straight
+        from the store, not one lower-casing lookup per key."""
+        return _HeaderItems(self)
+
+
+class _HeaderItems(ItemsView[str, str]):
+    _mapping: _Headers
+
+    def __iter__(self) -> Iterator[Tuple[str, str]]:
+        return iter(self._mapping._store.values())  # type: ignore[attr-defined]
 
 
 def _server_name(url: str) -> str:
