@@ -748,6 +748,32 @@ def test_timeout_while_the_server_trickles_keepalives(
         assert client.call_tool("echo", {"text": "after"}).text == "after"
 
 
+def test_read_timeout_fails_a_request_whose_server_sits_on_its_headers(
+        server: McpHttpServer) -> None:
+    """``read_timeout`` bounds the wait for a request's reply, apart from the connect
+    bound: with a connect bound longer than the call's deadline, the call fails with the
+    transport's error, not the deadline's. Changed, it holds from the next request on."""
+    release = threading.Event()
+
+    def hook(handler: Any, message: Any) -> bool:
+        if message.get("method") != "tools/call":
+            return False
+        release.wait(WAIT)  # no status line, no headers, until the test is over
+        return True
+
+    transport = HttpTransport(server.url, connect_timeout=WAIT, read_timeout=0.2)
+    try:
+        with mcp_sync.Client(transport, timeout=WAIT / 2) as client:
+            server.post_hook = hook
+            with pytest.raises(TransportError, match=r"no response from .* in time"):
+                client.call_tool("echo", {"text": "held"})
+            transport.read_timeout = None  # no bound of its own: the call's deadline ends it
+            with pytest.raises(RequestTimeout):
+                client.call_tool("echo", {"text": "held"}, timeout=0.5)
+    finally:
+        release.set()
+
+
 def test_future_cancel_closes_the_stream(
         server: McpHttpServer, gates: Dict[str, threading.Event]) -> None:
     with mcp_sync.connect(server.url) as client:

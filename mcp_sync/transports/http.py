@@ -92,6 +92,7 @@ from typing import (
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 from requests.auth import HTTPBasicAuth
 from requests.cookies import extract_cookies_to_jar as _extract_cookies_to_jar
 from requests.hooks import dispatch_hook as _dispatch_hook
@@ -366,6 +367,9 @@ class HttpTransport(Transport):
         self._send_kwargs: Dict[str, Any] = {}
         self._request_auth: Any = None
         self._adapter: Optional[InterruptibleAdapter] = None
+        # (connect_timeout, read_timeout) and the urllib3 Timeout a request's POST gets
+        # (requests takes one as it takes a tuple; the stubs know only the tuple).
+        self._request_timeout: Tuple[Any, Any] = (None, None)
         # Response hooks of every request: the session's, behind the refusal of redirects
         # to another origin (_requests.py).
         self._hooks: Dict[str, List[Any]] = {"response": [refuse_cross_origin]}
@@ -878,9 +882,14 @@ class HttpTransport(Transport):
         headers = self._headers.copy()
         if exchange.headers:
             headers.update(exchange.headers)
+        # urllib3's Timeout for these two, made once (requests would make one per call).
+        timeouts = (self.connect_timeout, self.read_timeout)
+        made = self._request_timeout
+        if made[0] != timeouts:
+            made = self._request_timeout = (timeouts, urllib3.Timeout(connect=timeouts[0],
+                                                                      read=timeouts[1]))
         response = self._send_http(
-            "POST", exchange.body, headers,
-            timeout=(self.connect_timeout, self.read_timeout), exchange=exchange,
+            "POST", exchange.body, headers, timeout=made[1], exchange=exchange,
             what=exchange.method,
         )
         status = response.status_code
