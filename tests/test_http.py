@@ -948,6 +948,51 @@ def test_the_adapter_looks_a_pool_up_once_and_never_reuses_a_closed_one(
         http.close()
 
 
+def test_a_request_with_a_small_body_goes_out_in_one_write() -> None:
+    """The transport's connections write a request's head and a body of up to 64 KiB
+    in one call (one segment for the server to wake up for); a longer body after its
+    head, as http.client does; a request without a body, its head alone."""
+    from mcp_sync.transports._interrupt import _TrackedHTTPConnection
+
+    writes: List[bytes] = []
+
+    class Recording(socket.socket):
+        def send(self, data: Any, *args: Any) -> int:
+            writes.append(bytes(data))
+            return super().send(data, *args)
+
+        def sendall(self, data: Any, *args: Any) -> None:
+            writes.append(bytes(data))
+            super().sendall(data, *args)
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        connection = _TrackedHTTPConnection("127.0.0.1", listener.getsockname()[1],
+                                            timeout=WAIT)
+        try:
+            connection.connect()
+            assert connection.sock is not None
+            connection.sock = Recording(fileno=connection.sock.detach())
+            peer, _ = listener.accept()
+            with peer:
+                peer.settimeout(WAIT)
+                for body, count in ((b'{"id":1}', 1), (None, 1), (b"x" * (64 * 1024 + 1), 2)):
+                    writes.clear()
+                    connection.request("POST", "/mcp", body=body,
+                                       headers={"Content-Type": "application/json"})
+                    sent = b"".join(writes)
+                    assert len(writes) == count, [len(w) for w in writes]
+                    assert writes[0].startswith(b"POST /mcp HTTP/1.1\r\n")
+                    assert sent.endswith(b"\r\n\r\n" + (body or b""))
+                    received = b""
+                    while len(received) < len(sent):
+                        received += peer.recv(1 << 20)
+                    assert received == sent
+                    peer.sendall(b"HTTP/1.1 204 No Content\r\n\r\n")
+                    assert connection.getresponse().status == 204
+        finally:
+            connection.close()
+
+
 def test_an_exchange_abort_flag_acts_as_an_event() -> None:
     from mcp_sync.transports._interrupt import Interruptible
 
