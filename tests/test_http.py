@@ -948,6 +948,35 @@ def test_the_adapter_looks_a_pool_up_once_and_never_reuses_a_closed_one(
         http.close()
 
 
+def test_the_adapter_reads_the_cookies_of_a_response_that_sets_them(
+        server: McpHttpServer) -> None:
+    """The adapter spares requests' search for cookies in a response that sets none;
+    one that sets a cookie has it in its own cookies and in the session's jar."""
+    from mcp_sync.transports._interrupt import InterruptibleAdapter
+
+    def hook(handler: Any, message: Any) -> bool:
+        if message.get("id") != 2:
+            return False
+        handler.send_json({"jsonrpc": "2.0", "id": 2, "result": {}},
+                          headers={"Set-Cookie": "affinity=node-7; Path=/"})
+        return True
+
+    server.post_hook = hook
+    http = requests.Session()
+    http.mount("http://", InterruptibleAdapter())
+    try:
+        plain = http.post(server.url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                          timeout=WAIT)
+        assert plain.raw._original_response is not None  # hidden, then put back
+        assert not plain.cookies and not http.cookies
+        setting = http.post(server.url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                            timeout=WAIT)
+        assert setting.cookies.get("affinity") == "node-7"
+        assert http.cookies.get("affinity") == "node-7"
+    finally:
+        http.close()
+
+
 def test_a_request_with_a_small_body_goes_out_in_one_write() -> None:
     """The transport's connections write a request's head and a body of up to 64 KiB
     in one call (one segment for the server to wake up for); a longer body after its

@@ -347,6 +347,11 @@ class InterruptibleAdapter(requests.adapters.HTTPAdapter):
     a pool found closed is looked up afresh, and :meth:`close` (the session's) forgets
     them all, as the pool manager does, and closes them. Requests through a proxy take
     ``requests``' path every time.
+
+    A response that sets no cookie skips ``requests``' search for cookies in it, which
+    would find none (:meth:`build_response`): a mock request and response, the URL
+    parsed, the jar locked, the headers scanned twice, ~1.4% of a JSON-reply call's
+    instructions.
     """
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
@@ -391,6 +396,21 @@ class InterruptibleAdapter(requests.adapters.HTTPAdapter):
         super().close()
         for pool in pools:
             pool.close()
+
+    def build_response(self, req: requests.PreparedRequest, resp: Any) -> requests.Response:
+        headers = getattr(resp, "headers", None)
+        if (headers is None or "set-cookie" in headers or "set-cookie2" in headers
+                or not getattr(resp, "_original_response", None)):
+            return super().build_response(req, resp)
+        # requests reads cookies from the http.client response under the urllib3 one,
+        # and returns at once when there is none: hidden while the Response is built, it
+        # spares the search. Put back at once: it is the raw response's to use.
+        original = resp._original_response
+        resp._original_response = None
+        try:
+            return super().build_response(req, resp)
+        finally:
+            resp._original_response = original
 
     def request_url(self, request: requests.PreparedRequest, proxies: Any) -> str:
         url = request.url
