@@ -101,6 +101,7 @@ from requests.structures import CaseInsensitiveDict
 from requests.utils import get_netrc_auth
 
 from .._core import ANSWERS, classify
+from .._json import decode_object, encode
 from .._pool import ThreadPool
 from .._text import name_safe
 from .._threads import join_or_warn, start_thread
@@ -149,8 +150,6 @@ log = logging.getLogger(__name__)
 _JSON = "application/json"
 _EVENT_STREAM = "text/event-stream"
 _READ_SIZE = 1 << 16
-# One encoder for every message: json.dumps() with arguments builds a new one per call.
-_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 # How much of a body nobody needs (a 202's) is read so that its connection can be reused;
 # a longer one is dropped with its connection.
 _ACK_LIMIT = 64 * 1024
@@ -570,7 +569,7 @@ class HttpTransport(Transport):
                                         "must be started")
             closed.request_sent = False
             raise closed
-        body = _encode(message).encode("utf-8")
+        body = encode(message).encode("utf-8")
         method = message.get("method")
         if method is None or "id" not in message:
             self._post_message(message, body, headers)
@@ -972,7 +971,12 @@ class HttpTransport(Transport):
 
     def _deliver_json(self, data: bytes, exchange: Optional[_Exchange], what: str) -> None:
         try:
-            message = json.loads(data)
+            # What json.loads(data) does, without guessing the encoding of the usual body:
+            # an object whose second byte is not NUL is neither UTF-16 nor UTF-32.
+            if data[:1] == b"{" and data[1:2] != b"\x00":
+                message = decode_object(data.decode("utf-8", "surrogatepass"))
+            else:
+                message = json.loads(data)
         except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
             if exchange is None:
                 log_malformed(self.name, f"reply to {what} is not JSON: {exc}", data)
@@ -1115,7 +1119,7 @@ class HttpTransport(Transport):
                       self.url)
             return
         try:
-            message = json.loads(data)
+            message = decode_object(data) if data[:1] == "{" else json.loads(data)
         except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
             log_malformed(self.name, f"SSE data is not JSON: {exc}", data)
             return
