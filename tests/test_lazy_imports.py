@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import Dict, List
+from typing import Any, Dict, List
 
 from ._procs import subprocess_env
 from .conftest import PY, ROOT, fake_server_command
@@ -47,13 +47,18 @@ print(json.dumps({{m: m in new for m in WATCH}}))
 """
 
 
-def loaded_by(code: str, watch: List[str]) -> Dict[str, bool]:
+def printed_by(code: str) -> Any:
+    """What ``code``, run in a fresh interpreter, printed last (as JSON)."""
     done = subprocess.run(
-        [PY, "-c", PROBE.format(watch=watch, code=code)], cwd=ROOT, env=subprocess_env(),
+        [PY, "-c", code], cwd=ROOT, env=subprocess_env(),
         capture_output=True, text=True, timeout=120, check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    loaded: Dict[str, bool] = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def loaded_by(code: str, watch: List[str]) -> Dict[str, bool]:
+    loaded: Dict[str, bool] = printed_by(PROBE.format(watch=watch, code=code))
     return loaded
 
 
@@ -110,17 +115,12 @@ except AttributeError as exc:
     assert "NoSuchName" in str(exc)
 else:
     raise AssertionError("no AttributeError")
-print("ok")
+print('"ok"')
 """
 
 
 def test_lazy_names_are_importable_listed_and_loaded_once() -> None:
-    done = subprocess.run(
-        [PY, "-c", LAZY_NAMES], cwd=ROOT, env=subprocess_env(), capture_output=True,
-        text=True, timeout=120, check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.strip().splitlines()[-1] == "ok"
+    assert printed_by(LAZY_NAMES) == "ok"
 
 
 def test_a_manager_without_a_tool_cache_loads_no_hashing_or_temporary_files() -> None:
@@ -163,12 +163,7 @@ print(json.dumps({{"before": before, "spans": spans}}))
 def test_tracing_waits_for_the_application_to_load_it() -> None:
     # A process that never traces never loads opentelemetry; one that installs an SDK
     # after connecting is traced within a second, by the same client.
-    done = subprocess.run(
-        [PY, "-c", TRACING_LATER.format(command=fake_server_command())], cwd=ROOT,
-        env=subprocess_env(), capture_output=True, text=True, timeout=120, check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = printed_by(TRACING_LATER.format(command=fake_server_command()))
     assert seen["before"] == []
     assert seen["spans"] == ["tools/call echo"]
 
@@ -196,11 +191,6 @@ print(json.dumps({{"failures": failures, "calls": calls}}))
 
 
 def test_a_broken_api_loaded_later_breaks_no_call() -> None:
-    done = subprocess.run(
-        [PY, "-c", BROKEN_API.format(command=fake_server_command())], cwd=ROOT,
-        env=subprocess_env(), capture_output=True, text=True, timeout=120, check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = printed_by(BROKEN_API.format(command=fake_server_command()))
     assert seen["failures"] == ["cannot trace with the OpenTelemetry API loaded here"]
     assert seen["calls"] >= 1
