@@ -214,8 +214,13 @@ class ToolPlan:
         self.schema: Any = None
         self.headers: Optional[Dict[str, str]] = None
         self._prepare()
-        self.refresh: Optional[Callable[[], None]] = (
-            self._refresh if calls.mismatch_refreshable() else None)
+        self.refresh: Optional[Callable[[], None]] = None
+        if calls.mismatch_refreshable():
+            self.refresh = self._refresh
+        else:
+            # Never planned again, and it may be kept for later calls (ClientTasks keeps
+            # a plain call's): no hold on this call's arguments, however big.
+            self._arguments = {}
 
     def _prepare(self) -> None:
         calls = self._calls

@@ -10,10 +10,12 @@ schemas are in test_hostile_schemas.py).
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import textwrap
 import threading
+import weakref
 from concurrent.futures import Future
 from typing import Any, Dict, List, Optional
 
@@ -138,6 +140,22 @@ def test_a_new_connection_plans_its_calls_anew() -> None:
         client.connect()
         with pytest.raises(ProtocolError, match="'x' is not of type 'number'"):
             client.call_tool("shaped", {"value": "x"})
+
+
+def test_a_kept_plan_holds_none_of_a_calls_arguments() -> None:
+    # The plan of a plain call outlives the call (it is kept for the next calls to the
+    # tool): the arguments of the call that made it must not live on with it.
+    class Text(str):
+        pass
+
+    with connect() as client:
+        text = Text("x" * 100_000)
+        gone = weakref.ref(text)
+        assert client.call_tool("echo", {"text": text}).text == text
+        del text
+        gc.collect()
+        assert gone() is None
+        assert client.call_tool("echo", {"text": "again"}).text == "again"
 
 
 def test_a_servers_schema_never_makes_the_client_fetch(schema_host: Dict[str, Any]) -> None:
