@@ -589,11 +589,14 @@ def busy_on_the_first_probe(
     (returning False leaves it to the server). Returns the Event set once the client has
     closed the probe's connection."""
     probe_closed = threading.Event()
+    first_probe = threading.Lock()  # taken by the first server/discover, never given back
     answer = server._post
 
     def post(handler: Any, message: Any) -> bool:
         method = message.get("method") if isinstance(message, dict) else None
-        if method == "server/discover" and not probe_closed.is_set():
+        # The first probe only: a client quick to probe again may do so before this
+        # thread has seen the first probe's connection close.
+        if method == "server/discover" and first_probe.acquire(blocking=False):
             wait_for_disconnect(handler, probe_closed)
             return True
         if method == "initialize" and on_initialize(handler, message):
@@ -627,7 +630,7 @@ def test_a_stateless_server_slow_to_answer_the_probe_is_not_mistaken(refusal: st
         assert client.server_info.name == "stateless-test"
         assert client.call_tool("echo", {"text": "hi"}).text == '{"text": "hi"}'
         methods = [r.rpc_method for r in server.requests]
-    assert probe_closed.is_set()  # the timed-out probe's connection was closed
+    assert probe_closed.wait(WAIT)  # the timed-out probe's connection was closed
     assert methods[:4] == ["server/discover", "initialize", "server/discover", "tools/list"]
 
 
@@ -647,7 +650,7 @@ def test_a_silent_probe_over_http_is_not_remembered() -> None:
     with server:
         with connect(server.url, probe_timeout=0.3) as client:
             assert client.era == "session" and client.protocol_version == "2025-11-25"
-        assert probe_closed.is_set()
+        assert probe_closed.wait(WAIT)
         with connect(server.url, probe_timeout=0.3) as client:
             assert client.era == "stateless" and client.protocol_version == STATELESS
             assert client.call_tool("echo", {"text": "hi"}).text == '{"text": "hi"}'
@@ -660,14 +663,17 @@ def test_a_refused_initialize_after_a_silent_probe_still_fails_clearly() -> None
     """A server that stays silent on server/discover and refuses initialize: the
     initialize refusal is what the caller sees, once discover has failed again."""
     probe_closed = threading.Event()
+    first_probe = threading.Lock()  # taken by the first server/discover, never given back
 
     def refuse(handler: Any, message: Any) -> bool:
         method = message.get("method") if isinstance(message, dict) else None
         if method == "server/discover":
-            if probe_closed.is_set():
-                handler.send_status(404, b"Not Found")
-            else:
+            # Silent on the first probe only (the second may come before this thread has
+            # seen the first one's connection close).
+            if first_probe.acquire(blocking=False):
                 wait_for_disconnect(handler, probe_closed)
+            else:
+                handler.send_status(404, b"Not Found")
             return True
         handler.send_status(405, b"Method Not Allowed")
         return True
