@@ -1,5 +1,6 @@
-"""JSON for the wire: one message to compact text, one line of text back, as
-``json.dumps`` and ``json.loads`` would, without their per-call Python frames.
+"""JSON for the wire: one message to compact text, one line of text (or of bytes, as a
+transport reads it) back, as ``json.dumps`` and ``json.loads`` would, without their
+per-call Python frames.
 
 ``json``'s encoder and decoder are C, but reaching them costs two Python frames a message
 each way (``JSONEncoder.encode`` / ``iterencode``, ``JSONDecoder.decode`` /
@@ -16,7 +17,7 @@ import json
 from json.decoder import JSONDecodeError
 from typing import Any
 
-__all__ = ["decode_object", "encode"]
+__all__ = ["decode_line", "decode_object", "encode"]
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _DEFAULT = _ENCODER.default
@@ -55,3 +56,23 @@ def decode_object(text: str) -> Any:
         if rest:
             raise JSONDecodeError("Extra data", text, len(text) - len(rest))
     return value
+
+
+def decode_line(data: bytes) -> Any:
+    """The JSON value of ``data``, one message as a transport read it (a line of a stdio
+    child's stdout, an HTTP reply's body): what ``json.loads(data)`` returns, with the same
+    exception types and messages, for any bytes.
+
+    ``json.loads`` guesses the encoding of bytes (a BOM, or the NUL bytes that UTF-16 and
+    UTF-32 put beside ASCII). A message that starts with ``{`` and whose second byte is not
+    NUL can only be UTF-8, so it skips the guess and ``json``'s Python frames; anything else
+    (leading whitespace, a BOM, UTF-16/32, no object at all) is ``json.loads``' own.
+
+    Raises:
+        ValueError: ``data`` is not one JSON value (``json.JSONDecodeError``) or not text
+            in its encoding (``UnicodeDecodeError``), RecursionError: nested beyond the
+            parser.
+    """
+    if data[:1] == b"{" and data[1:2] != b"\x00":
+        return decode_object(data.decode("utf-8", "surrogatepass"))
+    return json.loads(data)

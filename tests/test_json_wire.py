@@ -5,13 +5,13 @@ errors included (pure logic; the transports' own tests drive it over real pipes)
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_sync._json import decode_object, encode
+from mcp_sync._json import decode_line, decode_object, encode
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
@@ -60,3 +60,57 @@ def test_decode_object_fails_as_json_loads_does(text: str) -> None:
 def test_decode_object_of_what_is_no_value() -> None:
     with pytest.raises(json.JSONDecodeError, match="Expecting value"):
         decode_object("]")
+
+
+def _outcome(decode: Any, data: bytes) -> Tuple[str, str]:
+    """What ``decode(data)`` gives: the value's repr (-0.0 is not 0.0, NaN is NaN), or the
+    exception's type and message."""
+    try:
+        return ("value", repr(decode(data)))
+    except (ValueError, RecursionError) as exc:
+        return (type(exc).__name__, str(exc))
+
+
+# Every encoding json.loads tells from bytes: BOM-less UTF-8/16/32 by where the NUL bytes
+# are (UTF-16-LE and UTF-32-LE put one right after the "{"), and the BOM-marked ones.
+WIRE_ENCODINGS = ["utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "utf-8-sig",
+                  "utf-16", "utf-32"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(OBJECTS, st.booleans(), st.sampled_from(["", "\n", "\r\n", " \t\n"]),
+       st.sampled_from(WIRE_ENCODINGS))
+def test_decode_line_is_json_loads(value: Dict[str, Any], ascii_only: bool, end: str,
+                                   encoding: str) -> None:
+    data = (json.dumps(value, ensure_ascii=ascii_only) + end).encode(encoding, "surrogatepass")
+    assert _outcome(decode_line, data) == _outcome(json.loads, data)
+    assert decode_line(data) == value
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.binary(max_size=40) | st.binary(max_size=40).map(lambda rest: b"{" + rest)
+       | st.tuples(OBJECTS, st.binary(max_size=4), st.integers(0, 60)).map(
+           lambda spoiled: json.dumps(spoiled[0], ensure_ascii=False).encode()[:spoiled[2]]
+           + spoiled[1]))
+def test_decode_line_fails_as_json_loads_does_on_any_bytes(data: bytes) -> None:
+    assert _outcome(decode_line, data) == _outcome(json.loads, data)
+
+
+@pytest.mark.parametrize("data", [
+    b'{"a" 1}', b'{"a":1}x', b'{"a":1}\n{"b":2}\n', b'{"a":', b"{", b'{"a": x}',  # not JSON
+    b'{"a":"\xff"}', b'{"a":"\xc3', b'{\xe2\x82"}',  # not UTF-8
+    b"", b" \r\n",  # nothing
+    b"{\x00", b'{\x00"\x00}\x00', b'{\x00"a":1}',  # a NUL second byte: not UTF-8 text
+    b'{"a":' + b"[" * 100_000,  # nested beyond the parser
+], ids=["no-colon", "extra-data", "two-lines", "cut", "lone-brace", "bad-value",
+        "invalid-utf8", "cut-utf8", "invalid-utf8-key", "empty", "whitespace", "nul-2-bytes",
+        "utf16-cut", "nul-then-utf8", "too-deep"])
+def test_decode_line_raises_what_json_loads_raises(data: bytes) -> None:
+    expected = _outcome(json.loads, data)
+    assert expected[0] != "value"
+    assert _outcome(decode_line, data) == expected
+
+
+def test_decode_line_lets_lone_surrogates_through_as_json_loads_does() -> None:
+    data = b'{"a":"\xed\xa0\x80","b":"\\ud800"}\n'  # U+D800 as UTF-8 bytes, and escaped
+    assert decode_line(data) == json.loads(data) == {"a": "\ud800", "b": "\ud800"}

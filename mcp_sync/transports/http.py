@@ -101,7 +101,7 @@ from requests.structures import CaseInsensitiveDict
 from requests.utils import get_netrc_auth
 
 from .._core import ANSWERS, classify
-from .._json import decode_object, encode
+from .._json import decode_line, decode_object, encode
 from .._pool import ThreadPool
 from .._text import name_safe
 from .._threads import join_or_warn, start_thread
@@ -971,12 +971,7 @@ class HttpTransport(Transport):
 
     def _deliver_json(self, data: bytes, exchange: Optional[_Exchange], what: str) -> None:
         try:
-            # What json.loads(data) does, without guessing the encoding of the usual body:
-            # an object whose second byte is not NUL is neither UTF-16 nor UTF-32.
-            if data[:1] == b"{" and data[1:2] != b"\x00":
-                message = decode_object(data.decode("utf-8", "surrogatepass"))
-            else:
-                message = json.loads(data)
+            message = decode_line(data)
         except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
             if exchange is None:
                 log_malformed(self.name, f"reply to {what} is not JSON: {exc}", data)

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import atexit
 import collections
-import json
 import logging
 import os
 import re
@@ -71,7 +70,7 @@ from typing import (
     Union,
 )
 
-from .._json import decode_object, encode
+from .._json import decode_line, encode
 from .._threads import green, join_or_warn, start_thread, unpatched
 from ..exceptions import (
     CommandNotFound,
@@ -571,12 +570,7 @@ class StdioTransport(Transport):
         if line.isspace():  # no copy of the line, as strip() would make
             return
         try:
-            # What json.loads(line) does, without guessing the encoding of the usual line:
-            # an object whose second byte is not NUL is neither UTF-16 nor UTF-32.
-            if line[:1] == b"{" and line[1:2] != b"\x00":
-                message = decode_object(line.decode("utf-8", "surrogatepass"))
-            else:
-                message = json.loads(line)
+            message = decode_line(line)
         except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
             log_malformed(self.name, f"not JSON: {exc}", line)
             return
