@@ -4,6 +4,8 @@
   log handler collected) until it is truthy.
 * ``Recorder``: a callback that records its calls; waits on it are woken by each call,
   not by polling.
+* ``Notified``: a notification handler a test waits on for one method's notification
+  (``notifications/tools/list_changed``, say).
 * ``elicit`` and ``sample``: the client handlers the stateless-era scenarios answer with
   (the servers ask "Please confirm" and "Capital of France?").
 * ``serve_wsgi``: a WSGI app (a Flask example) on werkzeug's server on 127.0.0.1, for
@@ -106,6 +108,26 @@ class Recorder:
         found: Tuple[Any, ...]
         (found,) = self.wait_for(first, timeout, what)
         return found
+
+
+class Notified:
+    """A ``notification_handler=`` that lets a test wait for a notification of ``method``:
+    ``wait`` returns once one has arrived since the last ``wait`` returned, and fails the
+    test after ``timeout`` seconds."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self._arrived = threading.Event()
+
+    def __call__(self, method: str, params: Any) -> None:
+        if method == self.method:
+            self._arrived.set()
+
+    def wait(self, timeout: float = WAIT) -> None:
+        """Block until a notification of ``method`` has arrived, then take it."""
+        if not self._arrived.wait(timeout):
+            pytest.fail(f"timed out after {timeout} s waiting for {self.method}")
+        self._arrived.clear()
 
 
 def elicit(params: Any) -> Dict[str, Any]:

@@ -17,7 +17,7 @@ import textwrap
 import threading
 import weakref
 from concurrent.futures import Future
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import pytest
 
@@ -25,6 +25,7 @@ import mcp_sync
 from mcp_sync import InvalidToolSchema, ProtocolError
 
 from .conftest import PY, ROOT, fake_server_command
+from .helpers import Notified
 
 T = 10.0
 STRING_RESULT = {"type": "object", "properties": {"value": {"type": "string"}},
@@ -76,13 +77,9 @@ def test_the_future_form_checks_too_off_the_dispatch_thread() -> None:
 
 
 def test_the_listing_is_dropped_on_list_changed_and_only_then() -> None:
-    changed = threading.Event()
+    tools_changed = Notified("notifications/tools/list_changed")
 
-    def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
-        if method == "notifications/tools/list_changed":
-            changed.set()
-
-    with connect(notification_handler=on_notification) as client:
+    with connect(notification_handler=tools_changed) as client:
         with pytest.raises(ProtocolError):
             client.call_tool("shaped", {"value": "x"})
         client.call_tool("reshape", {"schema": STRING_RESULT})
@@ -92,7 +89,7 @@ def test_the_listing_is_dropped_on_list_changed_and_only_then() -> None:
         assert listings(client) == 1
 
         client.call_tool("notify", {"method": "notifications/tools/list_changed"})
-        assert changed.wait(T)
+        tools_changed.wait(T)
         assert client.call_tool("shaped", {"value": "x"}).structured == {"value": "x"}
         assert listings(client) == 2
         with pytest.raises(ProtocolError, match="1 is not of type 'string'"):
@@ -125,16 +122,12 @@ def test_validate_output_is_read_at_every_call() -> None:
 def test_a_new_connection_plans_its_calls_anew() -> None:
     # The server forgets the reshaped schema when it restarts: the client's new
     # connection checks against the new listing, not the plan of the old one.
-    changed = threading.Event()
+    tools_changed = Notified("notifications/tools/list_changed")
 
-    def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
-        if method == "notifications/tools/list_changed":
-            changed.set()
-
-    with connect(notification_handler=on_notification) as client:
+    with connect(notification_handler=tools_changed) as client:
         client.call_tool("reshape", {"schema": STRING_RESULT})
         client.call_tool("notify", {"method": "notifications/tools/list_changed"})
-        assert changed.wait(T)
+        tools_changed.wait(T)
         assert client.call_tool("shaped", {"value": "x"}).structured == {"value": "x"}
         client.close()
         client.connect()
@@ -162,20 +155,15 @@ def test_a_servers_schema_never_makes_the_client_fetch(schema_host: Dict[str, An
     remote = {"type": "object", "properties": {"value": {"$ref": schema_host["url"]}}}
     local = {"$defs": {"number": {"type": "number"}}, "type": "object",
              "properties": {"value": {"$ref": "#/$defs/number"}}}
-    changed = threading.Event()
-
-    def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
-        if method == "notifications/tools/list_changed":
-            changed.set()
+    tools_changed = Notified("notifications/tools/list_changed")
 
     def reshape(client: mcp_sync.Client, schema: Dict[str, Any]) -> None:
-        changed.clear()
         client.call_tool("reshape", {"schema": schema})
         client.call_tool("notify", {"method": "notifications/tools/list_changed"})
-        assert changed.wait(T)
+        tools_changed.wait(T)
         client.list_tools()
 
-    with connect(notification_handler=on_notification) as client:
+    with connect(notification_handler=tools_changed) as client:
         reshape(client, remote)
         # An error of the tool's schema, said so, and the call is not even sent.
         with pytest.raises(InvalidToolSchema, match="leads to nothing in the schema"):

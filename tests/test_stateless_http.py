@@ -45,7 +45,7 @@ from mcp_sync import (
 
 from ._procs import free_port, stop_process
 from .conftest import PY, SERVERS, require_everything
-from .helpers import elicit, sample
+from .helpers import Notified, elicit, sample
 from .servers.http_server import McpHttpServer, Recorded, echo_fake
 
 WAIT = 10.0  # the bound for anything a test waits on; nothing should come near it
@@ -214,19 +214,15 @@ def test_cancelling_a_future_closes_its_stream(sdk_url: str) -> None:
 
 
 def test_a_subscription_receives_tools_list_changed(sdk_url: str) -> None:
-    changed = threading.Event()
+    tools_changed = Notified("notifications/tools/list_changed")
     fresh = tag("fresh").replace("-", "_")
 
-    def on_notification(method: str, params: Optional[Dict[str, Any]]) -> None:
-        if method == "notifications/tools/list_changed":
-            changed.set()
-
-    with connect(sdk_url, notification_handler=on_notification) as client, \
+    with connect(sdk_url, notification_handler=tools_changed) as client, \
             client.subscribe(tools=True) as subscription:
         assert subscription.acknowledged == {"toolsListChanged": True}
         assert fresh not in {tool.name for tool in client.list_tools()}
         assert client.call_tool("grow", {"name": fresh}).text == f"added {fresh}"
-        assert changed.wait(WAIT)
+        tools_changed.wait(WAIT)
         # The notification dropped the cached list: the next listing is fresh.
         assert fresh in {tool.name for tool in client.list_tools()}
 
