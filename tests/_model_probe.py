@@ -16,6 +16,7 @@ object on stdout, must be the same for every mode and seed.
 
 from __future__ import annotations
 
+import importlib
 import json
 import random
 import sys
@@ -207,11 +208,18 @@ def type_probes(annotation: Any, samples: List[Any]) -> Dict[str, Callable[[], s
     return {"adapter": adapted}
 
 
-def models_in_definition_order() -> List[type]:
+# The modules that define the models ``mcp_sync.types`` serves, in the order it loads them.
+MODEL_MODULES = ("mcp_sync._types_core", "mcp_sync._types_protocol")
+
+
+def models_in_definition_order(loaded_only: bool = False) -> List[type]:
+    """Every model class of ``mcp_sync.types``, or of its modules already loaded."""
+    modules = [sys.modules.get(name) if loaded_only else importlib.import_module(name)
+               for name in MODEL_MODULES]
     return [
-        value for value in vars(T).values()
+        value for module in modules if module is not None for value in vars(module).values()
         if isinstance(value, type) and issubclass(value, BaseModel)
-        and value.__module__ == T.__name__
+        and value.__module__ == module.__name__
     ]
 
 
@@ -298,7 +306,7 @@ def main() -> None:
     if mode == "race":
         print(json.dumps(race(threads=seed)))
         return
-    built_at_import = sorted(m.__name__ for m in models_in_definition_order()
+    built_at_import = sorted(m.__name__ for m in models_in_definition_order(loaded_only=True)
                              if m.__pydantic_complete__)
     if mode == "eager":
         for model in models_in_definition_order():

@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-from typing import Any, Dict, List, Set
+from typing import Any, Dict, List, Set, Tuple
 
 import pytest
 
 import mcp_sync.types as T
+from mcp_sync._types_core import _builds_lazily
 
 from ._procs import subprocess_env
 from .conftest import PY, ROOT, SERVERS, fake_server_for
@@ -26,15 +27,18 @@ from .conftest import PY, ROOT, SERVERS, fake_server_for
 PROBE = SERVERS.parent / "_model_probe.py"
 SPEC = SERVERS.parent / "spec"
 
+# What a process built, and which of the modules that define the models it loaded.
 BUILT_MODELS = """
-import json
+import json, sys
 import mcp_sync.types as T
 from pydantic import BaseModel
-print(json.dumps(sorted(
-    value.__name__ for value in vars(T).values()
+modules = [sys.modules[name] for name in ("mcp_sync._types_core", "mcp_sync._types_protocol")
+           if name in sys.modules]
+print(json.dumps([sorted(
+    value.__name__ for module in modules for value in vars(module).values()
     if isinstance(value, type) and issubclass(value, BaseModel)
-    and value.__module__ == T.__name__ and value.__pydantic_complete__
-)))
+    and value.__module__ == module.__name__ and value.__pydantic_complete__
+), [module.__name__ for module in modules]]))
 """
 
 
@@ -48,9 +52,14 @@ def run_python(code_or_args: List[str], timeout: float = 120) -> str:
 
 
 def built_after(prelude: str) -> List[str]:
+    return loaded_after(prelude)[0]
+
+
+def loaded_after(prelude: str) -> Tuple[List[str], List[str]]:
+    """The models built and the model modules loaded by ``prelude`` in a fresh process."""
     out = run_python(["-c", prelude + BUILT_MODELS])
-    built: List[str] = json.loads(out.strip().splitlines()[-1])
-    return built
+    built, modules = json.loads(out.strip().splitlines()[-1])
+    return built, modules
 
 
 def definitions(version: str) -> Set[str]:
@@ -94,6 +103,25 @@ def test_one_call_builds_only_the_models_it_uses(era: str) -> None:
     # A call uses its result's model and the tool's (for its output schema): a handful,
     # where building on import made all of the module's 204.
     assert {"Tool"} < set(built) and len(built) <= 4, built
+
+
+def test_a_session_era_call_defines_only_the_models_of_a_tool_call() -> None:
+    # Defining a pydantic class costs even when its build waits: a process that connects,
+    # lists the tools and calls one defines the ~25 classes of _types_core, not the ~180
+    # others, which come the first time one of their names is asked for.
+    command = fake_server_for("2025-11-25")
+    call = (
+        "import mcp_sync, mcp_sync.types as T\n"
+        f"with mcp_sync.connect({command!r}, timeout=30) as client:\n"
+        "    result = client.call_tool('echo', {'text': 'hi'})\n"
+        "    assert result.text == 'hi' and isinstance(result.content[0], T.TextContent)\n"
+        "    assert [tool.name for tool in client.list_tools()][:1] == ['echo']\n"
+    )
+    built, modules = loaded_after(call)
+    assert modules == ["mcp_sync._types_core"], modules
+    assert "CallToolResult" in built
+    _, modules = loaded_after(call + "assert T.InitializeResult.__name__ == 'InitializeResult'\n")
+    assert modules == ["mcp_sync._types_core", "mcp_sync._types_protocol"], modules
 
 
 def probe(mode: str, seed: int) -> Dict[str, Any]:
@@ -153,4 +181,4 @@ def test_models_wait_for_first_use_only_under_a_pydantic_that_allows_it(
 ) -> None:
     # Older versions give deferred models no aliases in model_fields until they are built
     # (and some hand a thread the parent's validator): there, models build at import.
-    assert T._builds_lazily(version) is lazily
+    assert _builds_lazily(version) is lazily

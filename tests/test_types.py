@@ -11,6 +11,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_sync import types as T
 
+from ._model_probe import models_in_definition_order
+
 SPEC_DIR = Path(__file__).resolve().parent / "spec"  # copies, see tests/spec/README.md
 SCHEMA_PATH = SPEC_DIR / "2025-11-25" / "schema.json"
 SCHEMA_2026_PATH = SPEC_DIR / "2026-07-28" / "schema.json"
@@ -238,14 +240,16 @@ def test_all_exports_exist_and_cover_public_models() -> None:
         assert hasattr(T, name), name
     assert len(set(T.__all__)) == len(T.__all__)
     public_models = {
-        name
-        for name, value in vars(T).items()
-        if isinstance(value, type)
-        and issubclass(value, BaseModel)
-        and value.__module__ == T.__name__
-        and not name.startswith("_")
+        model.__name__ for model in models_in_definition_order()
+        if not model.__name__.startswith("_")
     }
+    assert len(public_models) > 180
     assert public_models <= set(T.__all__)
+    # Each name is served as the class its module defines, and once asked for it stays.
+    assert T.Task is T.Task is vars(T)["Task"]
+    assert "Task" in dir(T) and "ClientRequest" in dir(T)
+    with pytest.raises(AttributeError, match="has no attribute 'NoSuchModel'"):
+        T.NoSuchModel  # noqa: B018
 
 
 # ---------------------------------------------------------------------------
