@@ -1,7 +1,8 @@
 """The models of a tool call: what ``mcp_sync.types`` defines when it is imported.
 
-The base model (:class:`MCPModel`), the result bases, the content blocks and the tool
-models: the models a process that connects, lists tools and calls one needs.  The rest of
+The base model (:class:`MCPModel`), the result bases, the content blocks, the tool
+models and the tool call result of both eras: the models a process that connects, lists
+tools and calls one needs.  The rest of
 the protocol's models live in :mod:`mcp_sync._types_protocol`, which ``mcp_sync.types``
 imports the first time one of its names is asked for.  Import the models from
 ``mcp_sync.types``; the conventions are described there.
@@ -28,7 +29,9 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    SerializerFunctionWrapHandler,
     Tag,
+    model_serializer,
 )
 
 # ---------------------------------------------------------------------------
@@ -512,3 +515,27 @@ class CallToolResult(Result):
         from ._display import image_bytes
 
         return image_bytes(self, "image/jpeg")
+
+
+# The 2026-07-28 shape of the tool call result lives here too, so that a call in either
+# era defines no more than this module.
+class CallToolResult2026(CallToolResult):
+    """2026-07-28 tool call result: ``structured_content`` is any JSON value.
+
+    ``is_error`` reads ``False`` when absent, but is only written back if it was given.
+    """
+
+    structured_content: Optional[JSONValue] = None
+
+    @property
+    def structured(self) -> Optional[JSONValue]:
+        """The structured result (``structuredContent``), if any: any JSON value."""
+        return self.structured_content
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_is_error(self, handler: SerializerFunctionWrapHandler) -> Dict[str, Any]:
+        """Leave ``isError`` out unless it was set, so results round-trip exactly."""
+        data: Dict[str, Any] = handler(self)
+        if "is_error" not in self.model_fields_set:
+            data.pop("isError", None)
+        return data

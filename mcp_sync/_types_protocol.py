@@ -46,6 +46,7 @@ from ._types_core import (
     CacheableResult,
     CacheScope,
     CallToolResult,
+    CallToolResult2026,
     ContentBlock,
     Cursor,
     Icons,
@@ -1415,28 +1416,6 @@ class CreateMessageResult2026(CreateMessageResult):
     """2026-07-28 sampled message, the client's answer to a ``sampling/createMessage``."""
 
     content: _SamplingContent2026  # type: ignore[assignment]
-
-
-class CallToolResult2026(CallToolResult):
-    """2026-07-28 tool call result: ``structured_content`` is any JSON value.
-
-    ``is_error`` reads ``False`` when absent, but is only written back if it was given.
-    """
-
-    structured_content: Optional[JSONValue] = None
-
-    @property
-    def structured(self) -> Optional[JSONValue]:
-        """The structured result (``structuredContent``), if any: any JSON value."""
-        return self.structured_content
-
-    @model_serializer(mode="wrap")
-    def _omit_unset_is_error(self, handler: SerializerFunctionWrapHandler) -> Dict[str, Any]:
-        """Leave ``isError`` out unless it was set, so results round-trip exactly."""
-        data: Dict[str, Any] = handler(self)
-        if "is_error" not in self.model_fields_set:
-            data.pop("isError", None)
-        return data
 
 
 # ---------------------------------------------------------------------------

@@ -105,11 +105,12 @@ def test_one_call_builds_only_the_models_it_uses(era: str) -> None:
     assert {"Tool"} < set(built) and len(built) <= 4, built
 
 
-def test_a_session_era_call_defines_only_the_models_of_a_tool_call() -> None:
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_a_call_defines_only_the_models_of_a_tool_call(era: str) -> None:
     # Defining a pydantic class costs even when its build waits: a process that connects,
     # lists the tools and calls one defines the ~25 classes of _types_core, not the ~180
     # others, which come the first time one of their names is asked for.
-    command = fake_server_for("2025-11-25")
+    command = fake_server_for(era)
     call = (
         "import mcp_sync, mcp_sync.types as T\n"
         f"with mcp_sync.connect({command!r}, timeout=30) as client:\n"
@@ -119,7 +120,7 @@ def test_a_session_era_call_defines_only_the_models_of_a_tool_call() -> None:
     )
     built, modules = loaded_after(call)
     assert modules == ["mcp_sync._types_core"], modules
-    assert "CallToolResult" in built
+    assert ("CallToolResult2026" if era == "2026-07-28" else "CallToolResult") in built
     _, modules = loaded_after(call + "assert T.InitializeResult.__name__ == 'InitializeResult'\n")
     assert modules == ["mcp_sync._types_core", "mcp_sync._types_protocol"], modules
 
