@@ -15,7 +15,6 @@ import asyncio
 import json
 import logging
 import re
-import threading
 from typing import Any, Dict, Iterator, List
 
 import pytest
@@ -26,6 +25,7 @@ from mcp_sync import Client, InvalidToolCall, Manager, RequestTimeout, Toolbox, 
 
 from ._procs import python_stdout
 from .conftest import PY, SERVERS, fake_server_command
+from .helpers import Notified
 from .servers.model_endpoint import (
     CHAT,
     MESSAGES,
@@ -354,19 +354,14 @@ def test_a_dead_server_is_an_answer_and_the_other_calls_finish(demo: Client,
 
 def test_a_source_that_fails_to_list_keeps_its_last_tools(
         demo: Client, caplog: pytest.LogCaptureFixture) -> None:
-    changed = threading.Event()
-
-    def on_notification(method: str, params: Any) -> None:
-        if method == "notifications/tools/list_changed":
-            changed.set()
-
+    changed = Notified("notifications/tools/list_changed")
     with mcp_sync.connect(fake_server_command(), name="fake",
-                          notification_handler=on_notification) as fake:
+                          notification_handler=changed) as fake:
         toolbox = Toolbox([fake, demo])
         # the client drops its cached list on this notification, so it must ask again
         notify = {"method": "notifications/tools/list_changed"}
         assert toolbox.call("fake__notify", notify).text == "sent"
-        assert changed.wait(10.0)
+        changed.wait(10.0)
         assert toolbox.call("fake__crash").is_error
         with caplog.at_level(logging.WARNING, logger="mcp_sync.toolbox"):
             assert {"fake__echo", "demo__echo"} <= set(names_of(toolbox))
