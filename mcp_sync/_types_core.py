@@ -439,7 +439,7 @@ class ListToolsResult(PaginatedResult, CacheableResult):
     tools: List[Tool]
 
 
-# CallToolRequestParams and CallToolRequest follow InputResponses, below.
+# CallToolRequestParams and CallToolRequest are in _types_protocol, after InputResponses.
 
 
 class CallToolResult(Result):

@@ -258,6 +258,11 @@ def _subscription_id(meta: Optional[Dict[str, Any]]) -> Optional[RequestId]:
 EmptyResult = Result
 
 
+# ---------------------------------------------------------------------------
+# Content blocks of sampling (the others are in _types_core)
+# ---------------------------------------------------------------------------
+
+
 class ToolUseContent(MCPModel):
     """A request from the assistant to call a tool (sampling only)."""
 
@@ -755,6 +760,11 @@ class PromptListChangedNotification(_JSONRPCEnvelope):
 
     method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
     params: Optional[NotificationParams] = None
+
+
+# ---------------------------------------------------------------------------
+# Tools (the tool models and the tool call result are in _types_core)
+# ---------------------------------------------------------------------------
 
 
 class ListToolsRequest(PaginatedRequest):
