@@ -1,11 +1,11 @@
-"""The models of a tool call: what ``mcp_sync.types`` defines when it is imported.
+"""The models of a tool call: the first of ``mcp_sync.types``' two model modules.
 
 The base model (:class:`MCPModel`), the result bases, the content blocks, the tool
 models and the tool call result of both eras: the models a process that connects, lists
-tools and calls one needs.  The rest of
-the protocol's models live in :mod:`mcp_sync._types_protocol`, which ``mcp_sync.types``
-imports the first time one of its names is asked for.  Import the models from
-``mcp_sync.types``; the conventions are described there.
+tools and calls one needs.  ``mcp_sync.types`` imports this module the first time one of
+its names is asked for, and :mod:`mcp_sync._types_protocol` (every other model) the
+first time one of that module's is.  Import the models from ``mcp_sync.types``; the
+conventions are described there.
 """
 
 import json

@@ -50,11 +50,12 @@ Loading
 
 Under pydantic 2.12 and later a model is built (its validator, serializer and schema
 made) the first time it is used.  Defining the ~200 classes costs too, so they live in
-two private modules and are defined when first asked for: the base model, results,
-content blocks and the tool models when this module is imported, every other model the
-first time one of their names is used (``types.InitializeResult``, ``from mcp_sync.types
-import Task``).  A process that connects and calls tools defines only the first ~25.
-Import the models from here; the private modules' names may change.
+two private modules, each defined the first time one of its names is used here: the base
+model, results, content blocks, the tool models and the tool call result in one (~25
+classes), every other model in the other (``types.InitializeResult``, ``from
+mcp_sync.types import Task``).  Importing this module defines no model; a process that
+connects and calls tools defines only the first ~25.  Import the models from here; the
+private modules' names may change.
 """
 
 import importlib
