@@ -84,7 +84,8 @@ def era_only_models() -> Dict[str, Set[str]]:
 
 
 def test_importing_the_types_builds_no_model() -> None:
-    assert built_after("") == []
+    # Not even defines one: each model module is loaded by the first use of one of its names.
+    assert loaded_after("") == ([], [])
 
 
 @pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
