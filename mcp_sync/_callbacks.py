@@ -13,7 +13,6 @@ client.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 from typing import (
@@ -22,6 +21,7 @@ from typing import (
     Callable,
     Dict,
     List,
+    NamedTuple,
     Optional,
     Protocol,
     Sequence,
@@ -122,8 +122,7 @@ class HandlerSettings(Protocol):
             self) -> Optional[Callable[[str, Optional[Dict[str, Any]]], None]]: ...
 
 
-@dataclasses.dataclass(frozen=True)
-class CallbacksHost:
+class CallbacksHost(NamedTuple):
     """What answering and routing need of the client (the client builds it)."""
 
     settings: HandlerSettings

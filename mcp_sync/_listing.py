@@ -13,11 +13,10 @@ the client, nothing more); this module imports no client.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Protocol, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Tuple
 
 from ._models import parse
 from ._protocol import Timeout
@@ -53,8 +52,7 @@ class ListingSettings(Protocol):
     def max_list_bytes(self) -> Optional[int]: ...
 
 
-@dataclasses.dataclass(frozen=True)
-class ListingHost:
+class ListingHost(NamedTuple):
     """What listings need of the client (the client builds it once)."""
 
     settings: ListingSettings

@@ -12,11 +12,20 @@ client of a session-era server skips the stateless probe).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Protocol, Sequence
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Protocol,
+    Sequence,
+)
 
 from ._agreement import Agreement
 from ._protocol import (
@@ -65,8 +74,7 @@ log = logging.getLogger("mcp_sync.client")
 # HTTP statuses with which a server says it does not know a method or this transport.
 REFUSED_STATUSES = (400, 404, 405)
 
-@dataclasses.dataclass(frozen=True)
-class Offer:
+class Offer(NamedTuple):
     """What the client brings to a negotiation."""
 
     name: str

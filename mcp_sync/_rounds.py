@@ -28,12 +28,21 @@ switch to a version the server lists, the next round's params with the handlers'
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import logging
 import threading
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Protocol, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Protocol,
+    Tuple,
+)
 
 from ._core import ProgressCallback, settle
 from ._negotiation import choose_version
@@ -59,8 +68,7 @@ __all__ = ["Rounds", "RoundsFuture", "RoundsHost", "RoundsRunner", "RoundsSettin
 log = logging.getLogger("mcp_sync.client")
 
 
-@dataclasses.dataclass(frozen=True)
-class RoundsHost:
+class RoundsHost(NamedTuple):
     """What the machine needs of its client (the client builds it)."""
 
     name: Callable[[], str]
@@ -309,8 +317,7 @@ class RoundsSettings(Protocol):
     def max_input_rounds(self) -> int: ...
 
 
-@dataclasses.dataclass(frozen=True)
-class RunnerHost:
+class RunnerHost(NamedTuple):
     """What a call's rounds need of the client (the client builds it once)."""
 
     settings: RoundsSettings

@@ -11,11 +11,10 @@ no client.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, NamedTuple, Optional, Set, Tuple
 
 from ._models import parser
 from ._protocol import DEFAULT, Timeout
@@ -44,8 +43,7 @@ def _result_parser(stateless: bool) -> Callable[[Any], Any]:
     return parse
 
 
-@dataclasses.dataclass(frozen=True)
-class ToolCallsHost:
+class ToolCallsHost(NamedTuple):
     """What tool calls need of the client (the client builds it)."""
 
     name: Callable[[], str]

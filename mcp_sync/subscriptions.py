@@ -18,12 +18,11 @@ client.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import logging
 import threading
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Callable, Counter, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Counter, Dict, List, NamedTuple, Optional, Sequence
 
 from ._protocol import DEFAULT, Timeout
 from ._threads import join_or_warn, start_thread
@@ -40,8 +39,7 @@ log = logging.getLogger(__name__)
 BACKOFF = (0.5, 1.0, 2.0, 4.0)
 
 
-@dataclasses.dataclass(frozen=True)
-class SubscriptionHost:
+class SubscriptionHost(NamedTuple):
     """What a subscription needs of its client, and all it may use (the client builds
     it; this module imports no client)."""
 
@@ -231,8 +229,7 @@ class Subscription:
 
 
 
-@dataclasses.dataclass(frozen=True)
-class SubscriptionsHost:
+class SubscriptionsHost(NamedTuple):
     """What a client's subscriptions need of it (the client builds it once; read at
     each use, so a renamed client or a new connection is seen)."""
 

@@ -41,13 +41,12 @@ reach the client only through it. This module imports no client.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import logging
 import threading
 import time
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from ._core import ProgressCallback, settle
 from ._protocol import DEFAULT, INVALID_PARAMS, TASKS_EXTENSION, Timeout
@@ -720,8 +719,7 @@ def drive(future: TaskFuture, work: Callable[[], Any]) -> None:
 # -- the client's side: its tasks and its task-augmented calls ------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class TasksHost:
+class TasksHost(NamedTuple):
     """What tasks need of the client (the client builds it once; read at each use, so
     a renamed client or a new connection is seen)."""
 
