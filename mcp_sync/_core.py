@@ -277,6 +277,24 @@ class RequestTable:
                 self._compact()
             return entry
 
+    def settle_direct(self, request_id: int, result: Any) -> bool:
+        """Pop the request ``request_id`` and hand its waiting caller ``result``, if it is
+        pending and ``direct`` (a blocked caller's :class:`Waiter`, which runs no
+        callbacks, so any thread may resolve it); False, and nothing done, otherwise.
+
+        The reader's path for the usual response: :meth:`get`, :meth:`resolve`,
+        :meth:`pop` and :func:`settle` in one step, taking the lock once.
+        """
+        with self._lock:
+            entry = self._pending.get(request_id)
+            if entry is None or not entry.direct:
+                return False
+            del self._pending[request_id]
+            if len(self._deadlines) > 2 * len(self._pending) + _STALE_SLACK:
+                self._compact()
+        entry.future.set_result(result)
+        return True
+
     def _compact(self) -> None:
         """Rebuild the deadline heap from the pending requests alone (lock held).
 

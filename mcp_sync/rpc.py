@@ -1039,12 +1039,15 @@ class RpcSession:
         # equal an int key. And classify() vets the rest ("error": null would raise in
         # resolve(), on the reader thread).
         request_id = message.get("id")
-        entry = self.table.get(request_id) if type(request_id) is int else None
-        if entry is not None and entry.direct:
+        if type(request_id) is not int:
+            return False
+        if "result" in message and message.get("error") is None:
             # The usual answer, a result with no error beside it, is a RESPONSE without
             # asking classify() (a dict with an int id and no method, checked above).
-            kind = (Kind.RESPONSE if "result" in message and message.get("error") is None
-                    else classify(message))
+            return self.table.settle_direct(request_id, message["result"])
+        entry = self.table.get(request_id)
+        if entry is not None and entry.direct:
+            kind = classify(message)
             if kind in ANSWERS and self.table.resolve(message, kind) is not None:
                 return True
         return False

@@ -7,7 +7,7 @@ from concurrent.futures import Future
 import pytest
 
 from mcp_sync import ProtocolError, RequestTimeout, ServerError
-from mcp_sync._core import Kind, RequestTable, classify
+from mcp_sync._core import Kind, RequestTable, Waiter, classify
 from mcp_sync.exceptions import ConnectionClosed, MethodNotFound
 from mcp_sync.transports._limits import ID_PREFIX, response_id_in
 
@@ -75,6 +75,30 @@ def test_response_resolves_its_future_once_and_late_ones_are_ignored() -> None:
     assert future.result(0) == {"ok": 1}
     assert table.resolve({"id": 12345, "result": {}}) is None  # unknown id
     assert len(table) == 1
+
+
+def test_settle_direct_resolves_only_a_blocked_callers_request() -> None:
+    table = RequestTable()
+    waiter = Waiter()
+    blocked = table.open("tools/call", waiter, now=0.0, timeout=10.0, direct=True)
+    queued, future = open_request(table)
+    # A future with done-callbacks is not the reader's to settle: left for dispatch.
+    assert not table.settle_direct(queued.id, {"ok": 0})
+    assert not future.done() and table.get(queued.id) is queued
+    assert table.settle_direct(blocked.id, {"ok": 1})
+    assert waiter.wait(0) and waiter.outcome() == {"ok": 1}
+    # Popped: a late duplicate, or an unknown id, finds nothing.
+    assert not table.settle_direct(blocked.id, {"ok": 2})
+    assert not table.settle_direct(12345, {})
+    assert waiter.outcome() == {"ok": 1} and len(table) == 1
+
+
+def test_settle_direct_keeps_the_deadline_heap_bounded() -> None:
+    table = RequestTable()
+    for _ in range(1000):
+        entry = table.open("tools/call", Waiter(), now=0.0, timeout=10.0, direct=True)
+        assert table.settle_direct(entry.id, {})
+    assert table.next_deadline() is None or len(table._deadlines) <= 2 + 64
 
 
 def test_error_response_becomes_server_error_with_code_message_data() -> None:

@@ -148,6 +148,27 @@ def test_future_cancel_cancels_on_the_wire() -> None:
         assert raw.result(10)["content"][0]["text"] == "f"
 
 
+def test_a_submitted_future_settles_off_the_reader_thread() -> None:
+    # A blocked request() is resolved on the reader thread; a future may have
+    # done-callbacks (user code), so its response always goes through dispatch.
+    gate = threading.Event()
+    settled_on: List[str] = []
+
+    def roots() -> List[Dict[str, str]]:
+        assert gate.wait(10)  # the server answers only after the callback is added
+        return []
+
+    with connect(roots=roots) as client:
+        future = client.submit("tools/call", {"name": "ask",
+                                              "arguments": {"method": "roots/list"}})
+        future.add_done_callback(
+            lambda done: settled_on.append(threading.current_thread().name))
+        gate.set()
+        assert "result" in json.loads(future.result(10)["content"][0]["text"])
+        assert len(settled_on) == 1 and settled_on[0].startswith("mcp-sync-dispatch-")
+        assert client.call_tool("echo", {"text": "direct"}).text == "direct"
+
+
 def test_submit_timeout_fails_the_future() -> None:
     with connect() as client:
         future = client.call_tool_future("slow", {"seconds": 30}, timeout=0.2)
