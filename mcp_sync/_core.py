@@ -197,7 +197,10 @@ class Waiter:
 
     def wait(self, timeout: Optional[float]) -> bool:
         """Block until resolved or ``timeout`` seconds pass; interruptible by Ctrl-C."""
-        if self._lock.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
+        # A conditional, not max(0.0, timeout): the same value, without a builtin's
+        # argument parsing on every request.
+        if self._lock.acquire(timeout=-1 if timeout is None else (
+                timeout if timeout > 0.0 else 0.0)):
             self._lock.release()  # stay "resolved" for any later wait()
             return True
         return False

@@ -1532,4 +1532,5 @@ def future_wait_bound(timeout: Optional[float], max_total: Optional[float]) -> O
         return None if max_total is None else max_total + 1.0
     if max_total is None:
         return None  # progress may extend it without limit
-    return max(timeout, max_total) + 1.0
+    # max(timeout, max_total), spelled out: this runs once per blocking request.
+    return (max_total if max_total > timeout else timeout) + 1.0

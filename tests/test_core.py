@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import Future
+from typing import Optional
 
 import pytest
 
 from mcp_sync import ProtocolError, RequestTimeout, ServerError
 from mcp_sync._core import Kind, RequestTable, Waiter, classify
 from mcp_sync.exceptions import ConnectionClosed, MethodNotFound
+from mcp_sync.rpc import future_wait_bound
 from mcp_sync.transports._limits import ID_PREFIX, response_id_in
 
 
@@ -254,3 +257,24 @@ def test_the_id_of_an_oversized_response_is_read_from_its_start(
 def test_only_a_bounded_prefix_is_read_for_an_id() -> None:
     padding = b'{"jsonrpc":"2.0","pad":"' + b"p" * ID_PREFIX + b'","id":7,"result":"'
     assert response_id_in(padding) is None
+
+
+def test_a_waiter_never_waits_past_a_bound_already_gone() -> None:
+    waiter = Waiter()
+    # A bound that is negative, zero or NaN returns at once (as max(0.0, bound) would);
+    # only None waits without a bound.
+    for bound in (-5.0, -0.0, 0.0, float("nan"), -1):
+        started = time.monotonic()
+        assert not waiter.wait(bound)
+        assert time.monotonic() - started < 1.0
+    waiter.set_result("done")
+    assert waiter.wait(None) and waiter.wait(-1.0) and waiter.outcome() == "done"
+
+
+@pytest.mark.parametrize(("timeout", "max_total", "bound"), [
+    (None, None, None), (None, 5.0, 6.0), (3.0, None, None), (3.0, 5.0, 6.0),
+    (7.0, 5.0, 8.0), (5.0, 5.0, 6.0), (0, 0.0, 1.0),
+])
+def test_the_blocking_bound_is_the_longest_deadline_plus_a_second(
+        timeout: Optional[float], max_total: Optional[float], bound: Optional[float]) -> None:
+    assert future_wait_bound(timeout, max_total) == bound
