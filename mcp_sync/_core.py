@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .exceptions import ProtocolError, RequestTimeout, excerpt, server_error
 
 __all__ = ["ANSWERS", "Kind", "Pending", "RequestTable", "Waiter", "classify",
-           "malformation", "request_subject"]
+           "malformation"]
 
 ProgressCallback = Callable[[float, Optional[float], Optional[str]], None]
 # The parameter naming what a request is about, for its error messages.
@@ -112,13 +112,6 @@ def malformation(message: Dict[str, Any]) -> str:
     return excerpt(what, 300)
 
 
-def request_subject(method: str, params: Any) -> Optional[str]:
-    """What a request is about, for messages: the tool or prompt name, the resource URI."""
-    field = _SUBJECT_PARAMS.get(method)
-    value = params.get(field) if field is not None and isinstance(params, dict) else None
-    return value if isinstance(value, str) else None
-
-
 class Pending:
     """One request waiting for its response."""
 
@@ -167,7 +160,8 @@ class Pending:
         #: True for a blocking caller's future: it has no done-callbacks, so any thread
         #: (the transport's reader included) may resolve it without running user code.
         self.direct = direct
-        #: What the request is about (:func:`request_subject`), for its timeout message.
+        #: What the request is about, for its timeout message: the tool or prompt name,
+        #: the resource URI (from ``params``, by :meth:`RequestTable.open`).
         self.subject = subject
 
 
@@ -246,7 +240,6 @@ class RequestTable:
         self,
         method: str,
         future: Any,
-        *,
         now: float,
         timeout: Optional[float],
         max_total_timeout: Optional[float] = None,
@@ -254,9 +247,18 @@ class RequestTable:
         reset_on_progress: bool = True,
         cancellable: bool = True,
         direct: bool = False,
-        subject: Optional[str] = None,
+        params: Any = None,
     ) -> Pending:
-        """Allocate an id and register ``future`` under it."""
+        """Allocate an id and register ``future`` under it.
+
+        ``params``: the request's, for what it is about (its ``subject``: the tool or
+        prompt name, the resource URI). Every argument may be given by position: the
+        session does, once per request.
+        """
+        field = _SUBJECT_PARAMS.get(method)
+        subject = params.get(field) if field is not None and isinstance(params, dict) else None
+        if not isinstance(subject, str):
+            subject = None
         deadline = None if timeout is None else now + timeout
         max_deadline = None if max_total_timeout is None else now + max_total_timeout
         if deadline is not None and max_deadline is not None and max_deadline < deadline:

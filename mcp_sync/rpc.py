@@ -87,7 +87,6 @@ from ._core import (
     Waiter,
     classify,
     malformation,
-    request_subject,
     settle,
 )
 from ._pool import ThreadPool
@@ -678,11 +677,12 @@ class RpcSession:
         The one home of the defaults of :class:`RequestOptions`: ``submit()`` and
         ``request()`` pass on only what their caller gave.
         """
-        try:
-            self._check_usable()
-        except ConnectionClosed as exc:
-            exc.request_sent = False
-            raise
+        if self._forked or self._closed_error is not None or self._dispatcher is None:
+            try:
+                self._check_usable()
+            except ConnectionClosed as exc:
+                exc.request_sent = False
+                raise
         if timeout is DEFAULT:
             timeout = self.default_timeout
         if max_total_timeout is DEFAULT:
@@ -692,12 +692,12 @@ class RpcSession:
         observer = self.observer
         observed = (_Observed(future, observer)
                     if observer is not None and observer.active() else None)
+        # By position (keywords cost more, once per request): method, future, now,
+        # timeout, max_total_timeout, on_progress, reset_on_progress, cancellable,
+        # direct, params.
         entry = self.table.open(
-            method, observed or future, now=time.monotonic(), timeout=timeout,
-            max_total_timeout=max_total_timeout, on_progress=on_progress,
-            reset_on_progress=reset_timeout_on_progress, cancellable=cancellable,
-            direct=direct, subject=request_subject(method, params),
-        )
+            method, observed or future, time.monotonic(), timeout, max_total_timeout,
+            on_progress, reset_timeout_on_progress, cancellable, direct, params)
         if entry.deadline is not None and entry.deadline < self._wake_at:
             self._inbox.put(_WAKE)
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": entry.id, "method": method}

@@ -183,6 +183,29 @@ def test_the_timeout_error_names_the_bound_that_ran_out() -> None:
     assert str(error) == "tools/call timed out after 1.0 s" and error.request_id == plain.id
 
 
+@pytest.mark.parametrize(("method", "params", "subject"), [
+    ("tools/call", {"name": "slow", "arguments": {}}, "slow"),
+    ("prompts/get", {"name": "greet"}, "greet"),
+    ("resources/read", {"uri": "file:///a"}, "file:///a"),
+    ("resources/subscribe", {"uri": "file:///b"}, "file:///b"),
+    ("resources/unsubscribe", {"uri": "file:///c"}, "file:///c"),
+    ("tools/call", {"name": 5}, None),  # not a string: no subject
+    ("tools/call", ["slow"], None),
+    ("tools/call", None, None),
+    ("tools/list", {"name": "slow"}, None),  # a method without a subject
+])
+def test_a_request_is_named_by_its_subject_when_it_times_out(
+        method: str, params: object, subject: Optional[str]) -> None:
+    table = RequestTable()
+    entry, _ = open_request(table, method, params=params, timeout=1.0)
+    assert entry.subject == subject
+    assert table.expire(1.0) == [entry]
+    error = RequestTable.timeout_error(entry)
+    assert error.subject == subject
+    named = method if subject is None else f"{method} {subject!r}"
+    assert str(error) == f"{named} timed out after 1.0 s"
+
+
 def test_progress_does_not_extend_when_reset_is_off() -> None:
     table = RequestTable()
     entry, _ = open_request(table, now=0.0, timeout=1.0, reset_on_progress=False)

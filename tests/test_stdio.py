@@ -29,6 +29,7 @@ from mcp_sync import (
     UnsupportedProtocolVersion,
 )
 from mcp_sync.connect import make_transport
+from mcp_sync.rpc import RpcSession
 
 from ._procs import python_stdout, running, wait_gone
 from .conftest import PY, ROOT, fake_server_command
@@ -380,6 +381,31 @@ def test_server_crash_mid_request_fails_pending_fast_with_exit_code_and_stderr()
         assert time.monotonic() - started < 0.5
     finally:
         client.close()
+
+
+def test_a_request_on_a_closed_or_unstarted_session_was_never_sent() -> None:
+    session = RpcSession(StdioTransport(PY, fake_server_command()[1:]), default_timeout=10)
+    with pytest.raises(ClientNotConnected):
+        session.request("ping")
+    session.start()
+    try:
+        assert session.request("ping") == {}
+        with pytest.raises(ConnectionClosed) as crashed:
+            session.request("tools/call", {"name": "crash", "arguments": {"code": 4}})
+        assert crashed.value.exit_code == 4 and crashed.value.request_sent is not False
+        assert session.wait_closed(10)
+        for method in ("ping", "tools/call"):
+            with pytest.raises(ConnectionClosed) as caught:
+                session.request(method, {"name": "echo", "arguments": {"text": "x"}})
+            # Refused before anything was written: safe to retry on a new connection.
+            assert caught.value.request_sent is False and caught.value.exit_code == 4
+            assert str(caught.value) == str(crashed.value)  # the close, not a failed write
+            with pytest.raises(ConnectionClosed) as submitted:
+                session.submit(method)
+            assert submitted.value.request_sent is False
+        assert len(session.table) == 0
+    finally:
+        session.close()
 
 
 def test_server_exiting_at_start_is_a_clear_error() -> None:
