@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from json.decoder import JSONDecodeError
-from typing import Any
+from typing import Any, List
 
 __all__ = ["decode_line", "decode_object", "encode"]
 
@@ -26,14 +26,33 @@ c_make_encoder = json.encoder.c_make_encoder  # type: ignore[attr-defined]
 encode_basestring = json.encoder.encode_basestring
 
 
+# C encoders not in use. Each is taken by one encoding at a time (list.pop and append are
+# atomic), so threads and a nested encoding never share one: there are at most as many
+# as encodings ever ran at once.
+_IDLE: List[Any] = []
+
+
+def _new_encoder() -> Any:
+    # Its own markers dict, as json's one-shot encoding makes: what finds a circular
+    # structure (ValueError).
+    return c_make_encoder({}, _DEFAULT, encode_basestring, None, ":", ",", False, False,
+                          True)
+
+
 def encode(message: Any) -> str:
     """``message`` as compact JSON text (``separators=(",", ":")``, UTF-8 kept as is)."""
     if c_make_encoder is None:  # pragma: no cover - CPython always has _json
         return _ENCODER.encode(message)
-    # A fresh markers dict each time, as json's own one-shot encoding makes: it is what
-    # finds a circular structure (ValueError), and a failed encoding may leave it dirty.
-    return "".join(c_make_encoder({}, _DEFAULT, encode_basestring, None, ":", ",", False,
-                                  False, True)(message, 0))
+    try:
+        encoder = _IDLE.pop()
+    except IndexError:
+        encoder = _new_encoder()
+    chunks = encoder(message, 0)
+    # Only after a success: its markers are empty again. A failed encoding may leave
+    # them dirty (the encoder is dropped), and json's own one-shot makes a new one per
+    # call, at a cost that was a tenth of a small request's.
+    _IDLE.append(encoder)
+    return "".join(chunks)
 
 
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]

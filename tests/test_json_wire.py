@@ -5,6 +5,7 @@ errors included (pure logic; the transports' own tests drive it over real pipes)
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any, Dict, List, Tuple
 
 import pytest
@@ -45,6 +46,44 @@ def test_encode_fails_as_json_does() -> None:
     # A failed encoding leaves nothing behind: the next one is judged afresh.
     shared: List[Any] = [1]
     assert encode({"a": shared, "b": shared}) == '{"a":[1],"b":[1]}'
+
+
+def test_a_failed_encoding_leaves_no_mark_on_what_it_was_encoding() -> None:
+    # It fails inside the dict and the list: a reused encoder that kept their marks
+    # would take them for a circle the next time.
+    value: Dict[str, Any] = {"a": [1, object()]}
+    for _ in range(3):
+        with pytest.raises(TypeError, match="not JSON serializable"):
+            encode(value)
+    value["a"].pop()
+    assert encode(value) == '{"a":[1]}'
+
+
+def test_threads_encoding_one_value_at_once_see_no_circle() -> None:
+    both_inside = threading.Barrier(2, timeout=10)
+
+    class Waiting(dict):  # type: ignore[type-arg]
+        """A dict whose items the encoder asks for (Python code: the GIL may switch)."""
+
+        def items(self) -> Any:
+            both_inside.wait()  # each thread is inside the shared value, marked in
+            return super().items()
+
+    shared = {"inner": Waiting(x=1)}
+    results: List[Any] = []
+
+    def encode_shared() -> None:
+        try:
+            results.append(encode(shared))
+        except Exception as exc:  # noqa: BLE001 - the assertion below reports it
+            results.append(exc)
+
+    threads = [threading.Thread(target=encode_shared) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert results == ['{"inner":{"x":1}}'] * 2
 
 
 @pytest.mark.parametrize("text", ['{"a":1}x', '{"a":1}\n{"b":2}\n', '{"a":', '{"a":1}\x0b',
