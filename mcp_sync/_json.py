@@ -5,9 +5,11 @@ per-call Python frames.
 ``json``'s encoder and decoder are C, but reaching them costs two Python frames a message
 each way (``JSONEncoder.encode`` / ``iterencode``, ``JSONDecoder.decode`` /
 ``raw_decode``) and two regular-expression matches; on a small request that is a third
-of the work. Here each direction is one call into C and back. The output, the errors
-(``TypeError`` for what JSON cannot hold, ``ValueError`` for a circular structure or
-malformed text) and the circular-reference check are ``json``'s own. Where ``json`` has no
+of the work. Here each direction is one call into C and back (a request's envelope,
+four keys and three values, is written around its encoded params, the same text the
+encoder would make). The output, the errors (``TypeError`` for what JSON cannot hold,
+``ValueError`` for a circular structure or malformed text) and the circular-reference
+check are ``json``'s own. Where ``json`` has no
 C encoder (an interpreter built without ``_json``), its Python one is used.
 """
 
@@ -39,15 +41,33 @@ def _new_encoder() -> Any:
                           True)
 
 
+# The keys of a request, in the order the session writes them.
+_REQUEST_KEYS = ["jsonrpc", "id", "method", "params"]
+
+
 def encode(message: Any) -> str:
     """``message`` as compact JSON text (``separators=(",", ":")``, UTF-8 kept as is)."""
     if c_make_encoder is None:  # pragma: no cover - CPython always has _json
         return _ENCODER.encode(message)
+    if type(message) is dict and len(message) == 4 and list(message) == _REQUEST_KEYS:
+        # A request: its envelope is written here, the same text the encoder would make
+        # (an int's digits, a str escaped by the encoder's own function), and only its
+        # params go through the encoder. A third of a small request's encoding was
+        # its envelope's four keys and two values.
+        version, request_id, method = message["jsonrpc"], message["id"], message["method"]
+        if type(version) is str and type(request_id) is int and type(method) is str:
+            return (f'{{"jsonrpc":{encode_basestring(version)},"id":{request_id},'
+                    f'"method":{encode_basestring(method)},"params":'
+                    f'{_encode(message["params"])}}}')
+    return _encode(message)
+
+
+def _encode(value: Any) -> str:
     try:
         encoder = _IDLE.pop()
     except IndexError:
         encoder = _new_encoder()
-    chunks = encoder(message, 0)
+    chunks = encoder(value, 0)
     # Only after a success: its markers are empty again. A failed encoding may leave
     # them dirty (the encoder is dropped), and json's own one-shot makes a new one per
     # call, at a cost that was a tenth of a small request's.

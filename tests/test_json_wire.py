@@ -48,6 +48,40 @@ def test_encode_fails_as_json_does() -> None:
     assert encode({"a": shared, "b": shared}) == '{"a":[1],"b":[1]}'
 
 
+class Named(str):
+    """A str subclass: the encoder escapes it as a str all the same."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(), st.sampled_from(["2.0", "1.0"]), st.builds(Named, st.text())),
+       st.one_of(st.integers(), st.booleans(), st.text(), st.floats(allow_nan=False),
+                 st.none()),
+       st.one_of(st.text(), st.builds(Named, st.text()), st.integers()),
+       st.one_of(JSON_VALUES, OBJECTS))
+def test_a_request_is_encoded_as_json_dumps_would(version: Any, request_id: Any, method: Any,
+                                                   params: Any) -> None:
+    # The request's envelope is written by hand (encode's fast path): byte for byte what
+    # json.dumps makes, whatever its id, method and params; other shapes are the encoder's.
+    for message in ({"jsonrpc": version, "id": request_id, "method": method, "params": params},
+                    {"jsonrpc": version, "method": method, "id": request_id, "params": params},
+                    {"jsonrpc": version, "id": request_id, "method": method},
+                    {"jsonrpc": version, "id": request_id, "method": method, "params": params,
+                     "extra": 1}):
+        assert encode(message) == json.dumps(message, separators=(",", ":"),
+                                             ensure_ascii=False)
+
+
+def test_a_request_fails_to_encode_as_json_dumps_does() -> None:
+    circular: Dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    circular["params"] = {"arguments": circular}
+    with pytest.raises(ValueError, match="Circular reference detected"):
+        encode(circular)
+    with pytest.raises(TypeError, match="Object of type object is not JSON serializable"):
+        encode({"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"a": object()}})
+    with pytest.raises(TypeError, match="Object of type object is not JSON serializable"):
+        encode({"jsonrpc": "2.0", "id": 1, "method": object(), "params": {}})
+
+
 def test_a_failed_encoding_leaves_no_mark_on_what_it_was_encoding() -> None:
     # It fails inside the dict and the list: a reused encoder that kept their marks
     # would take them for a circle the next time.
