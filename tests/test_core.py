@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import Future
 from typing import Optional
@@ -301,3 +302,26 @@ def test_a_waiter_never_waits_past_a_bound_already_gone() -> None:
 def test_the_blocking_bound_is_the_longest_deadline_plus_a_second(
         timeout: Optional[float], max_total: Optional[float], bound: Optional[float]) -> None:
     assert future_wait_bound(timeout, max_total) == bound
+
+
+def test_a_waiter_hands_its_outcome_across_threads_once_resolved() -> None:
+    waiter, failed = Waiter(), Waiter()
+    waiting = threading.Event()
+
+    def resolve() -> None:
+        assert waiting.wait(10)
+        waiter.set_result({"ok": 1})
+        failed.set_exception(ServerError(-1, "no"))
+
+    thread = threading.Thread(target=resolve)
+    thread.start()
+    waiting.set()
+    try:
+        assert waiter.wait(10) and waiter.outcome() == {"ok": 1}
+        assert failed.wait(10)
+        with pytest.raises(ServerError, match="no"):
+            failed.outcome()
+        # Resolved stays resolved: a later wait() returns at once, whatever its bound.
+        assert waiter.wait(0) and failed.wait(None)
+    finally:
+        thread.join(10)
