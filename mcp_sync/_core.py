@@ -1,9 +1,9 @@
 """The sans-I/O JSON-RPC core: message classification, ids and the pending-Future table.
 
 Nothing here does I/O or starts a thread; the session drives it and the tests feed it
-messages directly. Every pending request is popped from the table exactly once, under
-the lock, by whoever gets there first (its response, its deadline, its cancellation, or
-the transport closing); the others find nothing and do nothing.
+messages directly. Every pending request is popped from the table exactly once, by one
+atomic ``dict.pop``, by whoever gets there first (its response, its deadline, its
+cancellation, or the transport closing); the others find nothing and do nothing.
 """
 
 from __future__ import annotations
@@ -230,10 +230,13 @@ def settle(future: Any, result: Any = None, error: Optional[BaseException] = Non
 class RequestTable:
     """Request ids and the futures waiting on them. Can be shared between threads.
 
-    ``name`` (the server's) goes into the errors it makes. ``_lock`` guards ``_pending``
-    and ``_deadlines``; ids come from ``_ids``, whose ``next()`` is atomic (one C call
-    under the GIL), so an entry is made before the lock is taken and the lock is held
-    only to file it.
+    ``name`` (the server's) goes into the errors it makes. ``_lock`` guards
+    ``_deadlines``, and ``_pending`` but for one thing: an entry leaves ``_pending`` only
+    by ``dict.pop``, one atomic step (one C call under the GIL), which the reader's
+    :meth:`settle_direct` takes without the lock; so what holds the lock copies
+    ``_pending`` before it walks it, and takes entries out by ``pop`` too. Ids come from
+    ``_ids``, whose ``next()`` is atomic as well, so an entry is made before the lock is
+    taken and the lock is held only to file it.
     """
 
     def __init__(self, name: str = "the server") -> None:
@@ -298,15 +301,20 @@ class RequestTable:
         callbacks, so any thread may resolve it); False, and nothing done, otherwise.
 
         The reader's path for the usual response: :meth:`get`, :meth:`resolve`,
-        :meth:`pop` and :func:`settle` in one step, taking the lock once.
+        :meth:`pop` and :func:`settle` in one step, without the lock (see the class
+        docstring).
         """
-        with self._lock:
-            entry = self._pending.get(request_id)
-            if entry is None or not entry.direct:
-                return False
-            del self._pending[request_id]
-            if len(self._deadlines) > 2 * len(self._pending) + _STALE_SLACK:
-                self._compact()
+        entry = self._pending.get(request_id)
+        if entry is None or not entry.direct:
+            return False
+        # Without the lock: the pop is atomic, so of everyone who may take this entry
+        # (its deadline, a cancellation, the close) exactly one gets it.
+        if self._pending.pop(request_id, None) is None:
+            return False
+        if len(self._deadlines) > 2 * len(self._pending) + _STALE_SLACK:
+            with self._lock:
+                if len(self._deadlines) > 2 * len(self._pending) + _STALE_SLACK:
+                    self._compact()
         entry.future.set_result(result)
         return True
 
@@ -318,7 +326,8 @@ class RequestTable:
         at 15,000 calls/s with 30 s timeouts). Rebuilt once stale entries outnumber live
         ones, it stays under twice the pending count, at amortised O(1) per request.
         """
-        self._deadlines = [(entry.deadline, entry.id) for entry in self._pending.values()
+        self._deadlines = [(entry.deadline, entry.id)
+                           for entry in list(self._pending.values())  # a copy: see above
                            if entry.deadline is not None]
         heapq.heapify(self._deadlines)
 
@@ -398,8 +407,8 @@ class RequestTable:
                 if entry.deadline > now:  # pushed out by progress since it was queued
                     heapq.heappush(self._deadlines, (entry.deadline, request_id))
                     continue
-                del self._pending[request_id]
-                expired.append(entry)
+                if self._pending.pop(request_id, None) is entry:  # else settled just now
+                    expired.append(entry)
             if not self._pending:
                 self._deadlines.clear()
         return expired
@@ -416,8 +425,10 @@ class RequestTable:
     def fail_all(self, make_error: Callable[[], BaseException]) -> List[Pending]:
         """Pop every pending request and fail it with a fresh ``make_error()``."""
         with self._lock:
-            entries = list(self._pending.values())
-            self._pending.clear()
+            # One pop per entry, not clear(): one the reader pops meanwhile is its own.
+            entries = [entry for entry in (self._pending.pop(request_id, None)
+                                           for request_id in list(self._pending))
+                       if entry is not None]
             self._deadlines.clear()
         for entry in entries:
             settle(entry.future, error=make_error())

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from concurrent.futures import Future
-from typing import Optional
+from typing import List, Optional
 
 import pytest
 
@@ -325,3 +326,69 @@ def test_a_waiter_hands_its_outcome_across_threads_once_resolved() -> None:
         assert waiter.wait(0) and failed.wait(None)
     finally:
         thread.join(10)
+
+
+class Counted:
+    """A direct request's future that counts how often it is settled."""
+
+    def __init__(self) -> None:
+        self.outcomes: List[object] = []
+
+    def set_result(self, result: object) -> None:
+        self.outcomes.append(result)
+
+    def set_exception(self, error: BaseException) -> None:
+        self.outcomes.append(error)
+
+
+def race_the_reader(rival: str) -> None:
+    """One round: the reader settles 300 direct requests while ``rival`` takes them."""
+    table = RequestTable()
+    futures = [Counted() for _ in range(300)]
+    entries = [table.open("tools/call", future, now=0.0, timeout=1.0, direct=True)
+               for future in futures]
+    start = threading.Barrier(2, timeout=10)
+    errors: List[BaseException] = []
+
+    def reader() -> None:
+        start.wait()
+        for entry in entries:
+            table.settle_direct(entry.id, "answered")
+
+    def other() -> None:
+        start.wait()
+        try:
+            if rival == "expire":
+                for entry in table.expire(5.0):
+                    entry.future.set_exception(RequestTable.timeout_error(entry))
+            elif rival == "fail_all":
+                table.fail_all(lambda: ConnectionClosed("closed"))
+            else:
+                for entry in reversed(entries):
+                    popped = table.pop(entry.id)
+                    if popped is not None:
+                        popped.future.set_exception(RuntimeError("cancelled"))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader), threading.Thread(target=other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert not errors
+    assert [len(future.outcomes) for future in futures] == [1] * len(futures)
+    assert len(table) == 0
+
+
+@pytest.mark.parametrize("rival", ["expire", "fail_all", "pop"])
+def test_the_reader_and_its_rivals_settle_each_request_once(rival: str) -> None:
+    # The reader pops without the lock (settle_direct); the deadline, the close and a
+    # cancellation pop under it. Whoever gets an entry settles it, and only they do.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+    try:
+        for _ in range(20):
+            race_the_reader(rival)
+    finally:
+        sys.setswitchinterval(interval)
