@@ -7,11 +7,13 @@ Shared by the client and the modules it hands work to (:mod:`._callbacks`,
 from __future__ import annotations
 
 import functools
+import importlib
+import sys
 from typing import Any, Callable
 
 from .exceptions import ProtocolError, excerpt
 
-__all__ = ["dump", "parse", "parser"]
+__all__ = ["dump", "load_models", "parse", "parser"]
 
 
 def parse(model: Any, data: Any, what: str) -> Any:
@@ -44,6 +46,15 @@ def parser(model: Any, what: str) -> Callable[[Any], Any]:
             raise _invalid(what, exc) from None
 
     return parse_one
+
+
+def load_models() -> None:
+    """Load the models of a tool call (``mcp_sync._types_core``, and pydantic with them)
+    if no one has yet. The client calls this while a stdio server it has just started
+    is still starting: the first result then finds them loaded, and the process spent
+    that wait loading them rather than idle."""
+    if "mcp_sync._types_core" not in sys.modules:
+        importlib.import_module("mcp_sync._types_core")
 
 
 def _invalid(what: str, error: ValueError) -> ProtocolError:

@@ -48,6 +48,7 @@ from ._executor import DEFAULT_LIMIT as DEFAULT_HANDLER_TASKS
 from ._executor import TaskExecutor
 from ._listing import ListingHost, Listings
 from ._models import dump as _dump
+from ._models import load_models
 from ._models import parse as _parse
 from ._negotiation import (
     Agreement,
@@ -531,6 +532,8 @@ class Client:
         self._rpc = session
         try:
             session.start()
+            if self.transport.starts_server:
+                load_models()  # while the server starts (see load_models)
             self._agreement = None
             self._server_info = self._server_capabilities = None
             self._agreement = negotiate(session, client_offer(self, self._task_methods))

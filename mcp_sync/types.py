@@ -54,8 +54,9 @@ two private modules, each defined the first time one of its names is used here: 
 model, results, content blocks, the tool models and the tool call result in one (~25
 classes), every other model in the other (``types.InitializeResult``, ``from
 mcp_sync.types import Task``).  Importing this module defines no model; a process that
-connects and calls tools defines only the first ~25.  Import the models from here; the
-private modules' names may change.
+connects and calls tools defines only the first ~25 (a stdio client defines them while
+its server starts, before the first call).  Import the models from here; the private
+modules' names may change.
 """
 
 import importlib

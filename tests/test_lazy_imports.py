@@ -81,6 +81,55 @@ with mcp_sync.connect({fake_server_command()!r}) as client:
     assert [m for m, yes in loaded.items() if yes] == []
 
 
+
+# Records, at each message the stdio transport sends, whether the tool-call models were
+# loaded by then; the last line says so for the first message (the handshake's).
+MODELS_AT_FIRST_SEND = """
+import json, sys
+import mcp_sync
+from mcp_sync.transports.stdio import StdioTransport
+seen = []
+send = StdioTransport.send
+def recording_send(self, *args, **kwargs):
+    seen.append("mcp_sync._types_core" in sys.modules)
+    return send(self, *args, **kwargs)
+StdioTransport.send = recording_send
+with mcp_sync.connect({argv!r}) as client:
+    connected = "mcp_sync._types_core" in sys.modules
+    assert client.call_tool("echo", {{"text": "hi"}}).text == "hi"
+print(json.dumps([seen[0], connected, "mcp_sync._types_protocol" in sys.modules]))
+"""
+
+
+def test_a_stdio_connect_loads_the_call_models_while_the_server_starts() -> None:
+    # The child's start-up is a wait: the client loads pydantic and the tool-call models
+    # in it, before the handshake's first message, instead of at the first result.
+    first_send, connected, protocol = printed_by(
+        MODELS_AT_FIRST_SEND.format(argv=fake_server_command()))
+    assert (first_send, connected, protocol) == (True, True, False)
+
+
+def test_an_http_connect_loads_no_models() -> None:
+    # Over HTTP the server is running already: there is no start-up to fill, and a
+    # connect alone loads neither pydantic nor the models.
+    code = f"""
+import subprocess, sys
+server = subprocess.Popen([sys.executable, {str(ROOT / "tests" / "servers" / "http_process.py")!r}],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+try:
+    url = server.stdout.readline().strip()
+    import mcp_sync
+    with mcp_sync.connect(url, timeout=30) as client:
+        assert client.connected
+finally:
+    server.stdin.close()
+    server.wait(30)
+"""
+    loaded = loaded_by(code, ["mcp_sync._types_core", "pydantic", "mcp_sync.transports.http"])
+    assert loaded == {"mcp_sync._types_core": False, "pydantic": False,
+                      "mcp_sync.transports.http": True}
+
+
 LAZY_NAMES = """
 import sys, threading
 import mcp_sync

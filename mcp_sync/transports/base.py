@@ -92,6 +92,9 @@ class Transport(abc.ABC):
     #: server does not understand (an HTTP POST always gets a status): an unanswered
     #: request then means a busy server, not one that ignores it.
     answers_every_request: bool = False
+    #: True when :meth:`start` starts the server (a stdio child): the client then does
+    #: work of its own while the server starts up rather than after.
+    starts_server: bool = False
     #: True when one thread calls ``on_message``, in wire order (stdio's reader). The
     #: session may then resolve a blocked caller's response on that thread directly.
     single_reader: bool = False

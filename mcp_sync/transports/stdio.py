@@ -325,6 +325,7 @@ class StdioTransport(Transport):
     blocks on the child.
     """
 
+    starts_server = True  # start() spawns the server
     single_reader = True  # one reader thread delivers every message, in wire order
 
     def __init__(
