@@ -360,7 +360,6 @@ class RoundsRunner:
         self,
         method: str,
         params: Optional[Dict[str, Any]],
-        *,
         timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
         headers: Optional[Callable[[], Optional[Mapping[str, str]]]] = None,
@@ -371,30 +370,40 @@ class RoundsRunner:
         a renewed session, a -32022 version switch, ``refresh`` on a header mismatch,
         and with ``inputs`` the ``input_required`` rounds. ``headers()`` gives each
         send's extra headers (a refresh may change them); ``timeout`` is the client's
-        own (read at each send) unless given."""
+        own (read at each send) unless given. The hot path of every call: its callers
+        pass what they can by position (keywords cost more)."""
         session = self._live_session()
-        settings = self._settings
-
-        def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> Any:
-            return session.request(
-                method, round_params,
-                timeout=settings.timeout if timeout is DEFAULT else timeout,
-                on_progress=on_progress,
-                headers=headers() if headers is not None else None)
-
-        # The first send happens before the machine is made: most calls are one send
-        # answered with a plain result, and need no machine at all.
+        # The first send happens before the machine (and its send function) is made:
+        # most calls are one send answered with a plain result, and need neither.
         try:
-            result = send(session, params)
+            result = self._send(session, method, params, timeout, on_progress, headers)
         except MCPError as exc:
             first: Tuple[Any, Optional[MCPError]] = (None, exc)
         else:
-            if not (inputs and input_required(result)):
+            # input_required(), inlined: this runs once per call.
+            if not (inputs and isinstance(result, dict)
+                    and result.get("resultType") == "input_required"):
                 return result
             first = (result, None)
+
+        def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> Any:
+            return self._send(session, method, round_params, timeout, on_progress, headers)
+
         machine = Rounds(self._machine_host, session, method, params, inputs=inputs,
                          refresh=refresh)
         return machine.run(send, first)
+
+    def _send(self, session: RpcSession, method: str, params: Optional[Dict[str, Any]],
+              timeout: Timeout, on_progress: Optional[ProgressCallback],
+              headers: Optional[Callable[[], Optional[Mapping[str, str]]]]) -> Any:
+        """One send of :meth:`call`: the client's timeout read now, and only the options
+        given passed on (each keyword passed costs the session's request more)."""
+        bound = self._settings.timeout if timeout is DEFAULT else timeout
+        extra = headers() if headers is not None else None
+        if on_progress is None and extra is None:
+            return session.request(method, params, timeout=bound)
+        return session.request(method, params, timeout=bound, on_progress=on_progress,
+                               headers=extra)
 
     def switch_to_listed(self, session: RpcSession, rejected: ServerError) -> None:
         """A -32022: switch to the newest stateless-era version the server lists.

@@ -29,6 +29,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    Tuple,
     Type,
     TypeVar,
     Union,
@@ -68,7 +69,7 @@ from ._protocol import (
 )
 from ._rounds import RoundsFuture, RoundsRunner, RunnerHost
 from ._threads import join_or_warn
-from ._toolcalls import ToolCalls, ToolCallsHost, check_arguments
+from ._toolcalls import ToolCalls, ToolCallsHost, call_tool_params, check_arguments
 from ._version import __version__
 from .exceptions import (
     CapabilityError,
@@ -412,7 +413,7 @@ class Client:
             max_total_timeout=lambda: self.max_total_timeout,
             reset_timeout_on_progress=lambda: self.reset_timeout_on_progress,
             open=lambda: self._state is not _State.CLOSED, stateless=self._stateless,
-            agreement=self._require_agreement, offers=self._offers,
+            agreement=self._require_agreement, plan_key=self._plan_key, offers=self._offers,
             require_capability=self._require_capability, request=self.request,
             call=self._rounds_runner.call, paginate=self._listings.paginate,
             follow_progress=lambda token, callback: self._live_rpc().follow_progress(
@@ -656,6 +657,15 @@ class Client:
             raise ClientNotConnected(f"client for {self.name} has not connected yet")
         return agreement
 
+    def _plan_key(self) -> Tuple[Agreement, Optional[Dict[str, Any]], bool]:
+        """What a kept plan of a plain tool call depends on (``ClientTasks.planned``):
+        the agreement, the tools of the last listing (None before it) and
+        ``validate_output``; in one call, as every ``call_tool`` reads it."""
+        agreement = self._agreement
+        if agreement is None:
+            raise ClientNotConnected(f"client for {self.name} has not connected yet")
+        return agreement, self._listings.known_tools, bool(self.validate_output)
+
     @property
     def agreement(self) -> Optional[Agreement]:
         """What this connection settled on with the server (era, version, server info,
@@ -873,14 +883,26 @@ class Client:
             InvalidToolSchema: the tool's outputSchema cannot check results (then the
                 call is not sent), or checking this result would pass the check's bound.
         """
-        call = self._tasks.prepare(name, arguments, meta, task, ttl, timeout)
+        tasks = self._tasks
+        params = call_tool_params(name, arguments, meta)
+        if task is None and ttl is None:
+            # The steady case: a plain call to a tool planned before. Its plan never
+            # changes (no header repair) and it cannot become a task: send, parse, check.
+            known = tasks.planned(name)
+            if known is not None:
+                plan, stateless = known
+                # By position (keywords cost more): method, params, timeout, on_progress.
+                data = self._rounds_runner.call("tools/call", params, timeout, on_progress)
+                return self._tool_calls.result(name, data, plan.tool, plan.schema, stateless,
+                                               raise_on_error)
+        call = tasks.prepare_params(name, params, task, ttl, timeout)
         if call.task_params is not None:
-            return self._tasks.run(call, on_progress, raise_on_error, Watch())
+            return tasks.run(call, on_progress, raise_on_error, Watch())
         plan = call.plan
         data = self._rounds_runner.call(
             "tools/call", call.params, timeout=timeout, on_progress=on_progress,
             headers=lambda: plan.headers, refresh=plan.refresh)
-        return self._tasks.outcome(call, data, None, on_progress, raise_on_error)
+        return tasks.outcome(call, data, None, on_progress, raise_on_error)
 
     def call_tool_future(
         self,

@@ -735,6 +735,10 @@ class TasksHost(NamedTuple):
     stateless: Callable[[], bool]
     #: The connection's agreement (``ClientNotConnected`` before the first connect).
     agreement: Callable[[], Agreement]
+    #: What a kept plan of a plain call depends on, read in one call (every
+    #: ``call_tool`` reads it): ``(agreement, the tools listed or None,
+    #: validate_output)`` (``ClientNotConnected`` before the first connect).
+    plan_key: Callable[[], Tuple[Agreement, Any, bool]]
     #: Whether the server declared the capability at a path (``ClientNotConnected``
     #: when the client is closed).
     offers: Callable[..., bool]
@@ -875,6 +879,24 @@ class ClientTasks:
 
     # -- task-augmented calls ------------------------------------------------------------
 
+    def planned(self, name: str) -> Optional[Tuple[ToolPlan, bool]]:
+        """The kept plan of a plain call to tool ``name`` (no task asked for) and whether
+        the era is stateless, or None when none is kept (then :meth:`prepare` plans the
+        call, and keeps the plan when it can).
+
+        What ``call_tool`` looks at first: a call with a kept plan cannot become a task
+        (see :meth:`prepare`), so it needs no :class:`TaskCall`; its result is the
+        parsed, checked answer (``ToolCalls.result``).
+
+        Raises:
+            ClientNotConnected: the client has not connected.
+        """
+        agreement, known, validate = self.host.plan_key()
+        memo = self._plain
+        if memo[0] is agreement and memo[1] is known and memo[2] is validate:
+            return memo[3].get(name)
+        return None
+
     def prepare(self, name: str, arguments: Optional[Any], meta: Optional[Any],
                 task: Optional[bool], ttl: Optional[float], timeout: Timeout) -> TaskCall:
         """A ``tools/call`` of tool ``name`` made ready (see :class:`TaskCall`).
@@ -884,7 +906,12 @@ class ClientTasks:
             CapabilityError: a task asked for that the server or tool cannot run.
             InvalidToolSchema: the tool's outputSchema cannot check results.
         """
-        params = call_tool_params(name, arguments, meta)
+        return self.prepare_params(name, call_tool_params(name, arguments, meta), task, ttl,
+                                   timeout)
+
+    def prepare_params(self, name: str, params: Dict[str, Any], task: Optional[bool],
+                       ttl: Optional[float], timeout: Timeout) -> TaskCall:
+        """:meth:`prepare`, the params made already (``call_tool_params``)."""
         host = self.host
         plans: Optional[Dict[str, Tuple[ToolPlan, bool]]] = None
         if task is None and ttl is None:
@@ -913,9 +940,7 @@ class ClientTasks:
         Raises:
             ClientNotConnected: the client has not connected.
         """
-        agreement = self.host.agreement()
-        tools = self.host.tool_calls.host
-        known, validate = tools.known_tools(), bool(tools.validate_output())
+        agreement, known, validate = self.host.plan_key()
         memo = self._plain
         if memo[0] is agreement and memo[1] is known and memo[2] is validate:
             return memo[3]
