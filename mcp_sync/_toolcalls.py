@@ -16,7 +16,6 @@ import threading
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, NamedTuple, Optional, Set, Tuple
 
-from ._models import parser
 from ._protocol import DEFAULT, Timeout
 from .exceptions import InvalidToolSchema, ProtocolError, ToolError, excerpt
 
@@ -28,19 +27,21 @@ __all__ = ["ToolCalls", "ToolCallsHost", "ToolPlan", "call_tool_params", "check_
 # The client's logger: these messages were always the client's.
 log = logging.getLogger("mcp_sync.client")
 
-# The parsers of the session era's results (False) and the stateless era's (True), each
-# made at the first result of its era, not per call (a function's ``from . import types``
-# costs each call an import lookup; a module-level one would load pydantic with ``import
-# mcp_sync``), and not for the other era (its model is built when first used).
-_RESULT_PARSERS: Dict[bool, Callable[[Any], Any]] = {}
+# The validators of the session era's results (False) and the stateless era's (True),
+# each looked up at the first result of its era, not per call (a function's ``from .
+# import types`` costs each call an import lookup; a module-level one would load pydantic
+# with ``import mcp_sync``), and not for the other era (its model is built when first
+# used). The model's validator itself, called in ToolCalls.result: a parser
+# (``_models.parser``) would be one more Python frame around it on every call.
+_RESULT_VALIDATORS: Dict[bool, Callable[[Any], Any]] = {}
 
 
-def _result_parser(stateless: bool) -> Callable[[Any], Any]:
+def _result_validator(stateless: bool) -> Callable[[Any], Any]:
     from . import types
 
     model = types.CallToolResult2026 if stateless else types.CallToolResult
-    parse = _RESULT_PARSERS[stateless] = parser(model, "tools/call result")
-    return parse
+    validate = _RESULT_VALIDATORS[stateless] = model.__pydantic_validator__.validate_python
+    return validate
 
 
 class ToolCallsHost(NamedTuple):
@@ -173,8 +174,14 @@ class ToolCalls:
         how long checking takes (within the check's budget). In the stateless era
         ``structuredContent`` may be any JSON value, and is checked as it is.
         """
-        parse = _RESULT_PARSERS.get(stateless) or _result_parser(stateless)
-        result: types.CallToolResult = parse(data)
+        validate = _RESULT_VALIDATORS.get(stateless) or _result_validator(stateless)
+        try:
+            result: types.CallToolResult = validate(data)
+        except ValueError as exc:
+            # pydantic's ValidationError, worded as _models.parse words it (an excerpt,
+            # not chained: its text names the server's keys and values raw).
+            raise ProtocolError(
+                f"invalid tools/call result from server: {excerpt(exc, 1000)}") from None
         if tool is not None and tool.output_schema and not result.is_error:
             result.declare_output()  # .data may then parse the text as JSON
             # 2026-07-28: structuredContent is any JSON value, and a null sent is one.
@@ -234,7 +241,8 @@ class ToolPlan:
 def call_tool_params(name: str, arguments: Optional[Mapping[str, Any]],
                      meta: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
     """The params of a ``tools/call`` (``arguments`` checked first: nothing is sent)."""
-    check_arguments("tool", name, arguments)
+    if arguments is not None and type(arguments) is not dict:  # a dict needs no check
+        check_arguments("tool", name, arguments)
     params: Dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
     if meta:
         params["_meta"] = dict(meta)

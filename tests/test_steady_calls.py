@@ -20,7 +20,7 @@ import pytest
 import mcp_sync
 from mcp_sync import ProtocolError, RequestTimeout, ToolError
 
-from .conftest import fake_server_command
+from .conftest import PY, SERVERS, fake_server_command
 
 T = 10.0
 
@@ -136,3 +136,17 @@ def test_arguments_not_a_mapping_are_refused_at_each_call() -> None:
         warm(client, "echo", {"text": "fine"})
         with pytest.raises(TypeError):
             client.call_tool("echo", ["not", "a", "mapping"])  # type: ignore[arg-type]
+
+
+def test_a_result_that_is_no_call_tool_result_is_refused_at_each_call() -> None:
+    # The schema server's any_value returns its value as structuredContent: an object
+    # is a session-era CallToolResult, an array is not (its 2026-07-28 schema is off).
+    with mcp_sync.connect([PY, str(SERVERS / "schema_stdio.py")], timeout=T,
+                          protocol_version="2025-11-25", validate_output=False) as client:
+        warm(client, "any_value", {"value": {"a": 1}})
+        for _ in range(2):
+            with pytest.raises(ProtocolError,
+                               match="invalid tools/call result from server") as info:
+                client.call_tool("any_value", {"value": [1, 2, 3]})
+            assert info.value.__cause__ is None and info.value.__suppress_context__
+            assert client.call_tool("any_value", {"value": {"b": 2}}).structured == {"b": 2}
