@@ -396,14 +396,11 @@ class RoundsRunner:
     def _send(self, session: RpcSession, method: str, params: Optional[Dict[str, Any]],
               timeout: Timeout, on_progress: Optional[ProgressCallback],
               headers: Optional[Callable[[], Optional[Mapping[str, str]]]]) -> Any:
-        """One send of :meth:`call`: the client's timeout read now, and only the options
-        given passed on (each keyword passed costs the session's request more)."""
-        bound = self._settings.timeout if timeout is DEFAULT else timeout
-        extra = headers() if headers is not None else None
-        if on_progress is None and extra is None:
-            return session.request(method, params, timeout=bound)
-        return session.request(method, params, timeout=bound, on_progress=on_progress,
-                               headers=extra)
+        """One send of :meth:`call`: the client's timeout read now, the options passed by
+        position (keywords cost the session's request more)."""
+        return session.request(method, params,
+                               self._settings.timeout if timeout is DEFAULT else timeout,
+                               on_progress, headers() if headers is not None else None)
 
     def switch_to_listed(self, session: RpcSession, rejected: ServerError) -> None:
         """A -32022: switch to the newest stateless-era version the server lists.

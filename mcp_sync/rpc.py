@@ -293,7 +293,16 @@ _UNSET = object()
 _BROKEN = object()
 
 
-class RequestOptions(TypedDict, total=False):
+class RareRequestOptions(TypedDict, total=False):
+    """The options of a request that :meth:`RpcSession.request` takes by keyword only
+    (see :class:`RequestOptions`)."""
+
+    reset_timeout_on_progress: Optional[bool]
+    max_total_timeout: Timeout
+    cancellable: bool
+
+
+class RequestOptions(RareRequestOptions, total=False):
     """The keyword arguments of :meth:`RpcSession.submit` and :meth:`RpcSession.request`
     (each left out takes its default, from :meth:`RpcSession._start`).
 
@@ -308,9 +317,6 @@ class RequestOptions(TypedDict, total=False):
 
     timeout: Timeout
     on_progress: Optional[ProgressCallback]
-    reset_timeout_on_progress: Optional[bool]
-    max_total_timeout: Timeout
-    cancellable: bool
     headers: Optional[Mapping[str, str]]
 
 
@@ -664,18 +670,19 @@ class RpcSession:
         params: Optional[Dict[str, Any]],
         future: Any,
         direct: bool,
-        *,
         timeout: Timeout = DEFAULT,
         on_progress: Optional[ProgressCallback] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        *,
         reset_timeout_on_progress: Optional[bool] = None,
         max_total_timeout: Timeout = DEFAULT,
         cancellable: bool = True,
-        headers: Optional[Mapping[str, str]] = None,
     ) -> Pending:
         """Register ``future`` under a new id and write the request (see :meth:`submit`).
 
         The one home of the defaults of :class:`RequestOptions`: ``submit()`` and
-        ``request()`` pass on only what their caller gave.
+        ``request()`` pass on only what their caller gave (``request()`` the common
+        three by position).
         """
         if self._forked or self._closed_error is not None or self._dispatcher is None:
             try:
@@ -772,11 +779,15 @@ class RpcSession:
         return meta, headers
 
     def request(self, method: str, params: Optional[Dict[str, Any]] = None,
-                **options: Unpack[RequestOptions]) -> Any:
+                timeout: Timeout = DEFAULT, on_progress: Optional[ProgressCallback] = None,
+                headers: Optional[Mapping[str, str]] = None,
+                **options: Unpack[RareRequestOptions]) -> Any:
         """Send a request and block until its result arrives; returns the result dict.
 
-        ``options`` are the keyword arguments of :class:`RequestOptions`, as for
-        :meth:`submit`.
+        ``timeout``, ``on_progress``, ``headers`` and ``options`` are the keyword
+        arguments of :class:`RequestOptions`, as for :meth:`submit`; the first three may
+        also go by position (the client's calls pass them so: keywords cost more, on
+        every request).
 
         Ctrl-C (``KeyboardInterrupt``) while blocked cancels the request on the wire and
         re-raises; the session stays usable.
@@ -787,7 +798,11 @@ class RpcSession:
             ConnectionClosed: the transport closed before the response arrived.
         """
         waiter = Waiter()
-        entry = self._start(method, params, waiter, True, **options)
+        if options:
+            entry = self._start(method, params, waiter, True, timeout, on_progress, headers,
+                                **options)
+        else:
+            entry = self._start(method, params, waiter, True, timeout, on_progress, headers)
         # The dispatch thread enforces the deadline; this wait is a safety bound on top.
         bound = future_wait_bound(entry.timeout, entry.max_total_timeout)
         try:
