@@ -9,11 +9,11 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-from typing import Any, Callable
+from typing import Any
 
 from .exceptions import ProtocolError, excerpt
 
-__all__ = ["dump", "load_models", "parse", "parser"]
+__all__ = ["dump", "invalid", "load_models", "parse"]
 
 
 def parse(model: Any, data: Any, what: str) -> Any:
@@ -30,22 +30,7 @@ def parse(model: Any, data: Any, what: str) -> Any:
             return validate(data)
         return _adapter(model).validate_python(data)
     except ValueError as exc:
-        raise _invalid(what, exc) from None
-
-
-def parser(model: Any, what: str) -> Callable[[Any], Any]:
-    """:func:`parse` of one model class as a function, its validator looked up once (for
-    the result of every call: pydantic's ``model_validate`` is a Python frame of its own
-    around the same validator). Builds the model now if it waits for its first use."""
-    validate = model.__pydantic_validator__.validate_python
-
-    def parse_one(data: Any) -> Any:
-        try:
-            return validate(data)
-        except ValueError as exc:
-            raise _invalid(what, exc) from None
-
-    return parse_one
+        raise invalid(what, exc) from None
 
 
 def load_models() -> None:
@@ -57,7 +42,10 @@ def load_models() -> None:
         importlib.import_module("mcp_sync._types_core")
 
 
-def _invalid(what: str, error: ValueError) -> ProtocolError:
+def invalid(what: str, error: ValueError) -> ProtocolError:
+    """The error for server data that failed validation (pydantic's ValidationError, a
+    ValueError): its text names the server's keys and values raw, so the ProtocolError
+    carries an excerpt of it; raise it ``from None`` (a traceback would print it whole)."""
     return ProtocolError(f"invalid {what} from server: {excerpt(error, 1000)}")
 
 

@@ -16,6 +16,7 @@ import threading
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, NamedTuple, Optional, Set, Tuple
 
+from ._models import invalid
 from ._protocol import DEFAULT, Timeout
 from .exceptions import InvalidToolSchema, ProtocolError, ToolError, excerpt
 
@@ -31,8 +32,8 @@ log = logging.getLogger("mcp_sync.client")
 # each looked up at the first result of its era, not per call (a function's ``from .
 # import types`` costs each call an import lookup; a module-level one would load pydantic
 # with ``import mcp_sync``), and not for the other era (its model is built when first
-# used). The model's validator itself, called in ToolCalls.result: a parser
-# (``_models.parser``) would be one more Python frame around it on every call.
+# used). The model's validator itself, called in ToolCalls.result: a wrapper around it
+# would be one more Python frame on every call.
 _RESULT_VALIDATORS: Dict[bool, Callable[[Any], Any]] = {}
 
 
@@ -177,11 +178,8 @@ class ToolCalls:
         validate = _RESULT_VALIDATORS.get(stateless) or _result_validator(stateless)
         try:
             result: types.CallToolResult = validate(data)
-        except ValueError as exc:
-            # pydantic's ValidationError, worded as _models.parse words it (an excerpt,
-            # not chained: its text names the server's keys and values raw).
-            raise ProtocolError(
-                f"invalid tools/call result from server: {excerpt(exc, 1000)}") from None
+        except ValueError as exc:  # pydantic's ValidationError
+            raise invalid("tools/call result", exc) from None
         if tool is not None and tool.output_schema and not result.is_error:
             result.declare_output()  # .data may then parse the text as JSON
             # 2026-07-28: structuredContent is any JSON value, and a null sent is one.
