@@ -463,7 +463,11 @@ class CallToolResult(Result):
     @property
     def text(self) -> str:
         """All text content blocks joined with newlines."""
-        return "\n".join(c.text for c in self.content if isinstance(c, TextContent))
+        content = self.content
+        if len(content) == 1:  # most results: read on every call, so without a generator
+            block = content[0]
+            return block.text if isinstance(block, TextContent) else ""
+        return "\n".join([c.text for c in content if isinstance(c, TextContent)])
 
     @property
     def data(self) -> Any:

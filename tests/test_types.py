@@ -511,6 +511,27 @@ def test_call_tool_result_with_every_content_type() -> None:
     assert embedded_blob.resource.blob == "AAEC"
 
 
+
+@pytest.mark.parametrize("kinds", [
+    (), ("text",), ("image",), ("unknown",), ("text", "text"), ("image", "text"),
+    ("text", "audio", "text"), ("audio", "image"),
+])
+def test_text_joins_the_text_blocks_whatever_else_the_content_holds(
+    kinds: Tuple[str, ...],
+) -> None:
+    # One block (most results) takes a shorter way than several: both give the same.
+    blocks: Dict[str, Callable[[int], Dict[str, Any]]] = {
+        "text": lambda i: {"type": "text", "text": f"line {i}"},
+        "image": lambda i: {"type": "image", "data": "AA==", "mimeType": "image/png"},
+        "audio": lambda i: {"type": "audio", "data": "AA==", "mimeType": "audio/wav"},
+        "unknown": lambda i: {"type": "hologram", "text": "not text content"},
+    }
+    content = [blocks[kind](i) for i, kind in enumerate(kinds)]
+    for model in (T.CallToolResult, T.CallToolResult2026):
+        result = model.model_validate({"content": content})
+        expected = [f"line {i}" for i, kind in enumerate(kinds) if kind == "text"]
+        assert result.text == "\n".join(expected)
+
 def test_call_tool_result_defaults_and_error_flag() -> None:
     result = T.CallToolResult.model_validate({"content": []})
     assert result.is_error is False
