@@ -167,3 +167,25 @@ def test_a_fork_while_another_thread_holds_the_era_lock() -> None:
         release.set()
         holder.join(10)
     assert report == {"sum": {"sum": 5}}
+
+
+def test_a_stdio_transport_used_in_a_forked_child_refuses_to_write() -> None:
+    # The fork hook marks the transport: the child's write never reaches the parent's
+    # server (send() does not ask for the pid on each message where the hook exists).
+    from mcp_sync.transports.stdio import StdioTransport
+
+    transport = StdioTransport(DEMO[0], DEMO[1:], cwd=str(ROOT))
+    transport.start(lambda message: None, lambda error: None, lambda request_id, error: None)
+    try:
+        def child() -> Dict[str, Any]:
+            try:
+                transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            except mcp_sync.ForkedClientError as exc:
+                return {"refused": str(exc)}
+            return {"refused": None}
+
+        report = in_forked_child(child)
+        assert report["refused"] and "parent process" in report["refused"], report
+        transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"})  # parent's
+    finally:
+        transport.close()

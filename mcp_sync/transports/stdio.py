@@ -221,7 +221,10 @@ def _mark_forked() -> None:
 
 
 atexit.register(_close_all_at_exit)
-if hasattr(os, "register_at_fork"):
+# Where the hook exists, a forked child finds _forked set, and send() need not ask the
+# system for its pid on every message; elsewhere it compares pids.
+_FORK_HOOK = hasattr(os, "register_at_fork")
+if _FORK_HOOK:
     os.register_at_fork(after_in_child=_mark_forked)
 
 
@@ -758,7 +761,8 @@ class StdioTransport(Transport):
             TransportError: ``max_write_backlog`` bytes wait already for a child that is
                 not reading its stdin; nothing of this message was written.
         """
-        if self._forked or (self._process is not None and os.getpid() != self._pid_at_start):
+        if self._forked or (not _FORK_HOOK and self._process is not None
+                            and os.getpid() != self._pid_at_start):
             raise ForkedClientError(
                 f"this client's server {self.name} belongs to the parent process; "
                 "create a new client after fork()"
