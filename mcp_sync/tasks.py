@@ -891,11 +891,7 @@ class ClientTasks:
         Raises:
             ClientNotConnected: the client has not connected.
         """
-        agreement, known, validate = self.host.plan_key()
-        memo = self._plain
-        if memo[0] is agreement and memo[1] is known and memo[2] is validate:
-            return memo[3].get(name)
-        return None
+        return self._plain_plans().get(name)
 
     def prepare(self, name: str, arguments: Optional[Any], meta: Optional[Any],
                 task: Optional[bool], ttl: Optional[float], timeout: Timeout) -> TaskCall:
