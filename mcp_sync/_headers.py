@@ -7,14 +7,15 @@ Pure functions, no I/O. Streamable HTTP mirrors some body fields into headers
 
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+
+from ._text import pattern
 
 __all__ = ["encode_header_value", "invalid_header_annotation", "param_headers"]
 
 X_MCP_HEADER = "x-mcp-header"
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 tchar
-_SAFE_VALUE = re.compile(r"^[\x20-\x7e]*$")
+_TOKEN = r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$"  # RFC 9110 tchar
+_SAFE_VALUE = r"^[\x20-\x7e]*$"
 _SAFE_INTEGER = 2**53 - 1
 _COMPOSITION = ("items", "prefixItems", "additionalProperties", "oneOf", "anyOf", "allOf", "not",
                 "if", "then", "else", "$ref", "$defs", "definitions", "patternProperties",
@@ -30,7 +31,7 @@ def encode_header_value(value: Any) -> str:
     else:
         text = str(value)
     plain = (
-        _SAFE_VALUE.match(text) is not None
+        pattern(_SAFE_VALUE).match(text) is not None
         and text == text.strip(" \t")
         and not (text.startswith("=?base64?") and text.endswith("?="))
     )
@@ -81,7 +82,7 @@ def invalid_header_annotation(input_schema: Any) -> Optional[str]:
         where = ".".join(path)
         if not isinstance(annotation, str) or not annotation:
             return f"x-mcp-header of {where!r} is empty or not a string"
-        if not _TOKEN.match(annotation):
+        if not pattern(_TOKEN).match(annotation):
             return f"x-mcp-header {annotation!r} of {where!r} is not an HTTP token"
         if annotation.lower() in seen:
             first = seen[annotation.lower()]

@@ -4,12 +4,12 @@ connected client."""
 from __future__ import annotations
 
 import logging
-import re
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
 
 from ._hosts import is_loopback_host
 from ._negotiation import REFUSED_STATUSES
 from ._protocol import DEFAULT, Timeout
+from ._text import pattern
 from .client import Client
 from .exceptions import HTTPError, MCPError, excerpt
 from .transports.base import Transport
@@ -34,12 +34,12 @@ def _is_url(value: str) -> bool:
 
 # "host:port" with an optional path, e.g. "localhost:8000/mcp" or "[::1]:3000": an HTTP URL
 # whose scheme was left out (no command looks like this).
-_HOST_PORT = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):\d{1,5}"
-                        r"(?:[/?#]\S*)?$")
+_HOST_PORT = (r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):\d{1,5}"
+              r"(?:[/?#]\S*)?$")
 # Any host with an optional port and path, for text that must be a URL (--url, a config
 # entry's "url").
-_HOST_ANY = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*)(?::\d{1,5})?"
-                       r"(?:[/?#]\S*)?$")
+_HOST_ANY = (r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*)(?::\d{1,5})?"
+             r"(?:[/?#]\S*)?$")
 
 
 def http_url(text: str, *, strict: bool = True) -> Optional[str]:
@@ -62,7 +62,7 @@ def http_url(text: str, *, strict: bool = True) -> Optional[str]:
         if strict:
             raise ValueError(f"{excerpt(value, 200)!r} is not an http:// or https:// URL")
         return None
-    match = (_HOST_ANY if strict else _HOST_PORT).match(value)
+    match = pattern(_HOST_ANY if strict else _HOST_PORT).match(value)
     if match is None:
         if strict:
             raise ValueError(f"{excerpt(value, 200)!r} is not a URL: it needs a scheme, "

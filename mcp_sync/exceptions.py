@@ -83,6 +83,7 @@ from ._protocol import (
     URL_ELICITATION_REQUIRED,
 )
 from ._text import excerpt as excerpt
+from ._text import pattern
 
 __all__ = [
     "AuthError",
@@ -133,9 +134,9 @@ def _unpickle(cls: type, args: Tuple[Any, ...], state: Dict[str, Any]) -> BaseEx
     return error
 
 
-_MARKUP_SKIPPED = re.compile(r"<(script|style)\b.*?</\1\s*>", re.I | re.S)
-_MARKUP_TAG = re.compile(r"<[^>]*>")
-_WHITESPACE = re.compile(r"\s+")
+_MARKUP_SKIPPED = r"<(script|style)\b.*?</\1\s*>"
+_MARKUP_TAG = r"<[^>]*>"
+_WHITESPACE = r"\s+"
 
 
 def body_excerpt(body: Any, limit: int = 200) -> str:
@@ -148,8 +149,8 @@ def body_excerpt(body: Any, limit: int = 200) -> str:
         body = bytes(body).decode("utf-8", "replace")
     text = str(body)
     if "<" in text and ">" in text:
-        text = _MARKUP_TAG.sub(" ", _MARKUP_SKIPPED.sub(" ", text))
-    return excerpt(_WHITESPACE.sub(" ", text).strip(), limit)
+        text = pattern(_MARKUP_TAG).sub(" ", pattern(_MARKUP_SKIPPED, re.I | re.S).sub(" ", text))
+    return excerpt(pattern(_WHITESPACE).sub(" ", text).strip(), limit)
 
 
 class MCPError(Exception):

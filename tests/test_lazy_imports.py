@@ -243,3 +243,33 @@ def test_a_broken_api_loaded_later_breaks_no_call() -> None:
     seen = printed_by(BROKEN_API.format(command=fake_server_command()))
     assert seen["failures"] == ["cannot trace with the OpenTelemetry API loaded here"]
     assert seen["calls"] >= 1
+
+
+def test_import_mcp_sync_compiles_none_of_its_regular_expressions() -> None:
+    # Compiling one is pure Python (the escape class of printable() took half a
+    # millisecond): the package's patterns compile at their first use (_text.pattern).
+    code = """
+import json, re, sys
+compiled = []
+compile_ = re._compile
+def recording(pattern, flags):
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.endswith(("re/__init__.py",
+                                                                   "functools.py")):
+        frame = frame.f_back
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    if module.startswith("mcp_sync"):
+        compiled.append(module)
+    return compile_(pattern, flags)
+re._compile = recording
+import mcp_sync
+from mcp_sync._text import printable
+at_import = list(compiled)
+escaped = printable("a\\x1b[2Jb")
+print(json.dumps({"at_import": at_import, "escaped": escaped, "later": compiled}))
+"""
+    seen = printed_by(code)
+    assert seen["at_import"] == []
+    # The first use compiles the pattern, and it still does its job.
+    assert seen["escaped"] == "a\\x1b[2Jb"
+    assert seen["later"] == ["mcp_sync._text"]

@@ -14,7 +14,6 @@ one request at once with :class:`~mcp_sync.MessageTooLarge`.
 from __future__ import annotations
 
 import json
-import re
 from typing import Optional, Union
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "ID_PREFIX", "response_id_in"]
@@ -24,12 +23,14 @@ DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 ID_PREFIX = 4096
 
 _DECODER = json.JSONDecoder()
-_SPACE = re.compile(r"[ \t\n\r]*")
+_SPACE = " \t\n\r"  # JSON's whitespace
 
 
 def _skip_space(text: str, pos: int) -> int:
-    match = _SPACE.match(text, pos)
-    return match.end() if match is not None else pos
+    end = len(text)
+    while pos < end and text[pos] in _SPACE:
+        pos += 1
+    return pos
 
 
 def response_id_in(prefix: bytes) -> Optional[Union[int, str]]:
