@@ -1310,12 +1310,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
                    help=f"comma-separated clients, from {','.join(CLIENTS)} "
                         "(bare and floor, the references, are always run)")
     p.add_argument("--blocks", type=int,
-                   help="interleaved blocks for the sequential and throughput sections (20); "
+                   help="interleaved blocks for the sequential and throughput sections (30); "
                         "the large echoes use half as many")
     p.add_argument("--calls", type=int, help="sequential calls per block per client (300)")
     p.add_argument("--workers", type=int, default=8, help="concurrent callers (8)")
     p.add_argument("--thr-calls", type=int,
-                   help="calls per worker per throughput block (100)")
+                   help="calls per worker per throughput block (300)")
     p.add_argument("--cold-runs", type=int, help="cold-start runs per client (21)")
     p.add_argument("--rss-runs", type=int, help="peak-RSS runs per client (3)")
     p.add_argument("--rss-calls", type=int, default=1000, help="calls in the RSS child (1000)")
@@ -1330,9 +1330,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     quick = args.quick
     defaults = {
-        "blocks": 6 if quick else 20,
+        "blocks": 6 if quick else 30,
         "calls": 100 if quick else 300,
-        "thr_calls": 50 if quick else 100,
+        # A throughput block of 8 x 100 calls lasted 25 ms at the floor's rate, short enough
+        # for one scheduler hiccup of the VM to move its ratio by half (blocks ranged
+        # 0.47x-1.57x): 8 x 300 calls make a block of ~80 ms.
+        "thr_calls": 50 if quick else 300,
         "cold_runs": 5 if quick else 21,
         "rss_runs": 1 if quick else 3,
         "import_runs": 5 if quick else 15,
