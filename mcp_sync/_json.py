@@ -19,7 +19,7 @@ import json
 from json.decoder import JSONDecodeError
 from typing import Any, List
 
-__all__ = ["decode_line", "decode_object", "encode"]
+__all__ = ["JSON_WHITESPACE", "decode_line", "decode_object", "encode"]
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _DEFAULT = _ENCODER.default
@@ -76,7 +76,7 @@ def _encode(value: Any) -> str:
 
 
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-_JSON_WHITESPACE = " \t\n\r"
+JSON_WHITESPACE = " \t\n\r"
 
 
 def decode_object(text: str) -> Any:
@@ -91,7 +91,7 @@ def decode_object(text: str) -> Any:
     except StopIteration as exc:  # not a value at all (text that does not start with "{")
         raise JSONDecodeError("Expecting value", text, exc.value) from None
     if end != len(text):
-        rest = text[end:].lstrip(_JSON_WHITESPACE)
+        rest = text[end:].lstrip(JSON_WHITESPACE)
         if rest:
             raise JSONDecodeError("Extra data", text, len(text) - len(rest))
     return value

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from typing import Optional, Union
 
+from .._json import JSON_WHITESPACE
+
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "ID_PREFIX", "response_id_in"]
 
 DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
@@ -23,12 +25,11 @@ DEFAULT_MAX_MESSAGE_SIZE = 64 * 1024 * 1024
 ID_PREFIX = 4096
 
 _DECODER = json.JSONDecoder()
-_SPACE = " \t\n\r"  # JSON's whitespace
 
 
 def _skip_space(text: str, pos: int) -> int:
     end = len(text)
-    while pos < end and text[pos] in _SPACE:
+    while pos < end and text[pos] in JSON_WHITESPACE:
         pos += 1
     return pos
 
