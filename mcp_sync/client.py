@@ -663,7 +663,7 @@ class Client:
         ``validate_output``; in one call, as every ``call_tool`` reads it."""
         agreement = self._agreement
         if agreement is None:
-            raise ClientNotConnected(f"client for {self.name} has not connected yet")
+            agreement = self._require_agreement()  # raises ClientNotConnected
         return agreement, self._listings.known_tools, bool(self.validate_output)
 
     @property

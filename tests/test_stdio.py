@@ -568,6 +568,13 @@ def test_a_server_exiting_while_a_process_it_started_holds_stdout_fails_calls_at
             os.kill(orphan, signal.SIGKILL)  # its end closes the pipes: the threads end
 
 
+def test_a_tool_call_before_the_first_connect_says_so_and_starts_nothing() -> None:
+    client = mcp_sync.Client(StdioTransport(PY, fake_server_command()[1:]))
+    with pytest.raises(ClientNotConnected, match="has not connected yet"):
+        client.call_tool("echo", {"text": "x"})
+    assert client.transport.pid is None  # type: ignore[attr-defined]
+
+
 def test_close_is_idempotent_and_a_closed_client_reconnects() -> None:
     client = connect()
     first_pid = client.transport.pid  # type: ignore[attr-defined]
