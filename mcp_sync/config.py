@@ -625,7 +625,7 @@ def _parse(data: bytes, path: str, jsonc: bool = False) -> Any:
         raise ConfigError(f"cannot read the configuration: {exc}", source=path) from exc
     try:
         return json.loads(_strip_jsonc(text) if jsonc else text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # nested past the parser's limit: the latter
         raise ConfigError(f"not valid JSON: {exc}", source=path) from None
 
 

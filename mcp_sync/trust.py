@@ -200,7 +200,7 @@ class TrustStore:
             return self._unusable(f"cannot be used: {exc}", strict)
         try:
             document = json.loads(data)
-        except ValueError as exc:  # UnicodeDecodeError too
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError, too deep
             return self._unusable(f"is not JSON ({excerpt(exc, 120)})", strict)
         if not isinstance(document, dict) or document.get("format") != _FORMAT:
             return self._unusable("is not a store of trusted project files", strict)

@@ -386,7 +386,7 @@ def test_the_store_is_private_and_an_unusable_one_trusts_nothing(
 
     elsewhere = tmp_path / "elsewhere.json"
     elsewhere.write_bytes(good)
-    for content, why in ((b"{oops", "is not JSON"),
+    for content, why in ((b"{oops", "is not JSON"), (b"[" * 100_000, "is not JSON"),
                          (b'{"format": "other", "files": {}}', "is not a store of trusted"),
                          (b"", f"{MAX_FILE_BYTES + 1} bytes, more than {MAX_FILE_BYTES}"),
                          (None, "a symbolic link")):
@@ -441,6 +441,10 @@ def test_a_project_file_is_read_once_and_within_a_bound(clone: Clone) -> None:
     with open(huge, "wb") as file:  # sparse: 16 MiB and one byte, nothing written
         file.truncate(16 * 1024 * 1024 + 1)
     with pytest.raises(ConfigError, match="larger than 16777216 bytes") as caught:
+        discover_config(clone.repo, environ=clone.environ())
+    assert caught.value.source == str(huge)
+    huge.write_text("[" * 100_000)  # nested past the JSON parser's limit
+    with pytest.raises(ConfigError, match="not valid JSON: maximum recursion") as caught:
         discover_config(clone.repo, environ=clone.environ())
     assert caught.value.source == str(huge)
 
