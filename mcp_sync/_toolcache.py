@@ -26,12 +26,12 @@ import json
 import logging
 import math
 import os
-import stat
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Union
 
+from ._files import NotOwnFile, read_own_file, write_private
 from ._text import excerpt
 
 if TYPE_CHECKING:
@@ -155,21 +155,10 @@ class ToolCache:
 
     @staticmethod
     def _read(path: Path) -> bytes:
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-        descriptor = os.open(path, flags)
-        with os.fdopen(descriptor, "rb") as file:
-            info = os.fstat(file.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise _Refused("not a regular file")
-            getuid = getattr(os, "getuid", None)
-            if getuid is not None and info.st_uid != getuid():
-                raise _Refused(f"owned by user {info.st_uid}, not by this user")
-            if info.st_size > MAX_FILE_BYTES:
-                raise _Refused(f"{info.st_size} bytes, more than {MAX_FILE_BYTES}")
-            data = file.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
-            raise _Refused(f"more than {MAX_FILE_BYTES} bytes")
-        return data
+        try:
+            return read_own_file(path, MAX_FILE_BYTES)
+        except NotOwnFile as exc:
+            raise _Refused(str(exc)) from None
 
     def _parse(self, data: bytes, key: str) -> List[types.Tool]:
         from . import types
@@ -223,20 +212,7 @@ class ToolCache:
             self._remove(path)
             return
         try:
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            import tempfile
-
-            descriptor, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tools-",
-                                                     suffix=".tmp")
-            try:
-                with os.fdopen(descriptor, "wb") as file:
-                    if hasattr(os, "fchmod"):
-                        os.fchmod(file.fileno(), 0o600)  # mkstemp's mode; said again
-                    file.write(data)
-                os.replace(temporary, path)
-            except BaseException:
-                self._remove(Path(temporary))
-                raise
+            write_private(path, data)
         except OSError as exc:
             log.warning("could not cache the tools of %s in %s: %s", server, path, exc)
             return

@@ -12,6 +12,7 @@
     mcp-sync --config mcp.json --server files prompts    # a server of an mcpServers file
     mcp-sync --config mcp.json servers                   # the status of every server
     mcp-sync servers --no-connect                        # the servers found, not connected
+    mcp-sync trust .mcp.json                             # let a project file start its servers
     mcp-sync call --task report --arg topic=tides -- python server.py   # a tool as a task
     mcp-sync --url http://127.0.0.1:8000/mcp call --task --detach report --arg topic=x
     mcp-sync --url http://127.0.0.1:8000/mcp task task-1 --wait       # its result, later
@@ -20,7 +21,8 @@
 Commands: ``tools [NAME]``, ``call TOOL [--arg k=v ...] [--json-args '{...}'] [--task
 [--ttl SECONDS] [--detach]]``, ``task ID [--wait]``, ``tasks``, ``resources``,
 ``read URI``, ``prompts``, ``prompt NAME [--arg k=v ...]``, ``ping``, ``info``,
-``servers``, ``demo``. Options may come before or after the command.
+``servers``, ``trust [FILE] [--yes | --list | --revoke]``, ``demo``. Options may come
+before or after the command.
 
 Tasks (MCP 2025-11-25, servers that run tools as tasks): ``call --task`` starts the tool
 as a task and shows each new state of it on stderr, one line each
@@ -58,6 +60,30 @@ its state, tool count (after the filters) and last error (exit code 3 when an en
 server is not connected); ``--no-connect`` shows the configuration only, connecting
 nothing. A user file that could not be used (or a VS Code entry that needs an input) is
 named in a warning on stderr.
+
+A project file (``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json``) is someone
+else's writing: a repository you cloned can put any command in it. Its servers start
+only once you have trusted the file: until then ``servers`` lists them with the state
+``untrusted`` (``--json``: ``"state": "untrusted"``, and ``"trust"`` is ``"untrusted"``
+or ``"changed"``), starts none of them, and says on stderr how to trust the file; and a
+server of your own files with the same name is used instead of the project's (a
+warning names both files). ``trust FILE`` shows every server the file would start, the
+program and each of its arguments, its working folder and its URL exactly as written
+(escaped for the terminal), and of its ``env`` and ``headers`` the names and the
+``${VAR}`` variables of your environment their values read (text written in the file is
+shown as ``***``), then asks ``[y/N]`` on the terminal; ``--yes`` trusts without asking
+(for scripts: read the file first), and without a terminal and without ``--yes`` it
+refuses (exit code 2). Without FILE it takes the project files found from the current
+directory. The approval is kept in your configuration folder
+(``$MCP_SYNC_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/mcp-sync`` or ``~/.config/mcp-sync``,
+``%APPDATA%\\mcp-sync`` on Windows), keyed by the file's path and the SHA-256 of its
+content: once the file changes in any way, its servers stop starting (``changed since
+you trusted it``) until you trust it again. A trusted project file's server comes
+before your own server of the same name, as in Claude Code (a warning says so).
+``trust --list`` lists the trusted files and whether each changed since, and ``trust
+--revoke FILE`` forgets an approval. A file given with ``--config`` needs no approval:
+naming it is the choice. No other command reads the discovered files: each needs its
+server named (``--config``, ``--url`` or a command).
 
 ``tools`` lists each tool with its arguments (``name*:type``; ``*``: required), hints and
 description; ``tools NAME`` shows one tool whole: description, arguments, input and
@@ -100,7 +126,8 @@ tool, resource or prompt; the server's message is printed), the tool result has
 without ``--wait`` also exits 1 when the task it shows is ``failed`` or ``cancelled``),
 2 usage (bad arguments or configuration), 3 connection or protocol failure
 (a refused handshake included), 4 timeout, 130 interrupted, 141 the output was
-closed early (as a shell reports a program ended by SIGPIPE).
+closed early (as a shell reports a program ended by SIGPIPE). ``trust`` exits 1 when
+you answer no.
 
 A stdio server is stopped with a 0.5 s grace for each step (stdin closed, SIGTERM,
 SIGKILL), so a command that gave up on a call (``--timeout``, Ctrl-C) ends about a
@@ -1059,36 +1086,199 @@ def _cmd_servers(args: argparse.Namespace) -> int:
     config = load_config(args.config) if args.config else discover_config()
     for path, why in config.skipped.items():  # the user's files that could not be used
         _err(f"mcp-sync: warning: left out {printable(path)}: {printable(why)}")
-    entries = [_server_entry(config, name) for name in config.names]
+    _warn_untrusted(config)
+    # in the order of precedence of their files (the project's first), trusted or not
+    order = {location.path: index for index, location in enumerate(config.searched)}
+    entries = sorted(
+        [_server_entry(config, name) for name in config.names]
+        + [{**_server_entry(config.untrusted, name), "state": "untrusted"}
+           for name in config.untrusted.names],
+        key=lambda entry: order.get(entry["source"], 0))
+    for entry in entries:
+        entry["trust"] = config.project_files.get(entry["source"])
     statuses: Dict[str, Any] = {}
-    if not args.no_connect:
+    if not args.no_connect and config.names:
         with Manager.from_config(config, reconnect=False, timeout=_timeout(args)) as manager:
             statuses = manager.status()
     down = [s for s in statuses.values()
             if s.state not in (ServerState.CONNECTED, ServerState.DISABLED)]
+    connected = not args.no_connect
     if args.json:
-        _json([{**entry, **(statuses[entry["name"]].to_dict() if statuses else {})}
+        _json([{**entry, **(statuses[entry["name"]].to_dict()
+                            if connected and "state" not in entry else {})}
                for entry in entries])
         return EXIT_FAILURE if down else EXIT_OK
     rows = []
     for entry in entries:
         source, filters = entry["source"] or "-", _filters_cell(entry)
-        if not statuses:
-            rows.append([entry["name"], "enabled" if entry["enabled"] else "disabled",
-                         entry["transport"], source, filters, _target_cell(entry)])
-            continue
-        status = statuses[entry["name"]]
-        server = " ".join(p for p in (status.server_name, status.server_version) if p)
-        error = "" if status.error is None else _first_line(str(status.error))
-        rows.append([status.name, status.state.value, status.transport,
-                     str(status.tools) if status.state is ServerState.CONNECTED else "-",
-                     server or "-", source, filters, error])
-    if statuses:  # what each server runs is in --no-connect's table and in --json
+        untrusted = entry.get("state") == "untrusted"
+        if not connected:
+            state = "untrusted" if untrusted else "enabled" if entry["enabled"] else "disabled"
+            rows.append([entry["name"], state, entry["transport"], source, filters,
+                         _target_cell(entry)])
+        elif untrusted:
+            rows.append([entry["name"], "untrusted", entry["transport"], "-", "-", source,
+                         filters, "not started: run mcp-sync trust on its file"])
+        else:
+            status = statuses[entry["name"]]
+            server = " ".join(p for p in (status.server_name, status.server_version) if p)
+            error = "" if status.error is None else _first_line(str(status.error))
+            rows.append([status.name, status.state.value, status.transport,
+                         str(status.tools) if status.state is ServerState.CONNECTED else "-",
+                         server or "-", source, filters, error])
+    if connected:  # what each server runs is in --no-connect's table and in --json
         _table(["NAME", "STATE", "TRANSPORT", "TOOLS", "SERVER", "SOURCE", "FILTERS",
                 "ERROR"], rows)
     else:
         _table(["NAME", "STATE", "TRANSPORT", "SOURCE", "FILTERS", "TARGET"], rows)
     return EXIT_FAILURE if down else EXIT_OK
+
+
+def _warn_untrusted(config: Config) -> None:
+    """Say on stderr which project files start nothing until trusted, and which server
+    of two files of the same name is used."""
+    from .trust import TRUSTED, untrusted_reason
+
+    for path, state in config.project_files.items():
+        if state == TRUSTED:
+            continue
+        names = [name for name, source in config.untrusted.sources.items() if source == path]
+        listed = f" ({printable(', '.join(names))})" if names else ""
+        _err(f"mcp-sync: warning: {printable(path)} {untrusted_reason(state)}: its "
+             f"servers{listed} are not started; read it, then run: "
+             f"mcp-sync trust {printable(path)}")
+    for name, why in config.shadowed.items():
+        _err(f"mcp-sync: warning: server {printable(repr(name))}: {printable(why)}")
+
+
+def _exact(text: Any) -> str:
+    """Text of a file shown whole for a decision: every character that could act on a
+    terminal escaped (``printable()``), newlines and tabs too, so that nothing it holds
+    can draw a line of its own."""
+    return printable(str(text)).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def _show_consent(path: str, state: str, sha256: str, entries: Sequence[Dict[str, Any]],
+                  left_out: Sequence[str], show: Callable[[str], None]) -> None:
+    """What ``trust`` shows before asking: every server the file would start, whole, through
+    ``show`` (stdout; stderr when stdout is for JSON)."""
+    import shlex
+
+    from .trust import untrusted_reason
+
+    show(f"{_exact(path)} {untrusted_reason(state)}.")
+    show(f"sha256 {sha256}")
+    show("Trusting it lets mcp-sync start these servers in this project (mcp-sync servers, "
+         "Manager.from_config()), as you, with all your rights: starting a server runs its "
+         "command on this machine.")
+    for entry in entries:
+        label = entry["transport"] + ("" if entry["enabled"] else
+                                      ", disabled: not started while the file says so")
+        show(f"  server {_exact(repr(entry['name']))} ({label})")
+        if "command" in entry:
+            show(f"    command: {_exact(shlex.join(entry['command']))}")
+            for key, value in entry["env"].items():
+                show(f"    env:     {_exact(key)}={_exact(value)}")
+            if "cwd" in entry:
+                show(f"    cwd:     {_exact(entry['cwd'])}")
+        else:
+            show(f"    url:     {_exact(entry['url'])}")
+            for key, value in entry["headers"].items():
+                show(f"    header:  {_exact(key)}: {_exact(value)}")
+    for why in left_out:
+        show(f"  left out: {_exact(why)}")
+    show("Values written in the file are shown as ***; ${NAME} is a variable of your "
+         "environment that the server would receive. Any change to the file needs a new "
+         "approval.")
+
+
+def _ask(question: str) -> bool:
+    """A yes/no question on the terminal; anything but y or yes is no."""
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    answer = sys.stdin.readline(100)
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _project_files_here() -> List[str]:
+    """The project files found from the current directory, as discovery finds them."""
+    from .config import config_locations
+
+    return [location.path for location in config_locations()
+            if location.scope == "project" and os.path.isfile(location.path)]
+
+
+def _cmd_trust(args: argparse.Namespace) -> int:
+    from .config import read_project_file
+    from .trust import CHANGED, TRUSTED, TrustStore, current_digest
+
+    if args.config or args.url or args.command or args.server or args.env or \
+            args.inherit_env:
+        raise UsageError("trust takes a project FILE only (a file you give with --config "
+                         "needs no approval)")
+    store = TrustStore.default()
+    if args.list:
+        if args.file or args.revoke or args.yes:
+            raise UsageError("trust --list takes no FILE, --revoke or --yes")
+        listed = []
+        for approval in store.approvals():
+            digest = current_digest(approval.path)
+            state = "missing" if digest is None else TRUSTED if digest == approval.sha256 \
+                else CHANGED
+            listed.append({"path": approval.path, "sha256": approval.sha256, "state": state,
+                           "trustedAt": time.strftime("%Y-%m-%dT%H:%M:%S%z",
+                                                      time.localtime(approval.trusted_at))})
+        if args.json:
+            _json(listed)
+        elif not listed:
+            _out(f"No project file is trusted (the approvals are kept in {store.path}).")
+        else:
+            _table(["FILE", "STATE", "TRUSTED"],
+                   [[item["path"], item["state"], item["trustedAt"]] for item in listed])
+        return EXIT_OK
+    paths = [os.path.abspath(args.file)] if args.file else _project_files_here()
+    if not paths:
+        raise UsageError("no project file found from here (.mcp.json, .cursor/mcp.json, "
+                         ".vscode/mcp.json, up to the git root): give the FILE to trust")
+    if args.revoke:
+        revoked = [path for path in paths if store.revoke(path)]
+        for path in paths:
+            _err(f"mcp-sync: {'revoked the approval of' if path in revoked else 'no approval of'}"
+                 f" {printable(path)}")
+        if args.json:
+            _json({"revoked": revoked})
+        return EXIT_OK
+    results, declined = [], False
+    for path in paths:
+        project = read_project_file(path)
+        state = store.state(path, project.sha256)
+        config = project.config
+        entries = [config.describe(name) for name in config.names] if config else []
+        result: Dict[str, Any] = {"path": path, "sha256": project.sha256, "state": state,
+                                  "servers": entries}
+        results.append(result)
+        if state == TRUSTED:
+            _err(f"mcp-sync: {printable(path)} is trusted already")
+            result["trusted"] = True
+            continue
+        if not (args.json and args.yes):  # with --json, shown on stderr when asked
+            _show_consent(path, state, project.sha256, entries, project.left_out,
+                          _err if args.json else _out)
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise UsageError(f"not trusting {path}: there is no terminal to ask on; read "
+                                 "the file, then run mcp-sync trust --yes FILE")
+            if not _ask(f"Trust {printable(path)} and let it start these servers? [y/N] "):
+                _err(f"mcp-sync: {printable(path)} stays untrusted")
+                result["trusted"] = False
+                declined = True
+                continue
+        store.trust(path, project.sha256)
+        result["trusted"] = True
+        _err(f"mcp-sync: trusted {printable(path)}")
+    if args.json:
+        _json(results)
+    return EXIT_TOOL_ERROR if declined else EXIT_OK
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -1125,6 +1315,7 @@ _COMMANDS: Dict[str, Callable[[argparse.Namespace], int]] = {
     "tools": _cmd_tools, "call": _cmd_call, "resources": _cmd_resources, "read": _cmd_read,
     "prompts": _cmd_prompts, "prompt": _cmd_prompt, "ping": _cmd_ping, "info": _cmd_info,
     "servers": _cmd_servers, "demo": _cmd_demo, "task": _cmd_task, "tasks": _cmd_tasks,
+    "trust": _cmd_trust,
 }
 
 
@@ -1216,9 +1407,24 @@ def _parser() -> argparse.ArgumentParser:
     servers = command("servers", "show every server of --config (or of the configuration "
                                  "files found: .mcp.json, Claude Desktop, Cursor, VS Code), "
                                  "where it comes from and its tool filters; connect each and "
-                                 "show its status")
+                                 "show its status. The servers of a project file start only "
+                                 "once you trust it (mcp-sync trust)")
     servers.add_argument("--no-connect", action="store_true",
                          help="show the configuration only; connect nothing")
+    trust = command("trust", "trust a project file (.mcp.json, .cursor/mcp.json, "
+                             ".vscode/mcp.json) after reading every command and URL it "
+                             "would start: until then, mcp-sync servers and "
+                             "Manager.from_config() start none of its servers; any change "
+                             "to the file needs a new approval")
+    trust.add_argument("file", nargs="?", metavar="FILE",
+                       help="the project file (default: those found from here, up to the "
+                            "git root)")
+    trust.add_argument("--yes", action="store_true",
+                       help="trust without asking (for scripts: read the file first)")
+    trust.add_argument("--list", action="store_true",
+                       help="list the trusted files and whether they changed since")
+    trust.add_argument("--revoke", action="store_true",
+                       help="forget the approval of FILE (or of the files found from here)")
     command("demo", "run the embedded demo server, list its tools, call one with progress")
     task = command("task", "show a task's status (a task started by call --task); "
                            "with --wait, wait for its result")
@@ -1284,6 +1490,7 @@ def _main(argv: Optional[Sequence[str]]) -> int:
         return _COMMANDS[args.cmd](args)
     except KeyboardInterrupt:
         _err("\nmcp-sync: interrupted; the task goes on on the server" if args.cmd == "task"
+             else "\nmcp-sync: interrupted; nothing more was trusted" if args.cmd == "trust"
              else "\nmcp-sync: interrupted; the call was cancelled")
         return EXIT_INTERRUPTED
     except (UsageError, ConfigError) as exc:

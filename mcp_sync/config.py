@@ -52,19 +52,40 @@ key), and each server remembers its file (:meth:`Config.source_of`).
    Cursor's ``~/.cursor/mcp.json``, then VS Code's user ``mcp.json`` and ``settings.json``
    (its ``"mcp": {"servers": ...}``), in ``Code/User/`` under the same folders as Claude's.
 
-So the project beats the user, a nearer directory beats a farther one, and within one
-place the order above decides. VS Code's files may hold comments and trailing commas, and
+So a trusted project file beats the user's files (as in Claude Code, the project's
+scope comes before the user's), a nearer directory beats a farther one, and within one
+place the order above decides.
+
+**A project file needs the user's approval.** A project file is someone else's writing
+(a repository you cloned, an archive you unpacked), and starting a server runs its
+command as you; so the servers of a project file are taken only once you have trusted
+that file, as it is now: ``mcp-sync trust [FILE]`` shows every command and URL it
+would start and records your approval (:mod:`mcp_sync.trust`: kept in your own
+configuration folder, keyed by the file's resolved path and the SHA-256 of its bytes, so
+any change to the file needs a new approval). Until then its servers are left out, with
+a WARNING saying how to trust the file, and listed in :attr:`Config.untrusted` (their
+file's state, ``"untrusted"`` or ``"changed"`` since you trusted it, in
+:attr:`Config.project_files`). An untrusted project server never takes the place of
+another file's server of the same name: that one is used. Where a project file and one
+of your files name the same server, a WARNING (and :attr:`Config.shadowed`) says which
+entry is used and why. ``discover_config(trust_project=True)`` (and
+``Manager.from_config(trust_project=True)``) takes every project file: the caller's
+explicit choice. The user's own files need no approval, nor does a file given by path
+(``load_config``, ``--config FILE``): naming it is the choice.
+
+VS Code's files may hold comments and trailing commas, and
 their variables are read as VS Code means them: ``${env:NAME}`` is ``${NAME}``,
 ``${workspaceFolder}`` the folder holding ``.vscode`` (for the user's files: the git
 root, or the current directory), ``${userHome}`` the home; an entry that needs an
 ``${input:...}`` (which VS Code asks the user for) is left out, with a warning, and
 listed in :attr:`Config.skipped`.
-A file that is missing, or that has no servers key, is passed over. A project file that
-cannot be read, is not valid JSON or has an invalid entry is a :class:`ConfigError`
-naming it (the project is yours to fix); a user file in that state is logged (WARNING),
+A file that is missing, or that has no servers key, is passed over. A file is read once,
+at most :data:`MAX_FILE_BYTES`. A project file that cannot be read (or is larger), is not
+valid JSON or has an invalid entry is a :class:`ConfigError` naming it (the project is
+yours to fix; reading it runs nothing); a user file in that state is logged (WARNING),
 left out and listed in :attr:`Config.skipped` (it belongs to another application, and
-must not stop this one). No server anywhere is a :class:`ConfigError` listing every
-place looked.
+must not stop this one). No server anywhere (trusted or not) is a :class:`ConfigError`
+listing every place looked.
 """
 
 from __future__ import annotations
@@ -76,7 +97,7 @@ import logging
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import (
     Any,
     Callable,
@@ -93,11 +114,12 @@ from typing import (
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ._text import excerpt
 from .exceptions import MCPError
 
 __all__ = [
-    "Config", "ConfigError", "ConfigLocation", "ServerConfig", "config_locations",
-    "discover_config", "expand", "load_config",
+    "MAX_FILE_BYTES", "Config", "ConfigError", "ConfigLocation", "ProjectFile", "ServerConfig",
+    "config_locations", "discover_config", "expand", "load_config", "read_project_file",
 ]
 
 log = logging.getLogger(__name__)
@@ -260,6 +282,21 @@ class ServerConfig(BaseModel):
         return entry
 
 
+def _references_only(value: Any) -> str:
+    """``value`` with its ``${VAR}`` references kept and the rest, text written in the
+    file, as ``***``: ``"Bearer ${TOKEN}"`` is ``"***${TOKEN}"``."""
+    text = str(value)
+    parts, last = [], 0
+    for match in _VARIABLE.finditer(text):
+        if match.start() > last:
+            parts.append("***")
+        parts.append(match.group(0))
+        last = match.end()
+    if last < len(text) or not parts:
+        parts.append("***")
+    return "".join(parts)
+
+
 def _tool_hidden(tool: str, enabled_tools: Optional[Sequence[str]],
                 disabled_tools: Sequence[str]) -> Optional[str]:
     """Why ``enabledTools``/``disabledTools`` hide ``tool``, or ``None`` (not hidden)."""
@@ -397,8 +434,11 @@ class Config:
             (:func:`discover_config`); a server not in it came from ``source``.
 
     A configuration found by :func:`discover_config` also says where it looked
-    (:attr:`searched`, in order of precedence) and which user files it left out, and
-    why (:attr:`skipped`); both are empty for one loaded with :func:`load_config`.
+    (:attr:`searched`, in order of precedence), which user files it left out, and why
+    (:attr:`skipped`), the state of each project file (:attr:`project_files`), the
+    servers it left out because their project file is not trusted (:attr:`untrusted`),
+    and which entry it used where two files name the same server (:attr:`shadowed`); all
+    are empty for one loaded with :func:`load_config`.
     """
 
     def __init__(
@@ -419,6 +459,13 @@ class Config:
         #: What :func:`discover_config` left out: a user file, or VS Code entries
         #: needing an input (path -> why).
         self.skipped: Dict[str, str] = {}
+        #: Every project file :func:`discover_config` found servers in, and its state:
+        #: ``"trusted"``, ``"untrusted"`` or ``"changed"`` (:mod:`mcp_sync.trust`).
+        self.project_files: Dict[str, str] = {}
+        #: For a server that a project file and another file both name: which entry is
+        #: used, and why (name -> a sentence naming both files).
+        self.shadowed: Dict[str, str] = {}
+        self._untrusted: Optional[Config] = None
         self._raw: Dict[str, Dict[str, Any]] = {}
         for name, entry in servers.items():
             if not isinstance(name, str) or not name.strip():
@@ -430,6 +477,16 @@ class Config:
             self._raw[name] = dict(entry)
         for name in self._raw:
             self.resolve(name, lenient=True)  # shape, type, flags; variables not required
+
+    @property
+    def untrusted(self) -> Config:
+        """The servers :func:`discover_config` left out because their project file is not
+        trusted (or changed since it was), as a configuration of their own: its
+        :attr:`names`, :meth:`raw` entries and :meth:`source_of` say what they would run
+        and where they are written. Empty for any other configuration."""
+        if self._untrusted is None:
+            self._untrusted = Config({}, environ=self.environ)
+        return self._untrusted
 
     def __repr__(self) -> str:
         origin = self.source or ("several files" if self._sources else "dict")
@@ -466,6 +523,35 @@ class Config:
     def raw(self, name: str) -> Dict[str, Any]:
         """The entry as written (a copy), variables unexpanded."""
         return copy.deepcopy(self._entry(name))
+
+    def describe(self, name: str) -> Dict[str, Any]:
+        """What starting server ``name`` would run or reach, for a person to read before
+        allowing it (``mcp-sync trust`` shows this): ``name``, ``transport``,
+        ``enabled``; for stdio the ``command`` (the program and every argument) and
+        ``cwd``, for HTTP the ``url``, exactly as written (``${VAR}`` not expanded);
+        and the names of ``env`` (stdio) or ``headers`` (HTTP) with, of each value, only
+        the ``${VAR}`` references it reads from the environment: the text written in the
+        file is ``***`` (it may be a secret).
+
+        Raises:
+            ConfigError: no such server.
+        """
+        raw = self.raw(name)
+        shape = self.resolve(name, lenient=True)
+        described: Dict[str, Any] = {"name": name, "transport": shape.type,
+                                     "enabled": shape.enabled}
+        if shape.type == "stdio":
+            described["command"] = [str(raw.get("command", "")),
+                                    *(str(arg) for arg in raw.get("args") or [])]
+            described["env"] = {str(key): _references_only(value)
+                                for key, value in (raw.get("env") or {}).items()}
+            if raw.get("cwd") is not None:
+                described["cwd"] = str(raw["cwd"])
+        else:
+            described["url"] = str(raw.get("url", ""))
+            described["headers"] = {str(key): _references_only(value)
+                                    for key, value in (raw.get("headers") or {}).items()}
+        return described
 
     def _entry(self, name: str) -> Dict[str, Any]:
         try:
@@ -510,20 +596,42 @@ class Config:
         self.servers(environ)
 
 
-def _read(path: str, jsonc: bool = False) -> Tuple[Any, str]:
-    """The JSON document in ``path`` (with ``jsonc``: comments and trailing commas
-    allowed, as VS Code writes them), and the path; a :class:`ConfigError` naming the
-    file when it cannot be read or parsed."""
+#: The largest configuration file read (a project file is read before anyone trusts it).
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+
+def _read_bytes(path: str) -> bytes:
+    """The bytes of the file ``path``, at most :data:`MAX_FILE_BYTES`; a
+    :class:`ConfigError` naming it when it cannot be read or is larger."""
     try:
-        with open(path, encoding="utf-8-sig") as file:
-            text = file.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
+        with open(path, "rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
         raise ConfigError(f"cannot read the configuration: {reason}", source=path) from exc
+    if len(data) > MAX_FILE_BYTES:
+        raise ConfigError(f"cannot read the configuration: larger than {MAX_FILE_BYTES} "
+                          "bytes", source=path)
+    return data
+
+
+def _parse(data: bytes, path: str, jsonc: bool = False) -> Any:
+    """The JSON document in ``data``, the bytes of ``path`` (with ``jsonc``: comments and
+    trailing commas allowed, as VS Code writes them); a :class:`ConfigError` naming the
+    file when it is not UTF-8 or not JSON."""
     try:
-        return json.loads(_strip_jsonc(text) if jsonc else text), path
-    except ValueError as exc:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read the configuration: {exc}", source=path) from exc
+    try:
+        return json.loads(_strip_jsonc(text) if jsonc else text)
+    except (ValueError, RecursionError) as exc:  # nested past the parser's limit: the latter
         raise ConfigError(f"not valid JSON: {exc}", source=path) from None
+
+
+def _read(path: str, jsonc: bool = False) -> Tuple[Any, str]:
+    """The JSON document in ``path`` and the path (see :func:`_parse`)."""
+    return _parse(_read_bytes(path), path, jsonc), path
 
 
 def load_config(source: Source, *, environ: Optional[Mapping[str, str]] = None) -> Config:
@@ -657,14 +765,16 @@ def config_locations(
         ConfigLocation(os.path.join(vscode, "settings.json"), "user", "vscode",
                        ("mcp", "servers"), jsonc=True),
     ]
-    seen = set()
-    unique = []
-    for location in locations:  # a home inside the project: keep the project's place
+    # A home inside the project (or the project at the home): the file keeps the
+    # project's place in the order, and stays the user's own (trusted, never an error).
+    unique: Dict[str, ConfigLocation] = {}
+    for location in locations:
         key = os.path.normcase(os.path.abspath(location.path))
-        if key not in seen:
-            seen.add(key)
-            unique.append(location)
-    return unique
+        if key not in unique:
+            unique[key] = location
+        elif location.scope == "user":
+            unique[key] = replace(unique[key], scope="user")
+    return list(unique.values())
 
 
 def _strip_jsonc(text: str) -> str:
@@ -734,20 +844,25 @@ def _from_vscode(value: Any, workspace: str, home: str) -> Any:
 
 def _read_location(
     location: ConfigLocation, environ: Optional[Mapping[str, str]], workspace: str, home: str,
-) -> Tuple[Optional[Config], List[str]]:
-    """The servers of one discovered file (None when it is missing or names none), and
-    why entries of it were left out (VS Code entries that need an input)."""
+) -> Tuple[Optional[Config], List[str], str]:
+    """The servers of one discovered file (None when it is missing or names none), why
+    entries of it were left out (VS Code entries that need an input), and the SHA-256 of
+    the bytes they were read from ("" for a missing file)."""
+    from .trust import file_digest
+
     path = location.path
     if not os.path.isfile(path):  # missing (or a directory, a pipe: never opened)
-        return None, []
-    document, _ = _read(path, location.jsonc)
+        return None, [], ""
+    data = _read_bytes(path)
+    digest = file_digest(data)  # of the very bytes parsed: what is trusted is what runs
+    document = _parse(data, path, location.jsonc)
     if not isinstance(document, Mapping):
         raise ConfigError("the configuration must be a JSON object", source=path)
     servers: Any = document
     for key in location.keys:
         if not isinstance(servers, Mapping) or key not in servers:
             log.debug("%s has no %r: no servers there", path, ".".join(location.keys))
-            return None, []
+            return None, [], digest
         servers = servers[key]
     if not isinstance(servers, Mapping):
         raise ConfigError("must be an object mapping names to entries", source=path,
@@ -764,7 +879,72 @@ def _read_location(
                 left_out.append(f"server {name!r} needs the VS Code input "
                                 f"${{input:{exc.name}}}, which only VS Code can ask for")
         servers = translated
-    return Config(servers, source=path, environ=environ), left_out
+    return Config(servers, source=path, environ=environ), left_out, digest
+
+
+@dataclass(frozen=True)
+class ProjectFile:
+    """A project configuration file as :func:`read_project_file` read it: what its
+    approval is about."""
+
+    #: The file's absolute path.
+    path: str
+    #: The SHA-256 (hex) of the bytes read: the digest to approve
+    #: (:meth:`mcp_sync.trust.TrustStore.trust`).
+    sha256: str
+    #: Its servers, as discovery reads them (VS Code's variables translated); ``None``
+    #: when it names none.
+    config: Optional[Config]
+    #: Why entries of it are left out (VS Code entries that need an input).
+    left_out: Tuple[str, ...]
+
+
+#: The project files discovery looks for in each directory: (the path's last parts,
+#: host, keys to the servers, JSON with comments).
+_PROJECT_FILES = (
+    ((".mcp.json",), "mcp.json", ("mcpServers",), False),
+    ((".cursor", "mcp.json"), "cursor", ("mcpServers",), False),
+    ((".vscode", "mcp.json"), "vscode", ("servers",), True),
+)
+
+
+def read_project_file(
+    path: Union[str, os.PathLike[str]],
+    *,
+    home: Union[str, os.PathLike[str], None] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    platform: Optional[str] = None,
+) -> ProjectFile:
+    """Read a project file (``.mcp.json``, ``.cursor/mcp.json`` or ``.vscode/mcp.json``)
+    once, the way :func:`discover_config` reads it, for showing it to the user before
+    they trust it: its servers and the digest of the bytes they come from.
+
+    Args:
+        path: the file; its name says its format.
+        home, environ, platform: as for :func:`config_locations` (VS Code's
+            ``${userHome}``); ``environ`` is also the configuration's.
+
+    Raises:
+        ConfigError: not one of the project files above, missing, unreadable or invalid.
+    """
+    absolute = os.path.abspath(os.fspath(path))
+    for parts, host, keys, jsonc in _PROJECT_FILES:
+        tail = os.path.join(*parts)
+        if absolute.endswith(os.sep + tail):
+            location = ConfigLocation(absolute, "project", host, keys, jsonc)
+            break
+    else:
+        raise ConfigError("not a project configuration file (.mcp.json, .cursor/mcp.json or "
+                          ".vscode/mcp.json); a file you give with --config (or to "
+                          "Manager.from_config) needs no approval", source=absolute)
+    if not os.path.isfile(absolute):
+        raise ConfigError("no such file", source=absolute)
+    env = os.environ if environ is None else environ
+    system = sys.platform if platform is None else platform
+    user_home = _home(None if home is None else os.fspath(home), env, system)
+    workspace = os.path.dirname(os.path.dirname(absolute))
+    found, left_out, digest = _read_location(location, environ, workspace, user_home)
+    return ProjectFile(absolute, digest, found, tuple(left_out))
 
 
 def discover_config(
@@ -773,35 +953,54 @@ def discover_config(
     home: Union[str, os.PathLike[str], None] = None,
     environ: Optional[Mapping[str, str]] = None,
     platform: Optional[str] = None,
+    trust_project: bool = False,
 ) -> Config:
     """The servers of every ``mcpServers`` file of the project and the user, merged by
-    name (see the module's docstring for the files and their precedence).
+    name (see the module's docstring for the files, their precedence, and which project
+    files count).
 
     Each server keeps the entry of the first file that names it; :meth:`Config.source_of`
-    says which. :attr:`Config.searched` lists every file looked for, and
+    says which. The servers of a project file that the user has not trusted
+    (:mod:`mcp_sync.trust`) are left out, unless ``trust_project``: they are in
+    :attr:`Config.untrusted` (a :class:`Config` of their own) and never take the place of
+    a user's server of the same name. :attr:`Config.project_files` gives the state of
+    every project file found, :attr:`Config.shadowed` says, for each name that a project
+    file and a user file both hold, which entry is used and why; both are logged at
+    WARNING. :attr:`Config.searched` lists every file looked for, and
     :attr:`Config.skipped` the user files left out (unreadable or invalid) and the VS Code
     entries left out (they need an ``${input:...}``), each logged at WARNING. Reads the
     files once, now; nothing is connected.
 
     Args:
         cwd, home, environ, platform: as for :func:`config_locations`; ``environ`` is
-            also the configuration's, for ``${VAR}`` expansion.
+            also the configuration's, for ``${VAR}`` expansion, and places the store of
+            approvals (:func:`mcp_sync.trust.config_directory`).
+        trust_project: take the servers of every project file found, trusted or not:
+            the caller's explicit choice (``Manager.from_config(trust_project=True)``).
 
     Raises:
         ConfigError: a project file is unreadable or invalid (the error names it), or no
             file names any server (the error lists every place looked).
     """
+    from .trust import TRUSTED, TrustStore, untrusted_reason
+
     locations = config_locations(cwd, home=home, environ=environ, platform=platform)
     system = sys.platform if platform is None else platform
-    user_home = _home(None if home is None else os.fspath(home),
-                      os.environ if environ is None else environ, system)
+    env = os.environ if environ is None else environ
+    user_home = _home(None if home is None else os.fspath(home), env, system)
     workspace = _project_dirs(os.getcwd() if cwd is None else os.fspath(cwd))[-1]
+    store = TrustStore.default(env, system)
     merged: Dict[str, Dict[str, Any]] = {}
     sources: Dict[str, str] = {}
+    held_back: Dict[str, Dict[str, Any]] = {}  # the untrusted project entries, by name
+    held_back_sources: Dict[str, str] = {}
+    user_holders: Dict[str, str] = {}  # the first user file naming each server
+    project_files: Dict[str, str] = {}
     skipped: Dict[str, str] = {}
     for location in locations:
         try:
-            found, left_out = _read_location(location, environ, workspace, user_home)
+            found, left_out, digest = _read_location(location, environ, workspace,
+                                                     user_home)
         except ConfigError as exc:
             if location.scope == "project":
                 raise
@@ -816,19 +1015,49 @@ def discover_config(
             skipped[location.path] = "; ".join(left_out)
         if found is None:
             continue
+        allowed = location.scope == "user"
+        if location.scope == "project":
+            state = store.state(location.path, digest)
+            project_files[location.path] = state
+            allowed = trust_project or state == TRUSTED
+            if not allowed:
+                log.warning("not starting the servers of %s (%s): it %s; read it, then run "
+                            "`mcp-sync trust %s`", location.path,
+                            excerpt(", ".join(found.names), 300),
+                            untrusted_reason(state), location.path)
         for name in found.names:
-            if name in merged:
+            if location.scope == "user":
+                user_holders.setdefault(name, location.path)
+            if not allowed:
+                held_back_sources.setdefault(name, location.path)
+                held_back.setdefault(name, found.raw(name))
+            elif name in merged:
                 log.debug("server %r of %s is shadowed by the one of %s", name,
                           location.path, sources[name])
-                continue
-            merged[name] = found.raw(name)
-            sources[name] = location.path
-    if not merged:
+            else:
+                merged[name] = found.raw(name)
+                sources[name] = location.path
+    if not merged and not held_back:
         looked = "; ".join(location.path for location in locations)
         why_not = "".join(f"; left out {path}: {why}" for path, why in skipped.items())
         raise ConfigError(f"no MCP server configuration found (looked for {looked}"
                           f"{why_not})")
+    shadowed: Dict[str, str] = {}
+    for name, used in sources.items():
+        if name in held_back_sources:  # an untrusted project entry never wins
+            shadowed[name] = (f"using the one of {used}, not the one of "
+                              f"{held_back_sources[name]}, which is not trusted")
+        elif used in project_files and name in user_holders:
+            how = "trusted" if project_files[used] == TRUSTED else "taken with trust_project"
+            shadowed[name] = (f"using the one of {used} ({how}), not yours of "
+                              f"{user_holders[name]}: a trusted project file comes first")
     config = Config(merged, sources=sources, environ=environ)
     config.searched = list(locations)
     config.skipped = skipped
+    config.project_files = project_files
+    config._untrusted = Config(held_back, sources=held_back_sources, environ=environ)
+    config.shadowed = shadowed
+    for name, why in shadowed.items():
+        log.warning("server %r: %s", name, why)
     return config
+

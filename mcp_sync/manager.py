@@ -936,7 +936,8 @@ class Manager:
         self._resource_owner: Dict[str, str] = {}
 
     @classmethod
-    def from_config(cls, config: Optional[Source] = None, **kwargs: Any) -> Manager:
+    def from_config(cls, config: Optional[Source] = None, *, trust_project: bool = False,
+                    **kwargs: Any) -> Manager:
         """A manager for ``config`` (a file path, a dict, or a ``Config``); not connected
         yet: use it in a ``with`` block or call :meth:`connect`. Keyword arguments are the
         constructor's (manager options and client keyword arguments).
@@ -945,15 +946,36 @@ class Manager:
         :func:`mcp_sync.config.discover_config`: the project's ``.mcp.json``,
         ``.cursor/mcp.json`` and ``.vscode/mcp.json``, then the user's Claude Desktop,
         Cursor and VS Code files, merged by server name (``environ``, when given, also
-        places the user's files).
+        places the user's files and their approvals). A project file is someone else's
+        writing: its servers are started only once the user has trusted the file
+        (``mcp-sync trust``, :mod:`mcp_sync.trust`), and are otherwise left out with a
+        WARNING saying how to trust it (they are in ``manager.config.untrusted``); an
+        untrusted project server never takes the place of the user's server of the same
+        name. ``trust_project=True`` starts them all: the caller's explicit choice.
+        A ``config`` you give is used as it is: naming it is the choice.
 
         Raises:
-            ConfigError: the configuration is invalid, or none was found.
+            ConfigError: the configuration is invalid, none was found, or every server
+                found is in a project file that is not trusted (the error says how to
+                trust it).
+            ValueError: ``trust_project`` with a ``config`` (which needs no approval).
         """
         if config is None:
-            from .config import discover_config
+            from .config import ConfigError, discover_config
+            from .trust import TRUSTED, untrusted_reason
 
-            config = discover_config(environ=kwargs.get("environ"))
+            config = discover_config(environ=kwargs.get("environ"),
+                                     trust_project=trust_project)
+            if not config.names:
+                why = "; ".join(f"{path} {untrusted_reason(state)}" for path, state
+                                in config.project_files.items() if state != TRUSTED)
+                raise ConfigError(
+                    f"no MCP server to start: the servers found are in project files "
+                    f"that need your approval ({why}); read them, then run `mcp-sync "
+                    "trust FILE`, or pass trust_project=True")
+        elif trust_project:
+            raise ValueError("trust_project is for a discovered configuration; the "
+                             "configuration you give needs no approval")
         return cls(config, **kwargs)
 
     # -- lifecycle -----------------------------------------------------------------------

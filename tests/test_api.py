@@ -33,8 +33,20 @@ def test_config_api_is_pinned() -> None:
     import mcp_sync.config
 
     assert sorted(mcp_sync.config.__all__) == sorted([
-        "Config", "ConfigError", "ConfigLocation", "ServerConfig", "config_locations",
-        "discover_config", "expand", "load_config",
+        "MAX_FILE_BYTES", "Config", "ConfigError", "ConfigLocation", "ProjectFile",
+        "ServerConfig", "config_locations", "discover_config", "expand", "load_config",
+        "read_project_file",
     ])
     for name in mcp_sync.config.__all__:
         assert getattr(mcp_sync.config, name).__doc__, name
+
+
+def test_trust_api_is_pinned() -> None:
+    import mcp_sync.trust
+
+    assert sorted(mcp_sync.trust.__all__) == sorted([
+        "CHANGED", "MAX_FILE_BYTES", "TRUSTED", "UNTRUSTED", "Approval", "TrustStore",
+        "config_directory", "current_digest", "file_digest", "file_key", "untrusted_reason",
+    ])
+    for name in mcp_sync.trust.__all__:
+        assert getattr(mcp_sync.trust, name).__doc__, name

@@ -36,7 +36,8 @@ class Places:
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         """``python -m mcp_sync ARGS`` in the project, HOME the temporary home."""
         env = {key: value for key, value in os.environ.items()
-               if key not in ("XDG_CONFIG_HOME", "APPDATA", "USERPROFILE")}
+               if key not in ("XDG_CONFIG_HOME", "APPDATA", "USERPROFILE",
+                              "MCP_SYNC_CONFIG_DIR")}
         env["HOME"] = str(self.home)
         env["COLUMNS"] = "2000"  # temporary paths are long: no cell is cut
         env["PYTHONPATH"] = os.pathsep.join(
@@ -87,6 +88,8 @@ def configure(places: Places) -> Dict[str, Path]:
 
 
 def test_lists_the_discovered_servers_without_connecting(places: Places) -> None:
+    """The project's files are not trusted: their servers are listed, marked so, with
+    what they would run, and a warning says how to trust each file."""
     files = configure(places)
     result = places.cli("servers", "--no-connect")
     assert result.returncode == 0, (result.stdout, result.stderr)
@@ -95,8 +98,13 @@ def test_lists_the_discovered_servers_without_connecting(places: Places) -> None
                                            "FILTERS", "TARGET"]
     table = rows(out)
     assert list(table) == ["fake", "marker", "vs\\x1b[2Jcode", "remote", "off"]
-    assert table["fake"][1:5] == ["enabled", "stdio", str(files["project"]),
+    assert table["fake"][1:5] == ["untrusted", "stdio", str(files["project"]),
                                   "disabled:"]
+    assert table["marker"][1:4] == ["untrusted", "stdio", str(files["project"])]
+    for project_file in (files["project"], files["vscode"]):
+        assert (f"mcp-sync: warning: {project_file} is not trusted: its servers (" in
+                result.stderr)
+        assert f"read it, then run: mcp-sync trust {project_file}" in result.stderr
     assert "disabled: crash,tool_*" in out
     assert "(env API_KEY=*** REF=***)" in out
     assert table["remote"][1:3] == ["enabled", "http"]
@@ -104,6 +112,7 @@ def test_lists_the_discovered_servers_without_connecting(places: Places) -> None
     assert "enabled: read_*,list_*; disabled: read_key" in out
     assert "https://***@example.com/mcp?token=***&x=*** (headers Authorization: ***)" in out
     assert table["off"][1:4] == ["disabled", "stdio", str(files["cursor"])]
+    assert table["vs\\x1b[2Jcode"][1] == "untrusted"
     assert table["vs\\x1b[2Jcode"][3:6] == [str(files["vscode"]), "enabled:", "(none)"]
     # config text is escaped; secrets are never printed; nothing was started
     assert "run\\u202etxt.exe" in out
@@ -124,9 +133,10 @@ def test_json_lists_entries_with_sources_and_filters(places: Places) -> None:
     assert fake["transport"] == "stdio" and fake["enabled"] is True
     assert fake["command"] == PY and fake["env"] == {"API_KEY": "***", "REF": "***"}
     assert (fake["enabledTools"], fake["disabledTools"]) == (None, ["crash", "tool_*"])
-    assert "state" not in fake  # not connected
+    assert (fake["state"], fake["trust"]) == ("untrusted", "untrusted")
     assert servers["marker"]["args"][2:] == ["--api-key", "***", "--token=***"]
     remote = servers["remote"]
+    assert "state" not in remote and remote["trust"] is None  # the user's: not connected
     assert remote["url"] == "https://***@example.com/mcp?token=***&x=***"
     assert remote["headers"] == {"Authorization": "***"}
     assert remote["enabledTools"] == ["read_*", "list_*"]
@@ -152,6 +162,9 @@ def test_connects_the_discovered_servers_and_counts_the_offered_tools(
     assert {"crash", "tool_000", "tool_001"} <= every
     offered = len(every) - 3
 
+    assert places.cli("--json", "servers").returncode == 0  # not trusted: nothing started
+    trusted = places.cli("trust", "--yes", str(project))
+    assert trusted.returncode == 0, trusted.stderr
     result = places.cli("servers")
     assert result.returncode == 0, (result.stdout, result.stderr)
     assert result.stdout.splitlines()[0].split() == [

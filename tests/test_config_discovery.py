@@ -49,10 +49,13 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def discover(cwd: Path, home: Path, platform: str = "linux",
+def discover(cwd: Path, home: Path, platform: str = "linux", *, trust_project: bool = True,
              **environ: str) -> Any:
+    """``discover_config`` with the home, its environment and the platform injected. The
+    tests of where files are and which wins take every project file (``trust_project``):
+    the approvals have their own tests (test_project_trust.py)."""
     return discover_config(cwd, home=home, environ={"HOME": str(home), **environ},
-                           platform=platform)
+                           platform=platform, trust_project=trust_project)
 
 
 # -- enabledTools / disabledTools --------------------------------------------------------
@@ -284,10 +287,14 @@ def test_home_inside_the_project_is_read_once(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / ".git").mkdir(parents=True)
     cursor = write(home / ".cursor" / "mcp.json", {"mcpServers": {"c": entry("c")}})
-    config = discover(home, home)
+    config = discover(home, home, trust_project=False)
     paths = [location.path for location in config.searched]
     assert paths.count(str(cursor)) == 1
-    assert [loc.scope for loc in config.searched if loc.path == str(cursor)] == ["project"]
+    # the project's place in the order, and still the user's own file: no approval needed
+    assert paths.index(str(cursor)) < paths.index(
+        str(home / ".config" / "Claude" / "claude_desktop_config.json"))
+    assert [loc.scope for loc in config.searched if loc.path == str(cursor)] == ["user"]
+    assert config.names == ["c"] and config.project_files == {}
 
 
 def test_server_errors_name_their_own_file(project: Path, home: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from mcp_sync import InvalidToolCall, Manager, Toolbox
 from mcp_sync.config import ConfigError
+from mcp_sync.trust import TrustStore, file_digest
 
 from .conftest import fake_server_command
 
@@ -116,10 +117,13 @@ def test_from_config_without_a_path_discovers(tmp_path: Path,
         "off": {"command": "never-run", "disabled": True}}}), encoding="utf-8")
     monkeypatch.chdir(project / "src")
     environ = {"HOME": str(home), "PATH": "/usr/bin"}
+    # the project's file is trusted (its approval in the home's configuration folder)
+    TrustStore.default(environ).trust(mcp_json, file_digest(mcp_json.read_bytes()))
     with Manager.from_config(environ=environ, timeout=T, reconnect=False) as manager:
         assert manager.servers == ["fake", "off"]
         assert manager.config.source_of("fake") == str(mcp_json)
         assert manager.config.source_of("off") == str(home / ".cursor" / "mcp.json")
+        assert list(manager.config.shadowed) == ["fake"]
         assert [tool.name for tool in manager.list_tools()] == ["fake__echo"]
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match="no MCP server configuration found"):

@@ -1,0 +1,86 @@
+"""The package's private files (the tool cache, the trusted project files): read only
+when they are this user's own, written so that no one else can read them, replaced
+whole.
+
+* :func:`read_own_file` opens without following a symbolic link, and refuses anything but
+  a regular file owned by this user (on POSIX) of at most ``max_bytes``.
+* :func:`write_private` creates the folder with mode 0700 when it is missing, writes a
+  temporary file in it (``mkstemp``: mode 0600 from the start, whatever the umask) and
+  renames it over the old one (``os.replace``), so a reader sees the old file or the new
+  one, never half of one, and no temporary file is left behind.
+
+No thread, no lock: callers serialise their own read-modify-write cycles.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Union
+
+__all__ = ["NotOwnFile", "read_own_file", "write_private"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class NotOwnFile(Exception):
+    """A file that is not a regular file of this user's within the size allowed (the
+    message says why)."""
+
+
+def read_own_file(path: PathLike, max_bytes: int) -> bytes:
+    """The bytes of ``path``, a regular file owned by this user, at most ``max_bytes``.
+
+    Raises:
+        FileNotFoundError: there is no such file.
+        NotOwnFile: a symbolic link, not a regular file, another user's, or too large.
+        OSError: the file cannot be opened or read.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as exc:
+        if os.path.islink(path):  # O_NOFOLLOW's ELOOP: say what it means
+            raise NotOwnFile("a symbolic link") from None
+        raise exc
+    with os.fdopen(descriptor, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotOwnFile("not a regular file")
+        getuid = getattr(os, "getuid", None)
+        if getuid is not None and info.st_uid != getuid():
+            raise NotOwnFile(f"owned by user {info.st_uid}, not by this user")
+        if info.st_size > max_bytes:
+            raise NotOwnFile(f"{info.st_size} bytes, more than {max_bytes}")
+        data = file.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise NotOwnFile(f"more than {max_bytes} bytes")
+    return data
+
+
+def write_private(path: PathLike, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically, readable by this user only (mode 0600;
+    a missing folder is created with mode 0700).
+
+    Raises:
+        OSError: the folder or the file cannot be written.
+    """
+    import tempfile  # only a process that writes pays for it
+
+    target = Path(path)
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                             suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            if hasattr(os, "fchmod"):
+                os.fchmod(file.fileno(), 0o600)  # mkstemp's mode; said again
+            file.write(data)
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass  # gone already, or the folder went away: nothing more to clean
+        raise
