@@ -293,7 +293,10 @@ class ServerCallbacks:
             raise ProtocolError(
                 f"malformed input request from {name}: {excerpt(repr(request), 200)}")
         method, params = request["method"], request.get("params")
-        context = RequestContext(method, key, cancelled=cancelled)
+        session = self._host.session()
+        server_info = session.server_info() if session is not None else None
+        context = RequestContext(method, key, cancelled=cancelled, server_name=name,
+                                 server_info=server_info)
         if method == "elicitation/create":
             if settings.elicitation_handler is None:
                 log.warning("%s asked for elicitation but no elicitation_handler is set; "

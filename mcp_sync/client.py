@@ -260,8 +260,10 @@ class Client:
 
     Handlers answering the server (sampling, elicitation, roots) are called with the
     params alone; inside one, :func:`mcp_sync.request_context` returns the request's
-    :class:`~mcp_sync.RequestContext`: its id, ``report_progress()`` (when the server gave
-    a progress token) and ``cancelled``, an event set when the server cancels the request.
+    :class:`~mcp_sync.RequestContext`: the server asking (``server_name``: this client's
+    ``name``, a Manager's key for the server; ``server_info``), its id,
+    ``report_progress()`` (when the server gave a progress token) and ``cancelled``, an
+    event set when the server cancels the request.
     A request the server cancelled is never answered. In the stateless era the id is the
     input request's key, there is no progress, and ``cancelled`` follows
     ``call_tool_future().cancel()``.
