@@ -174,7 +174,12 @@ class Client:
         elicitation_modes: the modes the elicitation handler supports, ``"form"`` and/or
             ``"url"`` (default: form only); declared as ``elicitation.form`` /
             ``elicitation.url``. A request in another mode never reaches the handler: it
-            gets -32602 (the stateless era: the client declines it).
+            gets -32602 (the stateless era: the client declines it). Nor does a URL-mode
+            request whose ``url`` no one may be asked to open: only an absolute
+            ``https`` URL (``http`` only to this machine) with a plain host and no user
+            info reaches it, with its host apart (``params.host``), to show the user
+            before they consent; any other is refused the same way and logged
+            (WARNING).
         handler_tasks: let the server run the sampling and elicitation handlers as tasks
             (MCP 2025-11-25, session era): ``True`` for every one of the two that is
             set, or a sequence of ``"sampling"`` and/or ``"elicitation"``. Declares
