@@ -203,6 +203,7 @@ class ServerCallbacks:
         not declare what it needs, else its params parsed into ``model`` for it."""
         refusal = refusal_of(params)
         if refusal is not None:
+            log.warning("refusing %s from %s: %s", method, self._settings.name, refusal)
             raise ServerError(INVALID_PARAMS, refusal)
         parsed = self._parse_request(model, params, what, method)
         executor = self._host.executor()
@@ -241,13 +242,21 @@ class ServerCallbacks:
         return None
 
     def _elicitation_refusal(self, params: Any) -> Optional[str]:
-        """Why an elicitation request must be refused (a mode not declared), or None."""
+        """Why an elicitation request must be refused (a mode not declared, a URL no one
+        may be asked to open: ``_links.py``), or None."""
         mode = _elicitation_mode(params)
         modes = self._settings.elicitation_modes
-        if mode in modes:
-            return None
-        return (f"{mode}-mode elicitation is not supported by this client (it declared "
-                f"{', '.join(modes)})")
+        if mode not in modes:
+            return (f"{mode}-mode elicitation is not supported by this client (it "
+                    f"declared {', '.join(modes)})")
+        url = params.get("url") if mode == "url" else None
+        if isinstance(url, str):  # another type fails to parse, as any malformed params
+            from ._links import link_refusal
+
+            reason = link_refusal(url)
+            if reason is not None:
+                return f"the client refuses the URL {excerpt(repr(url), 300)}: {reason}"
+        return None
 
     # -- input requests, stateless era ---------------------------------------------------
 
@@ -293,7 +302,10 @@ class ServerCallbacks:
             raise ProtocolError(
                 f"malformed input request from {name}: {excerpt(repr(request), 200)}")
         method, params = request["method"], request.get("params")
-        context = RequestContext(method, key, cancelled=cancelled)
+        session = self._host.session()
+        server_info = session.server_info() if session is not None else None
+        context = RequestContext(method, key, cancelled=cancelled, server_name=name,
+                                 server_info=server_info)
         if method == "elicitation/create":
             if settings.elicitation_handler is None:
                 log.warning("%s asked for elicitation but no elicitation_handler is set; "

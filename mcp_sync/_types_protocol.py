@@ -1165,12 +1165,30 @@ class ElicitRequestFormParams(TaskAugmentedRequestParams):
 
 
 class ElicitRequestURLParams(TaskAugmentedRequestParams):
-    """Params of a URL-mode ``elicitation/create`` request."""
+    """Params of a URL-mode ``elicitation/create`` request.
+
+    ``url`` reaches a handler only when it is one a user may be asked to open: an absolute
+    ``https`` URL (``http`` only to this machine) with a plain host and no user info; the
+    client refuses any other (-32602, declined in 2026-07-28). :attr:`host` is where it
+    leads, to show the user before they consent.
+    """
 
     mode: Literal["url"] = "url"
     message: str
     elicitation_id: str
     url: str
+
+    @property
+    def host(self) -> Optional[str]:
+        """The host :attr:`url` leads to (lowercase; an IPv6 address without brackets;
+        a domain in its ``xn--`` form), or None if it names none."""
+        return _link_host(self.url)
+
+
+def _link_host(url: str) -> Optional[str]:
+    from ._links import link_host  # urllib.parse, only when a host is asked for
+
+    return link_host(url)
 
 
 def _elicit_mode(value: Any, url_params: Type[MCPModel]) -> Optional[str]:
@@ -1434,11 +1452,17 @@ class CreateMessageResult2026(CreateMessageResult):
 
 
 class ElicitRequestURLParams2026(MCPModel):
-    """2026-07-28 params of a URL-mode elicitation (no ``elicitationId``)."""
+    """2026-07-28 params of a URL-mode elicitation (no ``elicitationId``); ``url`` is
+    checked as :class:`ElicitRequestURLParams` says."""
 
     mode: Literal["url"] = "url"
     message: str
     url: str
+
+    @property
+    def host(self) -> Optional[str]:
+        """The host :attr:`url` leads to (as :attr:`ElicitRequestURLParams.host`)."""
+        return _link_host(self.url)
 
 
 def _elicit_mode_tag_2026(value: Any) -> Optional[str]:

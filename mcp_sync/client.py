@@ -174,7 +174,12 @@ class Client:
         elicitation_modes: the modes the elicitation handler supports, ``"form"`` and/or
             ``"url"`` (default: form only); declared as ``elicitation.form`` /
             ``elicitation.url``. A request in another mode never reaches the handler: it
-            gets -32602 (the stateless era: the client declines it).
+            gets -32602 (the stateless era: the client declines it). Nor does a URL-mode
+            request whose ``url`` no one may be asked to open: only an absolute
+            ``https`` URL (``http`` only to this machine) with a plain host and no user
+            info reaches it, with its host apart (``params.host``), to show the user
+            before they consent; any other is refused the same way and logged
+            (WARNING).
         handler_tasks: let the server run the sampling and elicitation handlers as tasks
             (MCP 2025-11-25, session era): ``True`` for every one of the two that is
             set, or a sequence of ``"sampling"`` and/or ``"elicitation"``. Declares
@@ -260,8 +265,10 @@ class Client:
 
     Handlers answering the server (sampling, elicitation, roots) are called with the
     params alone; inside one, :func:`mcp_sync.request_context` returns the request's
-    :class:`~mcp_sync.RequestContext`: its id, ``report_progress()`` (when the server gave
-    a progress token) and ``cancelled``, an event set when the server cancels the request.
+    :class:`~mcp_sync.RequestContext`: the server asking (``server_name``: this client's
+    ``name``, a Manager's key for the server; ``server_info``), its id,
+    ``report_progress()`` (when the server gave a progress token) and ``cancelled``, an
+    event set when the server cancels the request.
     A request the server cancelled is never answered. In the stateless era the id is the
     input request's key, there is no progress, and ``cancelled`` follows
     ``call_tool_future().cancel()``.

@@ -1,16 +1,22 @@
 """What a handler answering the server can know and do: :class:`RequestContext`.
 
 A sampling, elicitation or roots handler is called with the request's params only
-(``handler(params)``; a ``roots`` callable with nothing). The rest of the request, its id,
-its progress token and its cancellation, is reached from inside the handler with
-:func:`request_context`, on the thread that runs the handler::
+(``handler(params)``; a ``roots`` callable with nothing). The rest of the request, the
+server that sent it, its id, its progress token and its cancellation, is reached from
+inside the handler with :func:`request_context`, on the thread that runs the handler::
 
     def sampling(params):
         ctx = mcp_sync.request_context()
+        show_user(f"{ctx.server_name} asks the model")  # which server asks
         ctx.report_progress(0, 2, "asking the model")
         ...
         if ctx.cancelled.is_set():
             ...  # the server no longer wants the answer; it will not be sent
+
+Handlers are shared: one handler given to a :class:`~mcp_sync.Manager` answers all of its
+servers, and the params do not say which server asks: ``server_name`` and
+``server_info`` do, in both eras, for every request a server sends to a handler (MCP
+requires a client to show clearly which server is requesting information).
 
 What applies depends on the protocol era:
 
@@ -32,9 +38,12 @@ import contextlib
 import contextvars
 import logging
 import threading
-from typing import Any, Callable, Dict, Iterator, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Optional, Union
 
 from .exceptions import MCPError
+
+if TYPE_CHECKING:
+    from .types import Implementation
 
 __all__ = ["RequestContext", "request_context"]
 
@@ -58,6 +67,10 @@ class RequestContext:
 
     Attributes:
         method: ``"sampling/createMessage"``, ``"elicitation/create"``, ``"roots/list"``...
+        server_name: the server that sent the request, by the client's name for it: its
+            key in the :class:`~mcp_sync.Manager`'s configuration, else the client's
+            ``name`` (given, or derived from the target and then the server's own
+            ``serverInfo.name``). The names the application chose: show this one.
         request_id: the server's id for the request (see the module docstring per era).
         progress_token: ``params._meta.progressToken``, or ``None`` when the server
             asked for no progress.
@@ -74,17 +87,43 @@ class RequestContext:
         progress_token: Optional[RequestId] = None,
         send_progress: Optional[Callable[[Dict[str, Any]], None]] = None,
         cancelled: Optional[threading.Event] = None,
+        server_name: str = "",
+        server_info: Optional[Mapping[str, Any]] = None,
     ) -> None:
         self.method = method
+        self.server_name = server_name
         self.request_id = request_id
         self.progress_token = progress_token if valid_id(progress_token) else None
         self.cancelled = cancelled if cancelled is not None else threading.Event()
         self.cancel_reason: Optional[str] = None
         self._send_progress = send_progress
+        # The serverInfo as the server sent it; parsed at the first read of server_info.
+        self._server_info_sent = server_info
+        self._server_info: Optional[Implementation] = None
 
     def __repr__(self) -> str:
         state = " cancelled" if self.cancelled.is_set() else ""
-        return f"<RequestContext {self.method} id={self.request_id!r}{state}>"
+        return (f"<RequestContext {self.method} id={self.request_id!r} "
+                f"from {self.server_name!r}{state}>")
+
+    @property
+    def server_info(self) -> Optional[Implementation]:
+        """The requesting server's ``serverInfo`` (``types.Implementation``: ``name``,
+        ``version``...) from the handshake (``initialize``) or ``server/discover``, or
+        None for a request sent before the handshake ended. Its name is the server's
+        word about itself, unchecked: :attr:`server_name` is the application's.
+
+        Raises:
+            ProtocolError: the server's ``serverInfo`` is not a valid Implementation
+                (as :attr:`Client.server_info <mcp_sync.Client.server_info>` raises).
+        """
+        if self._server_info is None and self._server_info_sent is not None:
+            from . import types
+            from ._models import parse
+
+            self._server_info = parse(types.Implementation, dict(self._server_info_sent),
+                                      "serverInfo")
+        return self._server_info
 
     def cancel(self, reason: Optional[str] = None) -> None:
         """Mark the request cancelled (the client calls this; handlers only read it)."""
@@ -153,4 +192,6 @@ def task_context(method: str, task_id: str,
     if outer is None:
         return RequestContext(method, task_id)
     return RequestContext(method, task_id, progress_token=outer.progress_token,
-                          send_progress=outer._send_progress)
+                          send_progress=outer._send_progress,
+                          server_name=outer.server_name,
+                          server_info=outer._server_info_sent)

@@ -561,11 +561,13 @@ class ProtocolVersionRejected(ServerError, UnsupportedProtocolVersion):
 class URLElicitationRequired(ServerError):
     """The request needs the user to complete URL-mode elicitations first (-32042).
 
-    ``elicitations`` lists them (``types.ElicitRequestURLParams``: ``url``, ``message``,
-    ``elicitation_id``): show each URL to the user, wait for
+    ``elicitations`` lists them (``types.ElicitRequestURLParams``: ``url``, its ``host``,
+    ``message``, ``elicitation_id``): show each URL and its host to the user, wait for
     ``notifications/elicitation/complete`` (the client's ``on_elicitation_complete=``)
     and retry. The URLs come from the server: present them as links to vet, never open
-    them unasked.
+    them unasked. Only URLs a user may be asked to open are listed (absolute ``https``,
+    ``http`` only to this machine, no user info: see ``ElicitRequestURLParams``); the
+    others are left out, with a warning logged, and the message names none of them.
     """
 
     def _raw_elicitations(self) -> List[Any]:
@@ -574,21 +576,34 @@ class URLElicitationRequired(ServerError):
 
     @property
     def elicitations(self) -> List[Any]:
-        """The valid URL elicitations in ``data.elicitations`` (malformed ones skipped)."""
+        """The valid URL elicitations in ``data.elicitations``: malformed ones, and those
+        whose URL no one may be asked to open, skipped (logged)."""
+        from ._links import link_refusal
         from .types import ElicitRequestURLParams
 
         parsed: List[Any] = []
         for item in self._raw_elicitations():
             try:
-                parsed.append(ElicitRequestURLParams.model_validate(item))
+                elicitation = ElicitRequestURLParams.model_validate(item)
             except ValueError:  # pydantic's ValidationError
                 log.warning("skipping a malformed URL elicitation in a -32042 error: %s",
                             excerpt(repr(item), 200))
+                continue
+            refusal = link_refusal(elicitation.url)
+            if refusal is not None:
+                log.warning("skipping a URL elicitation in a -32042 error: the client "
+                            "refuses the URL %s: %s", excerpt(repr(elicitation.url), 300),
+                            refusal)
+                continue
+            parsed.append(elicitation)
         return parsed
 
     def __str__(self) -> str:
+        from ._links import link_refusal
+
         urls = [excerpt(item["url"], 200) for item in self._raw_elicitations()[:5]
-                if isinstance(item, dict) and isinstance(item.get("url"), str)]
+                if isinstance(item, dict) and isinstance(item.get("url"), str)
+                and link_refusal(item["url"]) is None]
         if urls:
             return f"{super().__str__()} (open: {', '.join(urls)})"
         return super().__str__()

@@ -857,7 +857,9 @@ class Manager:
             (default 7 days).
         **client_kwargs: for every :class:`~mcp_sync.Client` (``timeout``, handlers,
             ``max_list_items``, ``max_list_bytes``...); a server's ``timeout`` in the
-            configuration overrides ``timeout``.
+            configuration overrides ``timeout``. The handlers are shared by the servers:
+            inside one, ``mcp_sync.request_context().server_name`` is the key of the
+            server that asks.
 
     Raises:
         ConfigError: the configuration is invalid.

@@ -1344,7 +1344,16 @@ class RpcSession:
             message["method"], message["id"],
             progress_token=meta.get("progressToken") if isinstance(meta, dict) else None,
             send_progress=self._send_progress,
+            server_name=self.name, server_info=self.server_info(),
         )
+
+    def server_info(self) -> Optional[Mapping[str, Any]]:
+        """The server's ``serverInfo`` as the agreement holds it, or None before one is
+        settled (a request sent during the handshake)."""
+        agreement = self.agreement
+        if agreement is None or not agreement.settled or not agreement.server_info:
+            return None
+        return agreement.server_info
 
     def _send_progress(self, params: Dict[str, Any]) -> None:
         self.notify("notifications/progress", params)

@@ -5,7 +5,8 @@ A Streamable HTTP server on 127.0.0.1 answers a call with ``Content-Encoding: gz
 ended by a blank line). The default ``max_message_size`` (64 MiB) counts the decoded
 bytes: the call fails at once with ``MessageTooLarge``, the process's peak grows by about
 the bound (inflating goes only as far as it is read), and the next call works. A gzip
-reply within the bound, in several gzip members, arrives whole.
+reply within the bound, in several gzip members, arrives whole. And the bound under both:
+one read of a single-member bomb inflates no more than the read asked for.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from __future__ import annotations
 import gzip
 import json
 import time
+import zlib
 from typing import Any, Iterator
 
 import pytest
+import requests
 
 import mcp_sync
 from mcp_sync import HttpTransport, MessageTooLarge
+from mcp_sync.transports._bodies import decoded_reader
 
 from .faults.workloads import PINNED, memory_kib, reset_peak_memory
 from .servers.http_server import McpHttpServer, echo_fake
@@ -128,3 +132,29 @@ def test_a_gzip_reply_in_many_members_arrives_whole(server: McpHttpServer, reply
     with connect(server) as client:
         assert client.call_tool("zipped", {}).text == text
         assert server.requests[-1].header("Accept-Encoding") == "gzip, deflate"
+
+
+def single_member_bomb(mib: int) -> bytes:
+    """One gzip member inflating to ``mib`` MiB of spaces (about 1 KiB of gzip per MiB),
+    compressed a MiB at a time: the test never holds what it inflates to."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    chunk = b" " * MIB
+    return b"".join([compressor.compress(chunk) for _ in range(mib)] + [compressor.flush()])
+
+
+def test_one_read_of_a_single_member_bomb_inflates_only_what_it_asks(
+        server: McpHttpServer) -> None:
+    """The per-read limit itself (zlib's max_length). The bombs above are made of 1 MiB
+    members, and zlib stops at each member's end anyway; a single 256 MiB member is not:
+    without the limit, the first read(65536) inflated the first 64 KiB of gzip whole
+    (67 MB)."""
+    bomb = single_member_bomb(256)
+    on_tool(server, "bomb", lambda handler, message: send_json_gzip(handler, bomb))
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "bomb"}}
+    with requests.post(server.url, json=call, stream=True, timeout=10.0) as response:
+        assert response.headers["Content-Encoding"] == "gzip"
+        read = decoded_reader(response)
+        pieces = [read(65536) for _ in range(3)]
+    # However the raw bytes arrive, no read returns more than it asked for.
+    assert all(0 < len(piece) <= 65536 for piece in pieces), [len(p) for p in pieces]
+    assert set(b"".join(pieces)) == {ord(" ")}

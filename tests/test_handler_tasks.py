@@ -143,6 +143,8 @@ def test_a_task_augmented_sampling_request_runs_as_a_task(peer: Peer) -> None:
         assert handlers.started.wait(WAIT)
         context = handlers.contexts[0]
         assert context.request_id == task["taskId"] and not context.cancelled.is_set()
+        # The task's context names the server, as the request's own did.
+        assert (context.server_name, context.server_info) == (client.name, client.server_info)
         assert handlers.threads[0].startswith("mcp-sync-handler-")
 
         got = ask(client, "tasks/get", {"taskId": task["taskId"]})["result"]

@@ -420,3 +420,85 @@ def test_elicitation_complete_reaches_its_callback_and_the_notification_handler(
     assert [type(p) for p in completed] == [types.ElicitationCompleteNotificationParams]
     assert completed[0].elicitation_id == "el-7"
     assert notified == [{"id": "not an elicitationId"}, {"elicitationId": "el-7"}]
+
+
+# -- which server asks --------------------------------------------------------------------
+
+
+def named_server(name: str, era: str) -> Dict[str, Any]:
+    """An mcpServers entry: the fake server calling itself ``name`` (serverInfo)."""
+    command = fake_server_command("--name", name, *(["--stateless"] if era == "stateless"
+                                                     else []))
+    return {"command": command[0], "args": command[1:]}
+
+
+@pytest.mark.parametrize("era", ["session", "stateless"])
+def test_a_shared_handler_knows_which_server_asks(era: str) -> None:
+    """One set of handlers answers both servers of a Manager: each request's context
+    names the server by its key in the configuration, with the serverInfo it sent. In
+    the stateless era the three requests come as one input_required round."""
+    seen: List[Any] = []
+    lock = threading.Lock()
+
+    def note() -> None:
+        context = mcp_sync.request_context()
+        info = context.server_info
+        with lock:
+            seen.append((context.server_name, context.method,
+                         info.name if info is not None else None))
+
+    def sampling(params: Any) -> Any:
+        note()
+        return ANSWERS["sampling/createMessage"]
+
+    def elicitation(params: Any) -> Any:
+        note()
+        return ANSWERS["elicitation/create"]
+
+    def roots() -> Any:
+        note()
+        return ANSWERS["roots/list"]
+
+    config = {"mcpServers": {"alpha": named_server("alpha-server", era),
+                             "beta": named_server("beta-server", era)}}
+    with mcp_sync.Manager(config, timeout=10.0, sampling_handler=sampling,
+                          elicitation_handler=elicitation, roots=roots) as manager:
+        for name in ("alpha", "beta"):
+            client = manager[name]
+            assert client.era == era
+            if era == "session":
+                for method in METHODS:
+                    assert "result" in tool(client, "ask", method=method,
+                                            params=PARAMS[method])
+            else:
+                requests = {method: {"method": method, "params": PARAMS[method]}
+                            for method in METHODS}
+                result = tool(client, "needs_input", input_requests=requests)
+                assert sorted(result["inputResponses"]) == sorted(METHODS)
+    assert sorted(seen) == sorted((name, method, f"{name}-server")
+                                  for name in ("alpha", "beta") for method in METHODS)
+
+
+@pytest.mark.parametrize("era", ["session", "stateless"])
+def test_a_clients_handler_sees_the_clients_name_and_the_servers_info(era: str) -> None:
+    seen: List[Any] = []
+
+    def elicit(params: Any) -> Any:
+        context = mcp_sync.request_context()
+        seen.append((context.server_name, context.server_info, repr(context)))
+        return ANSWERS["elicitation/create"]
+
+    args = ("--name", "its-own-name", *(["--stateless"] if era == "stateless" else []))
+    with connect(*args, name="mine", elicitation_handler=elicit) as client:
+        assert client.era == era
+        if era == "session":
+            tool(client, "ask", method="elicitation/create",
+                 params=PARAMS["elicitation/create"])
+        else:
+            tool(client, "needs_input", input_requests={"who": {
+                "method": "elicitation/create", "params": PARAMS["elicitation/create"]}})
+        expected = client.server_info
+    [(name, info, text)] = seen
+    assert name == "mine" and "from 'mine'" in text
+    assert isinstance(info, types.Implementation) and info == expected
+    assert (info.name, info.version) == ("its-own-name", "1.2.3")

@@ -120,6 +120,34 @@ def test_the_matchers_work_is_linear_and_counted() -> None:
         matcher.search("a" * 5000, Budget(1000))
 
 
+def test_each_new_state_set_is_charged_so_the_budget_stops_a_wide_repeat() -> None:
+    """A character the cache has not seen costs a step of the automaton (one instruction
+    per thread followed, 1,000 here), not the one step the text's length pays for. A text
+    of distinct characters misses the cache at every one: uncharged, a 20,000-character
+    check ran 18 s and never reached its budget. The first text is short enough that a
+    walk uncharged ends in about a second (and raises nothing); the budget must stop it
+    within one automaton step of its limit."""
+    from mcp_sync import InvalidToolSchema
+    from mcp_sync._schema import OutputSchema, budget_for
+
+    pattern = r"[\s\S]{1000}x"
+    matcher = compile_pattern(pattern)
+    assert isinstance(matcher, _Linear)
+    distinct = "".join(chr(0x4E00 + index) for index in range(20_000))
+    budget = Budget(50_000)
+    with pytest.raises(OverBudget, match="more than 50,000 steps"):
+        matcher.search(distinct[:2_000], budget)
+    assert 50_000 < budget.spent <= 50_000 + len(matcher.program)
+    # A server's schema, checked with the budget of a result of that size.
+    schema = OutputSchema({"type": "string", "pattern": pattern}, "tool", "server")
+    steps = budget_for(distinct)[1]
+    assert steps < 200_000
+    started = time.monotonic()
+    with pytest.raises(InvalidToolSchema, match=f"takes more than {steps:,} steps"):
+        schema.check(distinct)
+    assert time.monotonic() - started < 5.0
+
+
 def test_a_pattern_missing_from_the_walk_is_still_bounded() -> None:
     """Patterns are compiled while the schema is walked; one reached only by a check
     (none should be) is compiled then, with the same matcher."""

@@ -1,6 +1,7 @@
 """A scriptable MCP server over stdio for the tests, built on mcp_sync.testing.FakeServer.
 
 Options:
+  --name NAME            the name in its serverInfo (default "fake")
   --page-size N          split list results into pages of N
   --extra-tools N        register N more tools named tool_000 ... (for pagination)
   --protocol-version V   answer initialize with V whatever the client offers
@@ -43,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from mcp_sync.testing import FakeServer, RpcError, ToolContext
 
 parser = argparse.ArgumentParser()
+parser.add_argument("--name", default="fake")
 parser.add_argument("--page-size", type=int)
 parser.add_argument("--extra-tools", type=int, default=0)
 parser.add_argument("--protocol-version")
@@ -74,8 +76,9 @@ if options.exit_at_start is not None:
 
 versions = (options.protocol_version,) if options.protocol_version else (
     "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-server = FakeServer("fake", "1.2.3", instructions="Test server.", page_size=options.page_size,
-                    protocol_versions=versions, ignore_unknown=options.ignore_unknown)
+server = FakeServer(options.name, "1.2.3", instructions="Test server.",
+                    page_size=options.page_size, protocol_versions=versions,
+                    ignore_unknown=options.ignore_unknown)
 
 
 def raw_write(ctx: ToolContext, data: bytes) -> None:
