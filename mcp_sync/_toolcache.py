@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Union
 
+from ._files import make_private_dirs
 from ._text import excerpt
 
 if TYPE_CHECKING:
@@ -223,7 +224,7 @@ class ToolCache:
             self._remove(path)
             return
         try:
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            make_private_dirs(self.directory)
             import tempfile
 
             descriptor, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tools-",
