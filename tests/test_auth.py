@@ -43,6 +43,7 @@ from mcp_sync.auth import (
 )
 from mcp_sync.auth import metadata as md
 from mcp_sync.auth.pkce import code_challenge, make_state, pkce_pair
+from mcp_sync.auth.policy import FetchPolicy
 
 from .servers.oauth_server import OAuthTestServer
 
@@ -149,7 +150,8 @@ def test_resource_must_cover_the_server() -> None:
         md.check_protected_resource_metadata(
             {"resource": "https://evil.example.com/mcp",
              "authorization_servers": ["https://as.example.com"]},
-            "https://mcp.example.com/mcp", "prm")
+            "https://mcp.example.com/mcp", "prm",
+            policy=FetchPolicy("https://mcp.example.com/mcp"))
 
 
 def test_scope_selection() -> None:
@@ -208,17 +210,6 @@ def test_state_is_checked_before_anything_else() -> None:
         md.check_authorization_response({"error": "access_denied", "state": "s"},
                                         expected_state="s", expected_issuer=None,
                                         iss_supported=False)
-
-
-def test_insecure_endpoints_are_refused() -> None:
-    md.require_secure("https://as.example.com/token", "token endpoint")
-    md.require_secure("http://127.0.0.1:8000/token", "token endpoint")
-    md.require_secure("http://localhost/token", "token endpoint")
-    with pytest.raises(AuthError, match="not HTTPS"):
-        md.require_secure("http://as.example.com/token", "token endpoint")
-    md.require_secure("http://as.example.com/token", "token endpoint", allow_insecure_http=True)
-    with pytest.raises(AuthError, match="fragment"):
-        md.require_secure("https://as.example.com/authorize#x", "authorization endpoint")
 
 
 def test_import_mcp_sync_loads_neither_auth_nor_requests() -> None:
