@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator, List, Optional, Tuple
 
 import pytest
+import requests
 
 import mcp_sync
 from mcp_sync import AuthError
@@ -421,3 +422,20 @@ def test_the_idps_token_endpoint_is_the_users_choice(certificate: Certificate) -
         with pytest.raises(AuthError, match="rule: https only"):
             insecure.assertion(issuer=server.issuer, resource=server.mcp_url, scope=None)
         assert len(server.token_requests) == 1
+
+
+def test_the_flows_requests_carry_no_credential_of_the_users(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither the auth of a session given to OAuth nor a .netrc password for the host:
+    a server-chosen URL must not make the client send the user's credentials there."""
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password netrc-secret\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    session = requests.Session()
+    session.auth = ("someone", "session-secret")
+    with OAuthTestServer() as server:
+        assert use(server, make_oauth(session=session)).startswith("echo by client-")
+        flow = [seen for seen in server.requests if seen.path != "/mcp"]
+    assert {seen.server for seen in flow} == {"mcp", "as"}  # metadata, register, token
+    assert [seen.path for seen in flow if "authorization" in seen.headers] == []

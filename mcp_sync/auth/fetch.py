@@ -31,7 +31,9 @@ address or loopback name in a URL), and the address rule is the proxy's to enfor
 **A session given by the user** (``OAuth(session=...)``) lends its configuration: headers,
 cookies, ``verify``, ``cert``, proxies and the environment (``requests``'
 ``prepare_request`` and ``merge_environment_settings``); the request itself goes through
-the fetcher's adapter, never one mounted on that session.
+the fetcher's adapter, never one mounted on that session. No request of the flow carries
+the session's ``auth`` or a ``.netrc`` password: only what the flow itself adds (a client
+secret, to the token endpoint).
 """
 
 from __future__ import annotations
@@ -49,9 +51,16 @@ from ..exceptions import AuthError
 from ..transports._requests import close_session
 from .policy import MAX_REDIRECTS, RULE_ADDRESS, RULE_HOPS, FetchPolicy
 
-__all__ = ["Fetcher"]
+__all__ = ["Fetcher", "no_credentials"]
 
 log = logging.getLogger(__name__)
+
+
+def no_credentials(request: requests.PreparedRequest) -> requests.PreparedRequest:
+    """The ``auth`` of every request of the flow: it adds nothing. (Given no auth,
+    ``requests`` would add the session's, or the user's ``.netrc`` password for the URL's
+    host: a server-chosen URL must not make the client send the user's credentials.)"""
+    return request
 
 
 class _AddressRefused(AuthError):
@@ -135,7 +144,8 @@ class Fetcher:
 
     def _send(self, method: str, url: str, what: str, **kwargs: Any) -> requests.Response:
         config = self._given if self._given is not None else self._own
-        prepared = config.prepare_request(requests.Request(method, url, **kwargs))
+        prepared = config.prepare_request(requests.Request(method, url, auth=no_credentials,
+                                                           **kwargs))
         settings = config.merge_environment_settings(prepared.url, {}, None, None, None)
         try:
             return self._adapter.send(
