@@ -215,6 +215,8 @@ LOCAL = "http://127.0.0.1:8000/mcp"
     (REMOTE, "https://10.0.0.2/token", {"allowed_private_hosts": ["10.0.0.1"]}, ADDRESS_RULE),
     (REMOTE, "ftp://as.example.com/token", {}, "rule: an absolute http or https URL"),
     (REMOTE, "https://as.example.com/authorize#x", {}, "rule: an absolute http or https URL"),
+    (REMOTE, "https://[::1/token", {}, "not a valid URL"),
+    (REMOTE, "https://as.example.com:99999/token", {}, "not a valid URL"),
     (LOCAL, "http://127.0.0.1:9000/token", {}, None),
     (LOCAL, "http://localhost:9000/token", {}, None),
     (LOCAL, "https://10.0.0.1/token", {}, None),
@@ -240,6 +242,7 @@ def test_the_url_rule(server: str, url: str, options: Any, refusal: Optional[str
     ("https://mcp.example.com/a", "https://169.254.169.254/a", "to a link-local one"),
     ("https://10.0.0.1/a", "https://10.0.0.2/a", None),  # both allowed, same class
     ("https://10.0.0.1/a", "https://mcp.example.com/a", "a private host, to a public one"),
+    ("https://mcp.example.com/a", "https://[::1/a", "to no valid URL"),
 ])
 def test_the_redirect_rule(source: str, target: str, refusal: Optional[str]) -> None:
     policy = FetchPolicy(REMOTE, allowed_private_hosts=["10.0.0.1", "10.0.0.2"],
@@ -331,11 +334,13 @@ def test_a_well_known_redirect_down_to_http_on_another_host_is_refused(
     assert victim.untouched()
 
 
-@pytest.mark.parametrize("hop", ["down-same-host", "to-loopback", "to-link-local"])
+@pytest.mark.parametrize("hop", ["down-same-host", "to-loopback", "to-link-local",
+                                 "not-a-url"])
 def test_a_redirect_hop_is_checked_like_the_first_url(
         hop: str, certificate: Certificate, victim: Victim) -> None:
     """The authorization server's metadata redirects down to http on its own name, or
-    (the resource metadata) onto a loopback or link-local address: refused."""
+    (the resource metadata) onto a loopback or link-local address, or to no URL at all:
+    refused."""
     with remote_server(certificate, prm="path") as server:
         if hop == "down-same-host":
             location = f"http://{AS_HOST}:{victim.port}{AS_METADATA_PATH}"
@@ -345,10 +350,14 @@ def test_a_redirect_hop_is_checked_like_the_first_url(
             location = f"https://127.0.0.1:{victim.port}/prm"
             server.redirects = {("mcp", PRM_PATH): location}
             expected = "a public host, to a loopback one"
-        else:
+        elif hop == "to-link-local":
             location = "https://169.254.169.254/latest/meta-data/"
             server.redirects = {("mcp", PRM_PATH): location}
             expected = "a public host, to a link-local one"
+        else:
+            location = f"https://[::1:{victim.port}/prm"
+            server.redirects = {("mcp", PRM_PATH): location}
+            expected = "to no valid URL (rule: an absolute http or https URL"
         message = refused(server, enterprise_oauth())
         assert expected in message and location in message, message
     assert victim.untouched()

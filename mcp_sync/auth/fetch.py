@@ -49,7 +49,7 @@ import urllib3.connection
 
 from ..exceptions import AuthError
 from ..transports._requests import close_session
-from .policy import MAX_REDIRECTS, RULE_ADDRESS, RULE_HOPS, FetchPolicy
+from .policy import MAX_REDIRECTS, RULE_ADDRESS, RULE_FORM, RULE_HOPS, FetchPolicy
 
 __all__ = ["Fetcher", "no_credentials"]
 
@@ -164,21 +164,25 @@ class Fetcher:
             requests.RequestException: the request failed.
         """
         self.policy.check_url(url, what)
-        current = url
-        for hop in range(MAX_REDIRECTS + 1):
+        current, hops = url, 0
+        while True:
             response = self._send("GET", current, what, headers=dict(headers or {}))
             if not response.is_redirect:
                 return response
-            target = urldefrag(urljoin(current, response.headers["location"]))[0]
             status = response.status_code
             response.close()
-            if hop == MAX_REDIRECTS:
+            location = response.headers["location"]
+            try:
+                target = urldefrag(urljoin(current, location))[0]
+            except ValueError:  # a server's Location that is no URL
+                self.policy.refuse(location, what, f"a redirect (HTTP {status}) to no valid "
+                                   "URL", RULE_FORM)
+            if hops == MAX_REDIRECTS:
                 self.policy.refuse(target, what, f"the redirect (HTTP {status}) after "
                                    f"{MAX_REDIRECTS} others", RULE_HOPS)
             log.debug("the %s redirects (HTTP %s)", what, status)
             self.policy.check_redirect(current, target, what)
-            current = target
-        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+            current, hops = target, hops + 1
 
     def post(self, url: str, what: str, *, headers: Optional[Mapping[str, str]] = None,
              data: Any = None, json: Any = None) -> requests.Response:

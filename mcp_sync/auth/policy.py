@@ -38,8 +38,8 @@ from urllib.parse import urlsplit, urlunsplit
 from .._hosts import is_loopback_host
 from ..exceptions import AuthError, excerpt
 
-__all__ = ["MAX_REDIRECTS", "RULE_ADDRESS", "RULE_HOPS", "FetchPolicy", "address_class",
-           "host_class", "shown"]
+__all__ = ["MAX_REDIRECTS", "RULE_ADDRESS", "RULE_FORM", "RULE_HOPS", "FetchPolicy",
+           "address_class", "host_class", "shown"]
 
 #: The most redirects followed for one fetch.
 MAX_REDIRECTS = 5
@@ -114,7 +114,10 @@ def host_class(host: str) -> str:
 
 def shown(url: str) -> str:
     """``url`` as a message may show it: no ``user:password@``, escaped, bounded."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL (a bracket left open): shown as the text it is
+        return excerpt(url, 200)
     if "@" in parts.netloc:
         url = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
     return excerpt(url, 200)
@@ -130,7 +133,7 @@ class FetchPolicy:
             MCP server is not on loopback: an enterprise's own authorization server.
         allow_insecure_http: accept plain ``http`` to any host (development only).
 
-    Immutable; thread-safe.
+    Not changed after it is made; thread-safe.
     """
 
     __slots__ = ("allow_insecure_http", "allowed_private_hosts", "server_is_local",
@@ -169,7 +172,11 @@ class FetchPolicy:
         Raises:
             AuthError: the URL breaks the rule (the message names it).
         """
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises for a port that is not one
+        except ValueError:
+            self.refuse(url, what, "not a valid URL", RULE_FORM)
         scheme = parts.scheme.lower()
         host = parts.hostname or ""
         if scheme not in ("http", "https") or not host:
@@ -208,7 +215,11 @@ class FetchPolicy:
         Raises:
             AuthError: the redirect breaks the rule.
         """
-        old, new = urlsplit(source), urlsplit(target)
+        try:
+            old, new = urlsplit(source), urlsplit(target)
+        except ValueError:
+            self.refuse(target, what, f"a redirect from {shown(source)} to no valid URL",
+                        RULE_FORM)
         if old.scheme.lower() == "https" and new.scheme.lower() != "https":
             self.refuse(target, what, f"a redirect from {shown(source)} down from https",
                         RULE_REDIRECT)
