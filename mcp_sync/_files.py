@@ -4,7 +4,10 @@ whole.
 
 * :func:`read_own_file` opens without following a symbolic link, and refuses anything but
   a regular file owned by this user (on POSIX) of at most ``max_bytes``.
-* :func:`write_private` creates the folder with mode 0700 when it is missing, writes a
+* :func:`make_private_dirs` creates a folder and every missing folder above it, each with
+  mode 0700 whatever the umask (``Path.mkdir(mode, parents=True)`` gives ``mode`` to the
+  last folder only: the ones above it get ``0777`` minus the umask).
+* :func:`write_private` creates the folder that way when it is missing, writes a
   temporary file in it (``mkstemp``: mode 0600 from the start, whatever the umask) and
   renames it over the old one (``os.replace``), so a reader sees the old file or the new
   one, never half of one, and no temporary file is left behind.
@@ -19,7 +22,7 @@ import stat
 from pathlib import Path
 from typing import Union
 
-__all__ = ["NotOwnFile", "read_own_file", "write_private"]
+__all__ = ["NotOwnFile", "make_private_dirs", "read_own_file", "write_private"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -61,7 +64,7 @@ def read_own_file(path: PathLike, max_bytes: int) -> bytes:
 
 def write_private(path: PathLike, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically, readable by this user only (mode 0600;
-    a missing folder is created with mode 0700).
+    missing folders are created with mode 0700, :func:`make_private_dirs`).
 
     Raises:
         OSError: the folder or the file cannot be written.
@@ -69,7 +72,7 @@ def write_private(path: PathLike, data: bytes) -> None:
     import tempfile  # only a process that writes pays for it
 
     target = Path(path)
-    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(target.parent)
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
                                              suffix=".tmp")
     try:
@@ -84,3 +87,32 @@ def write_private(path: PathLike, data: bytes) -> None:
         except OSError:
             pass  # gone already, or the folder went away: nothing more to clean
         raise
+
+
+def make_private_dirs(folder: Path) -> None:
+    """Create ``folder`` and every missing folder above it, each with mode ``0700``
+    whatever the umask; folders that exist already are left as they are.
+
+    ``Path.mkdir(mode, parents=True)`` gives ``mode`` to the last folder only: the ones
+    above get ``0777`` minus the umask, so ``0777`` under umask ``000``. Here every folder
+    is made with ``0700`` (which a umask can only narrow) and set to it again, so none is
+    ever open to others.
+
+    Raises:
+        OSError: a folder cannot be created (or a file is in the way).
+    """
+    missing = []
+    current = folder
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            if not path.is_dir():
+                raise
+            continue  # made meanwhile by someone else: theirs, left as it is
+        os.chmod(path, 0o700)

@@ -15,6 +15,7 @@ import os
 import stat
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -42,6 +43,7 @@ from mcp_sync.auth import (
 )
 from mcp_sync.auth import metadata as md
 from mcp_sync.auth.pkce import code_challenge, make_state, pkce_pair
+from mcp_sync.auth.policy import FetchPolicy
 
 from .servers.oauth_server import OAuthTestServer
 
@@ -148,7 +150,8 @@ def test_resource_must_cover_the_server() -> None:
         md.check_protected_resource_metadata(
             {"resource": "https://evil.example.com/mcp",
              "authorization_servers": ["https://as.example.com"]},
-            "https://mcp.example.com/mcp", "prm")
+            "https://mcp.example.com/mcp", "prm",
+            policy=FetchPolicy("https://mcp.example.com/mcp"))
 
 
 def test_scope_selection() -> None:
@@ -209,17 +212,6 @@ def test_state_is_checked_before_anything_else() -> None:
                                         iss_supported=False)
 
 
-def test_insecure_endpoints_are_refused() -> None:
-    md.require_secure("https://as.example.com/token", "token endpoint")
-    md.require_secure("http://127.0.0.1:8000/token", "token endpoint")
-    md.require_secure("http://localhost/token", "token endpoint")
-    with pytest.raises(AuthError, match="not HTTPS"):
-        md.require_secure("http://as.example.com/token", "token endpoint")
-    md.require_secure("http://as.example.com/token", "token endpoint", allow_insecure_http=True)
-    with pytest.raises(AuthError, match="fragment"):
-        md.require_secure("https://as.example.com/authorize#x", "authorization endpoint")
-
-
 def test_import_mcp_sync_loads_neither_auth_nor_requests() -> None:
     code = ("import sys, mcp_sync; "
             "assert 'mcp_sync.auth' not in sys.modules and 'requests' not in sys.modules")
@@ -248,6 +240,34 @@ def test_file_storage_is_private_and_survives_a_new_process(tmp_path: Path) -> N
     path.write_text("{not json")
     with pytest.raises(AuthError, match="not JSON"):
         storage.load("tokens", "https://x")
+
+
+def test_every_folder_the_library_makes_is_0700_under_umask_000(tmp_path: Path) -> None:
+    """The token file's folders and the tool cache's, parents included, under the most
+    permissive umask (set in a child process: the umask is the whole process's)."""
+    code = textwrap.dedent("""
+        import os, sys
+        from pathlib import Path
+        from mcp_sync._toolcache import ToolCache
+        from mcp_sync.auth import FileTokenStorage
+
+        os.umask(0)
+        root = Path(sys.argv[1])
+        FileTokenStorage(root / "home" / "config" / "mcp" / "tokens.json").save(
+            "tokens", "https://mcp.example.com/mcp", {"access_token": "at"})
+        ToolCache(root / "cache" / "a" / "tools", max_age=60).store("key", "server", [])
+    """)
+    (tmp_path / "home").mkdir(mode=0o755)  # there already: left as it was
+    os.chmod(tmp_path / "home", 0o755)
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, timeout=60)
+    modes = {str(path.relative_to(tmp_path)): stat.S_IMODE(path.stat().st_mode)
+             for path in sorted(tmp_path.rglob("*"))}
+    assert modes == {
+        "cache": 0o700, "cache/a": 0o700, "cache/a/tools": 0o700,
+        "cache/a/tools/key.json": 0o600,
+        "home": 0o755, "home/config": 0o700, "home/config/mcp": 0o700,
+        "home/config/mcp/tokens.json": 0o600,
+    }, modes
 
 
 def test_memory_storage_copies_values() -> None:

@@ -16,7 +16,10 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import requests
 
 from ..exceptions import AuthError, excerpt
+from ..transports._requests import failure_reason
 from . import metadata as md
+from .fetch import Fetcher
+from .policy import shown
 
 __all__ = ["Context", "Discovery"]
 
@@ -51,39 +54,34 @@ class Discovery:
     """Fetches and validates metadata documents.
 
     Args:
-        session: returns the ``requests.Session`` to use (created on demand).
-        timeout: the timeout of each request.
-        allow_insecure_http: accept plain-HTTP URLs off loopback.
+        fetcher: returns the :class:`~mcp_sync.auth.fetch.Fetcher` that sends every
+            request (created on demand), under its policy.
 
     Thread-safe: ``_lock`` guards the metadata cache.
     """
 
-    def __init__(self, session: Callable[[], requests.Session], *, timeout: float,
-                 allow_insecure_http: bool = False) -> None:
-        self._http = session
-        self.timeout = timeout
-        self.allow_insecure_http = allow_insecure_http
+    def __init__(self, fetcher: Callable[[], Fetcher]) -> None:
+        self._fetcher = fetcher
         self._lock = threading.Lock()
         self._metadata: Dict[str, Dict[str, Any]] = {}
 
     def get_json(self, url: str, what: str) -> Tuple[int, Any]:
         """GET a metadata document: ``(status, document)``. ``document`` is None unless the
         status is 200; a 200 that is not JSON gives an excerpt of its body (which the
-        validation then refuses).
+        validation then refuses). Redirects are followed, each hop checked.
 
         Raises:
-            AuthError: the URL is not secure, or cannot be reached.
+            AuthError: the URL, a redirect or the address reached breaks the fetch
+                policy, or the URL cannot be reached.
         """
-        md.require_secure(url, what, allow_insecure_http=self.allow_insecure_http)
         try:
-            response = self._http().get(url, headers={"Accept": "application/json"},
-                                        timeout=self.timeout)
+            response = self._fetcher().get(url, what, headers={"Accept": "application/json"})
         except requests.RequestException as exc:
-            raise AuthError(f"cannot fetch the {what} at {excerpt(url, 200)}: "
-                            f"{excerpt(exc, 300)}") from exc
+            raise AuthError(f"cannot fetch the {what} at {shown(url)}: "
+                            f"{failure_reason(exc)}") from exc
         with response:
             if response.status_code != 200:
-                log.debug("%s at %s: HTTP %s", what, excerpt(url, 200), response.status_code)
+                log.debug("%s at %s: HTTP %s", what, shown(url), response.status_code)
                 return response.status_code, None
             try:
                 return 200, response.json()
@@ -104,11 +102,13 @@ class Discovery:
             try:
                 status, document = self.get_json(url, "protected resource metadata")
             except AuthError as exc:
+                # Refused or unreachable: nothing was sent there; the next place may do.
+                log.info("mcp-sync: %s", exc)
                 unreachable = unreachable or exc
                 continue
             if status == 200:
                 prm = md.check_protected_resource_metadata(
-                    document, server_url, url, allow_insecure_http=self.allow_insecure_http)
+                    document, server_url, url, policy=self._fetcher().policy)
                 break
         if prm is not None:
             issuer = str(prm["authorization_servers"][0])
@@ -158,7 +158,7 @@ class Discovery:
                 found = md.check_authorization_server_metadata(
                     document, issuer, url,
                     need_authorization_endpoint=need_authorization_endpoint,
-                    allow_insecure_http=self.allow_insecure_http, legacy=legacy)
+                    policy=self._fetcher().policy, legacy=legacy)
             except AuthError as exc:
                 log.warning("mcp-sync: %s", exc)
                 rejected = rejected or exc

@@ -5,8 +5,9 @@
 * :meth:`Endpoints.token`: a token request with the client's authentication
   (``client_secret_basic``, ``client_secret_post``, ``none``, ``private_key_jwt``).
 
-Neither follows a redirect (a 307 would re-send the secret elsewhere). An error answer
-becomes :class:`OAuthError`; every message is scrubbed of the secrets the request held.
+Both go through a :class:`~mcp_sync.auth.fetch.Fetcher`, under its policy; neither
+follows a redirect (a 307 would re-send the secret elsewhere). An error answer becomes
+:class:`OAuthError`; every message is scrubbed of the secrets the request held.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import requests
 from ..exceptions import AuthError, excerpt
 from . import metadata as md
 from ._jwt import ASSERTION_TYPE, client_assertion
+from .fetch import Fetcher
+from .policy import shown
 
 __all__ = ["AUTH_METHODS", "Endpoints", "OAuthError", "choose_auth_method",
            "registration_request"]
@@ -131,16 +134,12 @@ class Endpoints:
     """POSTs to an authorization server.
 
     Args:
-        session: returns the ``requests.Session`` to use.
-        timeout: the timeout of each request.
-        allow_insecure_http: accept plain-HTTP endpoints off loopback.
+        fetcher: returns the :class:`~mcp_sync.auth.fetch.Fetcher` that sends them,
+            under its policy.
     """
 
-    def __init__(self, session: Callable[[], requests.Session], *, timeout: float,
-                 allow_insecure_http: bool = False) -> None:
-        self._http = session
-        self.timeout = timeout
-        self.allow_insecure_http = allow_insecure_http
+    def __init__(self, fetcher: Callable[[], Fetcher]) -> None:
+        self._fetcher = fetcher
 
     def register(self, endpoint: str, request: Mapping[str, Any], issuer: str) -> Dict[str, Any]:
         """Register the client; returns what to keep: ``client_id``, ``client_secret``,
@@ -149,15 +148,13 @@ class Endpoints:
         Raises:
             AuthError: the registration failed (:class:`OAuthError` when refused).
         """
-        md.require_secure(endpoint, "registration endpoint",
-                          allow_insecure_http=self.allow_insecure_http)
         log.info("mcp-sync: registering with the authorization server %s", excerpt(issuer, 200))
         try:
-            response = self._http().post(endpoint, json=dict(request), timeout=self.timeout,
-                                         allow_redirects=False,
-                                         headers={"Accept": "application/json"})
+            response = self._fetcher().post(endpoint, "registration endpoint",
+                                            json=dict(request),
+                                            headers={"Accept": "application/json"})
         except requests.RequestException as exc:
-            raise AuthError(f"client registration at {excerpt(endpoint, 200)} failed: "
+            raise AuthError(f"client registration at {shown(endpoint)} failed: "
                             f"{excerpt(exc, 300)}") from exc
         with response:
             document = _json_or_error(response, "client registration", endpoint,
@@ -188,8 +185,8 @@ class Endpoints:
         Raises:
             AuthError: the request failed (:class:`OAuthError` when refused).
         """
-        md.require_secure(endpoint, "token endpoint",
-                          allow_insecure_http=self.allow_insecure_http)
+        fetcher = self._fetcher()
+        fetcher.policy.check_url(endpoint, "token endpoint")  # before an assertion is made
         headers = {"Accept": "application/json"}
         client_id = str(client.get("client_id") or "")
         secret = client.get("client_secret")
@@ -213,8 +210,7 @@ class Endpoints:
                    data.get("refresh_token"), data.get("client_assertion"),
                    data.get("assertion")]
         try:
-            response = self._http().post(endpoint, data=data, headers=headers,
-                                         timeout=self.timeout, allow_redirects=False)
+            response = fetcher.post(endpoint, "token endpoint", data=data, headers=headers)
         except requests.RequestException as exc:
             # Scrubbed whole, then cut: a cut could leave half a secret unrecognised.
             message = excerpt(md.scrub(f"the token request to {endpoint} failed: {exc}",

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import logging
 from typing import Any, Callable, Dict, Optional, Union
+from urllib.parse import urlsplit
 
 import requests
 
 from ..exceptions import AuthError
 from . import metadata as md
 from .endpoints import Endpoints
+from .fetch import Fetcher
+from .policy import FetchPolicy
 
 __all__ = ["IdJagExchange"]
 
@@ -46,8 +49,12 @@ class IdJagExchange:
         client_id, client_secret: this client's registration at the IdP (the secret is
             sent with ``client_secret_post`` when given).
         timeout: the timeout of the exchange request.
-        session: a ``requests.Session`` to use (one is created per exchange otherwise).
+        session: a ``requests.Session`` whose configuration (``verify``, ``cert``,
+            proxies, headers) the exchange takes; by default requests' own.
         allow_insecure_http: accept a plain-HTTP IdP off loopback (development only).
+
+    The token endpoint is the user's choice, so its host may be on a private network;
+    it must be ``https`` (or ``http`` on loopback), and is never followed elsewhere.
 
     Thread-safe: each exchange is independent.
     """
@@ -94,18 +101,20 @@ class IdJagExchange:
         client: Dict[str, Any] = {"client_id": self.client_id or "",
                                   "client_secret": self._client_secret}
         method = "client_secret_post" if self._client_secret else "none"
-        own = self._session is None
-        session = self._session or requests.Session()
+        # The IdP is the user's choice, not a server's: its own host may be on the
+        # enterprise's private network. Its token endpoint is never redirected.
+        host = urlsplit(self.token_endpoint).hostname or ""
+        policy = FetchPolicy(self.token_endpoint, allowed_private_hosts=[host],
+                             allow_insecure_http=self.allow_insecure_http)
+        fetcher = Fetcher(policy, timeout=self.timeout, session=self._session)
         try:
-            endpoints = Endpoints(lambda: session, timeout=self.timeout,
-                                  allow_insecure_http=self.allow_insecure_http)
+            endpoints = Endpoints(lambda: fetcher)
             log.info("mcp-sync: exchanging the ID token for an ID-JAG at %s",
                      self.token_endpoint)
             answer = endpoints.token(self.token_endpoint, data, client=client, method=method,
                                      issuer=issuer, token_types=None)
         finally:
-            if own:
-                session.close()
+            fetcher.close()
         issued = answer.get("issued_token_type")
         if issued not in (None, ID_JAG):
             raise AuthError(f"the IdP at {self.token_endpoint} issued a "

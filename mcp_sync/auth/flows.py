@@ -29,6 +29,7 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 import requests
 
 from ..exceptions import AuthError, MCPError, excerpt
+from .fetch import no_credentials
 
 __all__ = [
     "AuthorizationFlow",
@@ -144,7 +145,9 @@ def follow_redirect(authorization_url: str, *, timeout: float = 10.0,
     """
     getter = session or requests
     try:
-        response = getter.get(authorization_url, allow_redirects=False, timeout=timeout)
+        # What a browser sends: none of the user's .netrc or session credentials.
+        response = getter.get(authorization_url, allow_redirects=False, timeout=timeout,
+                              auth=no_credentials)
     except requests.RequestException as exc:
         raise AuthError(f"the authorization endpoint could not be reached: {exc!r}") from exc
     with response:

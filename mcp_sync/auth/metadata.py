@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from .._hosts import is_loopback_host
 from ..exceptions import AuthError, excerpt
+from .policy import FetchPolicy
 
 __all__ = [
     "Challenge",
@@ -40,7 +41,6 @@ __all__ = [
     "origin_of",
     "parse_www_authenticate",
     "protected_resource_metadata_urls",
-    "require_secure",
     "resource_matches",
     "scrub",
     "select_scope",
@@ -174,23 +174,6 @@ def is_loopback(url: str) -> bool:
     return is_loopback_host(urlsplit(url).hostname or "")
 
 
-def require_secure(url: str, what: str, *, allow_insecure_http: bool = False) -> None:
-    """Refuse an endpoint that is not HTTPS (plain HTTP is allowed on loopback only).
-
-    Raises:
-        AuthError: the URL is not absolute HTTPS (or loopback HTTP), or has a fragment.
-    """
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https") or not parts.hostname:
-        raise AuthError(f"the {what} {excerpt(url, 200)!r} is not an absolute http(s) URL")
-    if parts.fragment:
-        raise AuthError(f"the {what} {excerpt(url, 200)!r} has a fragment")
-    if scheme == "http" and not allow_insecure_http and not is_loopback(url):
-        raise AuthError(f"the {what} {excerpt(url, 200)!r} is not HTTPS (plain HTTP is only "
-                        "accepted on loopback addresses, or with allow_insecure_http=True)")
-
-
 def canonical_resource(url: str) -> str:
     """The canonical URI of an MCP server (RFC 8707): lower-case scheme and host, no user
     info, no query, no fragment, no trailing slash."""
@@ -284,12 +267,13 @@ def default_endpoints(server_url: str) -> Dict[str, str]:
 
 
 def check_protected_resource_metadata(document: Any, server_url: str, source: str,
-                                      *, allow_insecure_http: bool = False) -> Dict[str, Any]:
+                                      *, policy: FetchPolicy) -> Dict[str, Any]:
     """Validate RFC 9728 metadata fetched from ``source`` for ``server_url``.
 
     Returns the document. Raises:
         AuthError: not a JSON object, its ``resource`` does not match the server (the
-            client must not authorize against it), or it names no authorization server.
+            client must not authorize against it), it names no authorization server, or
+            the one it names breaks ``policy``.
     """
     if not isinstance(document, dict):
         raise AuthError(f"the protected resource metadata at {source} is not a JSON object")
@@ -306,7 +290,7 @@ def check_protected_resource_metadata(document: Any, server_url: str, source: st
         raise AuthError(f"the protected resource metadata at {source} lists no "
                         "authorization_servers")
     for item in servers[:1]:
-        require_secure(item, "authorization server", allow_insecure_http=allow_insecure_http)
+        policy.check_url(item, "authorization server")
     return document
 
 
@@ -318,7 +302,7 @@ def _same_issuer(advertised: str, expected: str) -> bool:
 
 def check_authorization_server_metadata(
     document: Any, issuer: str, source: str, *, need_authorization_endpoint: bool,
-    allow_insecure_http: bool = False, legacy: bool = False,
+    policy: FetchPolicy, legacy: bool = False,
 ) -> Dict[str, Any]:
     """Validate RFC 8414 / OpenID Connect metadata fetched from ``source`` for ``issuer``.
 
@@ -328,7 +312,8 @@ def check_authorization_server_metadata(
 
     Returns the document. Raises:
         AuthError: not a JSON object, its ``issuer`` is not the one the URL was built from
-            (the metadata must not be used), or an endpoint is missing or insecure.
+            (the metadata must not be used), or an endpoint is missing or breaks
+            ``policy``.
     """
     if not isinstance(document, dict):
         raise AuthError(f"the authorization server metadata at {source} is not a JSON object")
@@ -351,8 +336,7 @@ def check_authorization_server_metadata(
     for key in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
         value = document.get(key)
         if isinstance(value, str) and value:
-            require_secure(value, key.replace("_", " "),
-                           allow_insecure_http=allow_insecure_http)
+            policy.check_url(value, key.replace("_", " "))
     return document
 
 

@@ -32,6 +32,12 @@ exception message or a URL. The bearer token only goes to the MCP server's origi
 request for any other origin passes through untouched, and ``requests`` removes the
 header when a redirect leaves the host. The flow's own requests carry no MCP token; the
 client secret goes to the token endpoint only, which is never followed through a redirect.
+
+What the flow fetches is the servers' choice, so every request of the flow goes through
+one :class:`~mcp_sync.auth.fetch.Fetcher` under one
+:class:`~mcp_sync.auth.policy.FetchPolicy`, made from the MCP server's URL and
+``allowed_private_hosts``: https, no loopback, private or link-local address (checked on
+the connected socket) for a server that is not on loopback, redirects checked hop by hop.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, Mapping, Optional, Protocol, Union
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Protocol, Union
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import requests
@@ -57,8 +63,10 @@ from .endpoints import (
     choose_auth_method,
     registration_request,
 )
+from .fetch import Fetcher
 from .flows import AuthorizationFlow, HeadlessFlow, LoopbackFlow
 from .pkce import make_state, pkce_pair
+from .policy import FetchPolicy
 from .storage import MemoryTokenStorage, TokenStorage
 
 __all__ = ["OAuth", "OAuthError"]
@@ -186,10 +194,16 @@ class OAuth(requests.auth.AuthBase):
             for one request before :class:`~mcp_sync.AuthError`.
         offline_access: ask for ``offline_access`` (a refresh token) when the
             authorization server lists it.
+        allowed_private_hosts: hosts (names or IP addresses, as the URLs write them) that
+            the flow may reach on a loopback, private or link-local address although the
+            MCP server is not on loopback: an enterprise's own authorization server, or
+            an MCP server on the company network. Every other URL of the flow must lead
+            to a public address (see :mod:`mcp_sync.auth.policy`).
         allow_insecure_http: accept plain-HTTP authorization endpoints on hosts other than
             loopback ones (never do this in production).
-        session: a ``requests.Session`` for the flow's own requests (proxies, CA bundle);
-            one is created by default.
+        session: a ``requests.Session`` whose configuration (proxies, CA bundle, client
+            certificate, headers) the flow's own requests take; they are sent through the
+            flow's checked connections, never this session's adapters.
 
     Thread-safety: one object can serve many clients and threads; one login runs at a
     time and the others wait for its token.
@@ -222,6 +236,7 @@ class OAuth(requests.auth.AuthBase):
         refresh_margin: float = 60.0,
         max_authorization_attempts: int = 3,
         offline_access: bool = True,
+        allowed_private_hosts: Iterable[str] = (),
         allow_insecure_http: bool = False,
         session: Optional[requests.Session] = None,
     ) -> None:
@@ -262,20 +277,21 @@ class OAuth(requests.auth.AuthBase):
         self.refresh_margin = refresh_margin
         self.max_authorization_attempts = max_authorization_attempts
         self.offline_access = offline_access
+        if isinstance(allowed_private_hosts, str):
+            raise ValueError("allowed_private_hosts is a list of hosts, not one string")
+        self.allowed_private_hosts = tuple(allowed_private_hosts)
         self.allow_insecure_http = allow_insecure_http
         self._given_session = session
-        self._http: Optional[requests.Session] = session
+        self._fetch: Optional[Fetcher] = None
         # Held while a flow or a refresh runs: one at a time; others wait for its token.
         self._flow_lock = threading.Lock()
-        # Guards _tokens, _loaded, _bound_issuer, _http and server_url's first binding.
+        # Guards _tokens, _loaded, _bound_issuer, _fetch and server_url's first binding.
         self._state_lock = threading.Lock()
         self._tokens: Optional[Dict[str, Any]] = None
         self._loaded = False
         self._bound_issuer: Optional[str] = None
-        self._discovery = Discovery(self._session, timeout=timeout,
-                                    allow_insecure_http=allow_insecure_http)
-        self._endpoints = Endpoints(self._session, timeout=timeout,
-                                    allow_insecure_http=allow_insecure_http)
+        self._discovery = Discovery(self._fetcher)
+        self._endpoints = Endpoints(self._fetcher)
 
     @classmethod
     def client_credentials(
@@ -544,12 +560,17 @@ class OAuth(requests.auth.AuthBase):
 
     # -- discovery -------------------------------------------------------------------------
 
-    def _session(self) -> requests.Session:
-        if self._http is None:
-            with self._state_lock:
-                if self._http is None:
-                    self._http = requests.Session()
-        return self._http
+    def _fetcher(self) -> Fetcher:
+        """The fetcher of every request of the flow, under the policy of the MCP server
+        this object is bound to (made at the first fetch, which comes after binding)."""
+        with self._state_lock:
+            if self._fetch is None:
+                policy = FetchPolicy(self.server_url,
+                                     allowed_private_hosts=self.allowed_private_hosts,
+                                     allow_insecure_http=self.allow_insecure_http)
+                self._fetch = Fetcher(policy, timeout=self.timeout,
+                                      session=self._given_session)
+            return self._fetch
 
     def _discover(self, challenge: Optional[md.Challenge]) -> Context:
         """Find the authorization server and the resource to ask tokens for.
@@ -696,8 +717,8 @@ class OAuth(requests.auth.AuthBase):
         if scope:
             params["scope"] = scope
         endpoint = str(context.metadata["authorization_endpoint"])
-        md.require_secure(endpoint, "authorization endpoint",
-                          allow_insecure_http=self.allow_insecure_http)
+        # Not fetched here (the user's browser goes there), but held to the same rule.
+        self._fetcher().policy.check_url(endpoint, "authorization endpoint")
         pending = {
             "state": state,
             "code_verifier": verifier,
@@ -893,9 +914,10 @@ class OAuth(requests.auth.AuthBase):
     def close(self) -> None:
         """Release the flow's listening socket and HTTP connections. Idempotent."""
         self.flow.close()
-        if self._given_session is None and self._http is not None:
-            self._http.close()
-            self._http = None
+        with self._state_lock:
+            fetcher, self._fetch = self._fetch, None
+        if fetcher is not None:
+            fetcher.close()
 
     def __enter__(self) -> OAuth:
         return self

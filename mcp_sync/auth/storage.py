@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
+from .._files import make_private_dirs
 from ..exceptions import AuthError
 
 __all__ = ["FileTokenStorage", "MemoryTokenStorage", "TokenStorage"]
@@ -86,7 +87,8 @@ class MemoryTokenStorage(TokenStorage):
 class FileTokenStorage(TokenStorage):
     """Keeps everything in one JSON file that only its owner may read (mode ``0600``).
 
-    The file is created on the first save (its folder too, mode ``0700``); each save
+    The file is created on the first save (its folder too, and every missing folder above
+    it, each with mode ``0700`` whatever the umask); each save
     writes a new file next to it and renames it over the old one, so a crash never leaves
     a half-written file. The file is read on every load, so two processes see each
     other's tokens; when both save at once, the last one wins.
@@ -143,7 +145,7 @@ class FileTokenStorage(TokenStorage):
         document = {"version": _FILE_VERSION, **data}
         text = json.dumps(document, indent=2, sort_keys=True)
         try:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            make_private_dirs(folder)  # each folder it makes 0700, the parents too
             # mkstemp creates the file with mode 0600 before anything is written to it.
             fd, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
                                              dir=folder)

@@ -15,6 +15,10 @@ Two threaded HTTP servers on 127.0.0.1, each on its own port (so on its own orig
   rotation, client credentials; client_secret_basic / _post / none) and ``/register``
   (RFC 7591).
 
+Both listen on 127.0.0.1; ``host=`` (and ``as_host=`` for the authorization server) is the
+name their URLs use, for a test that resolves it to 127.0.0.1 (a "remote" server), and
+``tls=`` (an ``ssl.SSLContext`` of tests/servers/tls.py) serves them over HTTPS.
+
 With ``prm="none"`` the server is a 2025-03-26 one: no protected resource metadata, and
 the authorization server lives on the MCP server's own origin (``metadata="none"``: not
 even metadata, only the default ``/authorize``, ``/token`` and ``/register``).
@@ -32,11 +36,14 @@ import base64
 import hashlib
 import json
 import secrets
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set, Tuple
 from urllib.parse import parse_qsl, unquote_plus, urlencode, urlsplit
+
+from .tls import wrap_listener
 
 __all__ = ["OAuthTestServer", "Seen"]
 
@@ -125,12 +132,17 @@ class OAuthTestServer:
     """See the module docstring. Use as a context manager (or ``start()``/``stop()``)."""
 
     def __init__(self, *, prm: str = "header", metadata: str = "oauth",
-                 issuer_path: str = "") -> None:
+                 issuer_path: str = "", host: str = "127.0.0.1", as_host: Optional[str] = None,
+                 tls: Optional[ssl.SSLContext] = None) -> None:
         assert prm in ("header", "path", "root", "none"), prm
         assert metadata in ("oauth", "openid", "openid-append", "none"), metadata
         self.prm = prm
         self.metadata = metadata
         self.issuer_path = issuer_path.rstrip("/")
+        self.host = host
+        self.as_host = as_host or host
+        self.tls = tls
+        self.scheme = "https" if tls is not None else "http"
         # -- knobs
         self.prm_resource: Optional[str] = None  # what the PRM claims; default mcp_url
         self.challenge_scope: Optional[str] = None
@@ -149,6 +161,12 @@ class OAuthTestServer:
         self.never_grant: Set[str] = {"mcp:admin"}
         self.clients: Dict[str, Dict[str, Any]] = {}  # client_id -> {secret, redirect_uris}
         self.workload_key: Any = None  # verifies JWT-bearer assertions (a public key)
+        # Where the server sends the client (a hostile server's choices):
+        self.prm_authorization_servers: Optional[List[str]] = None  # default [issuer]
+        self.challenge_resource_metadata: Optional[str] = None  # default prm_url (header)
+        self.metadata_overrides: Dict[str, Any] = {}  # merged into the AS metadata
+        self.redirects: Dict[Tuple[str, str], str] = {}  # (role, path) -> 302 Location
+        self.prm_paths: Set[str] = set()  # more paths of the MCP server serving the PRM
         # -- records (guarded by _lock; _changed is notified on every request)
         # Reentrant: wait_for() predicates call seen(), which takes it again.
         self._lock = threading.RLock()
@@ -170,6 +188,8 @@ class OAuthTestServer:
     def _serve(self, role: str) -> int:
         handler = type(f"_{role}Handler", (_Handler,), {"role": role, "owner": self})
         server = _Server(("127.0.0.1", 0), handler)
+        if self.tls is not None:
+            server.socket = wrap_listener(server.socket, self.tls)
         thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
                                   name=f"oauth-test-{role}", daemon=True)
         thread.start()
@@ -201,7 +221,7 @@ class OAuthTestServer:
 
     @property
     def mcp_origin(self) -> str:
-        return f"http://127.0.0.1:{self._mcp_port}"
+        return f"{self.scheme}://{self.host}:{self._mcp_port}"
 
     @property
     def mcp_url(self) -> str:
@@ -209,7 +229,7 @@ class OAuthTestServer:
 
     @property
     def as_origin(self) -> str:
-        return f"http://127.0.0.1:{self._as_port}"
+        return f"{self.scheme}://{self.as_host}:{self._as_port}"
 
     @property
     def issuer(self) -> str:
@@ -259,6 +279,9 @@ class OAuthTestServer:
 
     def route(self, handler: _Handler, seen: Seen) -> None:
         path = seen.path
+        location = self.redirects.get((handler.role, path))
+        if location is not None:
+            return handler._send(302, None, {"Location": location})
         if handler.role == "mcp" and path == "/mcp":
             return self._mcp(handler, seen)
         if handler.role == "mcp" and seen.method == "GET" and self._is_prm_path(path):
@@ -278,7 +301,7 @@ class OAuthTestServer:
     def _is_prm_path(self, path: str) -> bool:
         if self.legacy:
             return False
-        return f"{self.mcp_origin}{path}" == self.prm_url
+        return f"{self.mcp_origin}{path}" == self.prm_url or path in self.prm_paths
 
     def _metadata_paths(self) -> List[str]:
         path = self.issuer_path if not self.legacy else ""
@@ -293,8 +316,9 @@ class OAuthTestServer:
     # -- the protected resource -----------------------------------------------------------
 
     def _prm(self, handler: _Handler) -> None:
-        document: Dict[str, Any] = {"resource": self.prm_resource or self.mcp_url,
-                                    "authorization_servers": [self.issuer]}
+        document: Dict[str, Any] = {
+            "resource": self.prm_resource or self.mcp_url,
+            "authorization_servers": self.prm_authorization_servers or [self.issuer]}
         if self.scopes_supported is not None:
             document["scopes_supported"] = self.scopes_supported
         handler._send(200, document)
@@ -306,7 +330,9 @@ class OAuthTestServer:
         scope = scope or self.challenge_scope
         if scope:
             parts.append(f'scope="{scope}"')
-        if self.prm == "header":
+        if self.challenge_resource_metadata is not None:
+            parts.append(f'resource_metadata="{self.challenge_resource_metadata}"')
+        elif self.prm == "header":
             parts.append(f'resource_metadata="{self.prm_url}"')
         return "Bearer " + ", ".join(parts) if parts else "Bearer"
 
@@ -381,6 +407,7 @@ class OAuthTestServer:
             document["scopes_supported"] = self.as_scopes_supported
         if self.cimd_supported:
             document["client_id_metadata_document_supported"] = True
+        document.update(self.metadata_overrides)
         return document
 
     def _recorded_issuer(self) -> str:

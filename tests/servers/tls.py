@@ -2,7 +2,8 @@
 
 ``self_signed(folder)`` writes ``cert.pem`` and ``key.pem`` for ``127.0.0.1`` (an IP
 subject alternative name, so a client that trusts the certificate also accepts the host
-name) and returns both paths; ``server_context(certificate)`` is the server side's
+name; ``names=`` adds DNS names, for a test that resolves them to 127.0.0.1) and returns
+both paths; ``server_context(certificate)`` is the server side's
 ``ssl.SSLContext``; pass it to ``McpHttpServer(tls=...)`` or ``LegacySseServer(tls=...)``,
 which put it around their listening socket with ``wrap_listener``.
 
@@ -18,6 +19,7 @@ import socket
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 __all__ = ["Certificate", "self_signed", "server_context", "wrap_listener"]
 
@@ -28,8 +30,9 @@ class Certificate:
     key: Path  # PEM, unencrypted
 
 
-def self_signed(folder: Path, host: str = "127.0.0.1") -> Certificate:
-    """A fresh self-signed certificate for ``host`` (an IP address), valid for a day."""
+def self_signed(folder: Path, host: str = "127.0.0.1", names: Sequence[str] = ()) -> Certificate:
+    """A fresh self-signed certificate for ``host`` (an IP address) and the DNS
+    ``names``, valid for a day."""
     # Imported here: the servers import this module, and the Python version matrix
     # (noxfile.py) runs their tests without cryptography installed.
     from cryptography import x509
@@ -48,8 +51,9 @@ def self_signed(folder: Path, host: str = "127.0.0.1") -> Certificate:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(host))]),
-                       critical=False)
+        .add_extension(x509.SubjectAlternativeName(
+            [x509.IPAddress(ipaddress.ip_address(host)), *map(x509.DNSName, names)]),
+            critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .add_extension(x509.KeyUsage(
             digital_signature=True, content_commitment=False, key_encipherment=False,
