@@ -32,11 +32,18 @@ CORE_MODULES = [
     "tests/test_call_tool_once.py",
 ]
 
-# What those modules import beyond the library itself (no SDK, no Node).
-CORE_TEST_DEPS = ["pytest>=7", "pytest-timeout>=2", "jsonschema>=4"]
+# What those modules import beyond the library and its dependencies (no SDK, no Node).
+CORE_TEST_DEPS = ["pytest>=7", "pytest-timeout>=2"]
 
-# The lowest versions pyproject.toml's dependencies allow: what a user may have installed.
-OLDEST_DEPS = ["requests==2.28.0", "sseclient-py==1.8.0", "pydantic==2.5.0"]
+# The lowest versions pyproject.toml's dependencies allow: what a user may have installed
+# (tests/test_packaging.py holds the two lists together).
+OLDEST_DEPS = [
+    "requests==2.28.0",
+    "sseclient-py==1.8.0",
+    "pydantic==2.5.0",
+    "jsonschema==4.18.0",
+    "regex==2022.1.18",
+]
 
 nox.options.sessions = ["core", "oldest"]
 nox.options.error_on_missing_interpreters = True

@@ -32,6 +32,7 @@ NOT_AT_IMPORT = [
     "mcp_sync.transports.memory", "mcp_sync.transports.http", "mcp_sync.transports.sse",
     "mcp_sync.types", "mcp_sync.cli", "mcp_sync.auth", "mcp_sync.contrib",
     "pydantic", "requests", "urllib3", "hashlib", "datetime", "base64", "http",
+    "mcp_sync._schema", "jsonschema", "referencing", "regex",
 ]
 # What a stdio connect + calls must leave unloaded (pydantic and mcp_sync.types parse the
 # results, so they are in).
@@ -39,6 +40,8 @@ NOT_FOR_STDIO_CALLS = [
     "mcp_sync.manager", "mcp_sync._toolcache", "mcp_sync.toolbox", "mcp_sync.config",
     "mcp_sync.transports.memory", "mcp_sync.transports.http", "mcp_sync.transports.sse",
     "mcp_sync.cli", "mcp_sync.auth", "requests", "urllib3", "sseclient", "hashlib",
+    # The tools called declare no outputSchema: nothing to check them with.
+    "mcp_sync._schema", "jsonschema", "referencing", "regex",
     # Installed with the test extras, so a client could trace: it waits for the
     # application to load the API (test_tracing_waits_for_the_application_to_load_it).
     "opentelemetry", "opentelemetry.trace", "opentelemetry.metrics",
@@ -126,6 +129,25 @@ with mcp_sync.connect({fake_server_command()!r}) as client:
     assert loaded.pop("mcp_sync.types")  # the results were parsed by the models
     assert [m for m, yes in loaded.items() if yes] == []
 
+
+def test_the_first_tool_with_an_output_schema_loads_the_checker() -> None:
+    # jsonschema is a dependency, but only a tool that declares an outputSchema needs it:
+    # listing does not load it, the first call of such a tool does (and checks).
+    code = f"""
+import sys
+import mcp_sync
+with mcp_sync.connect({fake_server_command()!r}) as client:
+    client.list_tools()
+    assert "jsonschema" not in sys.modules
+    try:
+        client.call_tool("shaped", {{"value": "x"}})
+    except mcp_sync.ProtocolError as exc:
+        assert "'x' is not of type 'number'" in str(exc), exc
+    else:
+        raise AssertionError("an unchecked result")
+"""
+    loaded = loaded_by(code, ["mcp_sync._schema", "jsonschema"])
+    assert loaded == {"mcp_sync._schema": True, "jsonschema": True}
 
 
 # Records, at each message the stdio transport sends, whether the tool-call models were
