@@ -1,8 +1,9 @@
 """The Python version matrix: the library's own test modules on the oldest and newest CPython.
 
-    nox -s core              # every Python listed below that is installed
+    nox -s core              # every Python listed below (each must be installed)
     nox -s core-3.9          # one of them
     nox -s oldest            # the oldest Python with the oldest dependencies declared
+    nox -s quick             # the everyday loop: the same modules, in the current environment
 
 Only the modules of the library's own layers run here, without their tests marked ``peer``
 (those need the official ``mcp`` SDK, which needs a newer Python, or the Node peers); the
@@ -45,6 +46,7 @@ OLDEST_DEPS = [
     "regex==2022.1.18",
 ]
 
+# `nox` alone runs the matrix (as .ci/run does), not the everyday loop.
 nox.options.sessions = ["core", "oldest"]
 nox.options.error_on_missing_interpreters = True
 
@@ -59,4 +61,11 @@ def core(session: nox.Session) -> None:
 def oldest(session: nox.Session) -> None:
     """The core modules against the oldest dependency versions the package declares."""
     session.install(".", *CORE_TEST_DEPS, *OLDEST_DEPS)
+    session.run("python", "-m", "pytest", "-q", "-m", "not peer", *CORE_MODULES, *session.posargs)
+
+
+@nox.session(python=False)
+def quick(session: nox.Session) -> None:
+    """The core modules with the ``python`` on PATH and what it has installed (``pip
+    install '.[test]'``): no new environment, no peers; under a minute."""
     session.run("python", "-m", "pytest", "-q", "-m", "not peer", *CORE_MODULES, *session.posargs)
