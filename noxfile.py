@@ -66,6 +66,9 @@ def oldest(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def quick(session: nox.Session) -> None:
-    """The core modules with the ``python`` on PATH and what it has installed (``pip
-    install '.[test]'``): no new environment, no peers; under a minute."""
+    """The everyday loop: the core modules in the current environment, without peers.
+
+    Runs the ``python`` on PATH with what it has installed (``pip install '.[test]'``):
+    no new virtual environment; about a minute.
+    """
     session.run("python", "-m", "pytest", "-q", "-m", "not peer", *CORE_MODULES, *session.posargs)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from typing import Any, List
 
 from .conftest import ROOT
@@ -59,3 +61,14 @@ def test_ci_ends_with_the_matrix_and_the_oldest_dependencies() -> None:
     assert ci_lines()[-1] == "nox --no-color"
     assert noxfile_value("nox.options.sessions") == ["core", "oldest"]
     assert noxfile_value("PYTHONS") == ["3.9", "3.13"]
+
+
+def test_the_everyday_loop_is_a_session_of_its_own() -> None:
+    """The README's fast command, ``nox -s quick``, exists and is not part of ``nox``
+    alone (the matrix that .ci/run runs)."""
+    readme = (ROOT / "README.md").read_text()
+    assert "`nox -s quick`" in readme
+    listed = subprocess.run([sys.executable, "-m", "nox", "--list", "--no-color"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60, check=True).stdout
+    assert re.search(r"^- quick -> The everyday loop", listed, re.M), listed
+    assert re.search(r"^\* oldest -> ", listed, re.M), listed
