@@ -1,8 +1,9 @@
 """The Python version matrix: the library's own test modules on the oldest and newest CPython.
 
-    nox -s core              # every Python listed below that is installed
+    nox -s core              # every Python listed below (each must be installed)
     nox -s core-3.9          # one of them
     nox -s oldest            # the oldest Python with the oldest dependencies declared
+    nox -s quick             # the everyday loop: the same modules, in the current environment
 
 Only the modules of the library's own layers run here, without their tests marked ``peer``
 (those need the official ``mcp`` SDK, which needs a newer Python, or the Node peers); the
@@ -32,12 +33,20 @@ CORE_MODULES = [
     "tests/test_call_tool_once.py",
 ]
 
-# What those modules import beyond the library itself (no SDK, no Node).
-CORE_TEST_DEPS = ["pytest>=7", "pytest-timeout>=2", "jsonschema>=4"]
+# What those modules import beyond the library and its dependencies (no SDK, no Node).
+CORE_TEST_DEPS = ["pytest>=7", "pytest-timeout>=2"]
 
-# The lowest versions pyproject.toml's dependencies allow: what a user may have installed.
-OLDEST_DEPS = ["requests==2.28.0", "sseclient-py==1.8.0", "pydantic==2.5.0"]
+# The lowest versions pyproject.toml's dependencies allow: what a user may have installed
+# (tests/test_packaging.py holds the two lists together).
+OLDEST_DEPS = [
+    "requests==2.28.0",
+    "sseclient-py==1.8.0",
+    "pydantic==2.5.0",
+    "jsonschema==4.18.0",
+    "regex==2022.1.18",
+]
 
+# `nox` alone runs the matrix (as .ci/run does), not the everyday loop.
 nox.options.sessions = ["core", "oldest"]
 nox.options.error_on_missing_interpreters = True
 
@@ -52,4 +61,14 @@ def core(session: nox.Session) -> None:
 def oldest(session: nox.Session) -> None:
     """The core modules against the oldest dependency versions the package declares."""
     session.install(".", *CORE_TEST_DEPS, *OLDEST_DEPS)
+    session.run("python", "-m", "pytest", "-q", "-m", "not peer", *CORE_MODULES, *session.posargs)
+
+
+@nox.session(python=False)
+def quick(session: nox.Session) -> None:
+    """The everyday loop: the core modules in the current environment, without peers.
+
+    Runs the ``python`` on PATH with what it has installed (``pip install '.[test]'``):
+    no new virtual environment; about a minute.
+    """
     session.run("python", "-m", "pytest", "-q", "-m", "not peer", *CORE_MODULES, *session.posargs)

@@ -11,12 +11,12 @@ blocks until its answer arrives or its timeout passes, and no event loop is invo
         print(client.call_tool("echo", {"text": "hi"}).text)
 
 The package is silent unless the application configures logging (a ``NullHandler`` sits
-on the ``mcp_sync`` logger); the one exception is a ``RuntimeWarning``, once, when tool
-results cannot be checked against their ``outputSchema`` because the ``[validation]``
-extra (``jsonschema``) is missing. ``import mcp_sync`` loads only what :func:`connect`
-to a stdio server and a call need: pydantic models (:mod:`mcp_sync.types`), ``requests``
-and the HTTP transports, :class:`Manager`, :class:`Toolbox` and the configuration
-files' code load on first use.
+on the ``mcp_sync`` logger). Tool results are checked against the ``outputSchema`` their
+tool declares (``jsonschema`` is a dependency; ``validate_output=False`` turns the check
+off). ``import mcp_sync`` loads only what :func:`connect` to a stdio server and a call
+need: pydantic models (:mod:`mcp_sync.types`), ``jsonschema`` (for the first tool with an
+``outputSchema``), ``requests`` and the HTTP transports, :class:`Manager`,
+:class:`Toolbox` and the configuration files' code load on first use.
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ backreferences, inline flags, atomic groups, possessive quantifiers, conditional
 raises :class:`Unsupported`, as does an expression longer than :data:`MAX_PATTERN_LENGTH`,
 nested deeper than :data:`MAX_NESTING` or whose automaton passes :data:`MAX_PROGRAM`.
 
-For those, :func:`compile_pattern` uses the ``regex`` package when it is installed
-(optional): it releases the GIL while it matches and stops at a timeout, which
-:class:`Budget` bounds (:data:`REGEX_SECONDS` for one check in all). Without it, such an
-expression is refused (:class:`Unsupported`).
+For those, :func:`compile_pattern` uses the ``regex`` package (a dependency): it releases
+the GIL while it matches and stops at a timeout, which :class:`Budget` bounds
+(:data:`REGEX_SECONDS` for one check in all). Without it (installed without its
+dependencies), such an expression is refused (:class:`Unsupported`).
 
 The parser refuses what it does not know, broken syntax included (``re`` never sees a
 server's expression, not even to compile it: a few wide Unicode classes take it seconds).
@@ -598,7 +598,7 @@ def compile_pattern(pattern: str) -> Matcher:
     except Unsupported as exc:
         reason = exc
     try:
-        regex = importlib.import_module("regex")  # optional, and untyped
+        regex = importlib.import_module("regex")  # untyped
     except ImportError:
         if isinstance(reason, _Invalid):
             raise Unsupported(f"invalid syntax: {reason}") from None

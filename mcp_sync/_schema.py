@@ -31,8 +31,8 @@ done here instead, with the bounded matcher. A check past its budget, or nesting
 Python's recursion limit, raises ``InvalidToolSchema`` too; a result that does not
 match raises :class:`~mcp_sync.ProtocolError`.
 
-Imported only when a tool with an outputSchema is called, and only with the
-``[validation]`` extra (``jsonschema``) installed.
+Imported only when a tool with an outputSchema is called (``import mcp_sync`` loads
+neither this module nor ``jsonschema``).
 """
 
 from __future__ import annotations

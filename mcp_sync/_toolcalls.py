@@ -12,8 +12,6 @@ no client.
 from __future__ import annotations
 
 import logging
-import threading
-import warnings
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, NamedTuple, Optional, Set, Tuple
 
 from ._models import invalid
@@ -136,8 +134,8 @@ class ToolCalls:
 
     def output_schema(self, tool: Optional[types.Tool]) -> Any:
         """The compiled outputSchema of ``tool`` (``_schema.OutputSchema``), kept with the
-        Tool it belongs to; None when there is none to check (no tool, no outputSchema,
-        or no ``jsonschema``: reported once).
+        Tool it belongs to; None when there is none to check (no tool, or no
+        outputSchema).
 
         On the caller's thread, before the call is sent: a schema that cannot check
         anything fails the call here, and is judged once per listing.
@@ -260,29 +258,9 @@ def check_arguments(kind: str, name: str, arguments: Any) -> None:
         )
 
 
-# Guards _validation_unavailable_reported: the missing extra is reported once per process.
-_report_lock = threading.Lock()
-_validation_unavailable_reported = False
-
-
-def _report_validation_unavailable() -> None:
-    global _validation_unavailable_reported
-    with _report_lock:
-        if _validation_unavailable_reported:
-            return
-        _validation_unavailable_reported = True
-    warnings.warn(
-        "mcp_sync cannot check tool results against their outputSchema: jsonschema (>= 4.18) "
-        "is not installed. Install the extra: pip install 'mcp-sync-client[validation]', or "
-        "pass validate_output=False to turn the check off on purpose.",
-        RuntimeWarning,
-        stacklevel=2,
-    )
-
-
 def compile_output_schema(schema: Mapping[str, Any], tool: str, server: str) -> Any:
-    """A bounded check for a tool's outputSchema (``_schema.OutputSchema``), or ``None``
-    when ``jsonschema`` is missing (reported once).
+    """A bounded check for a tool's outputSchema (``_schema.OutputSchema``). Imports
+    ``jsonschema`` (through ``_schema``) for the first such schema, never at ``import mcp_sync``.
 
     References resolve only inside the schema itself (a registry with no retrieval), so a
     server's schema can never make the client fetch a URL or open a file; see
@@ -291,12 +269,6 @@ def compile_output_schema(schema: Mapping[str, Any], tool: str, server: str) -> 
     Raises:
         InvalidToolSchema: the schema cannot be used to check results.
     """
-    try:
-        import jsonschema  # noqa: F401
-        import referencing  # noqa: F401
-    except ImportError:
-        _report_validation_unavailable()
-        return None
     from ._schema import OutputSchema
 
     return OutputSchema(schema, tool, server)

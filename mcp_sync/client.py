@@ -233,10 +233,8 @@ class Client:
             ``notifications/tools/list_changed``). The schema is the server's: one that
             refers outside itself (never fetched) or to nothing, loops, is invalid or too
             large fails the call with :class:`~mcp_sync.InvalidToolSchema` before it is
-            sent, and each check has a bounded budget (see SECURITY.md). Checking needs
-            the ``[validation]`` extra (``jsonschema``); without it a ``RuntimeWarning``
-            says so, once per process. ``False`` turns the checks off on purpose (no
-            listing, no warning).
+            sent, and each check has a bounded budget (see SECURITY.md). ``False`` turns
+            the checks off on purpose (no listing).
         on_connection_lost: called once per connection, as ``on_connection_lost(error)``
             with the :class:`~mcp_sync.ConnectionClosed`, on the session's callback thread,
             when a connected client's link closes without :meth:`close` (the server exited,

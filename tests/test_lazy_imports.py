@@ -6,12 +6,21 @@ tool cache, Toolbox, the configuration code, the HTTP transports, requests, pyda
 other public names load on first use (PEP 562), and stay importable, listed by ``dir``
 and the same object however they are reached. Each check runs in a fresh interpreter:
 what one process has imported stays imported.
+
+What is counted is what mcp_sync itself loads: a module its dependencies load is theirs
+(pydantic 2.14 imports ``secrets``, so ``hashlib``, and its plugin loader ``tempfile``), and
+a standard-library module counts against whoever outside the standard library asked for it.
+The fresh interpreter skips ``site`` (``-S``): a ``.pth`` file that imports something at
+start-up cannot hide an import of mcp_sync's. So each check holds on every dependency
+version the package allows.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
+from pathlib import Path
 from typing import Any, Dict, List
 
 from ._procs import subprocess_env
@@ -23,6 +32,7 @@ NOT_AT_IMPORT = [
     "mcp_sync.transports.memory", "mcp_sync.transports.http", "mcp_sync.transports.sse",
     "mcp_sync.types", "mcp_sync.cli", "mcp_sync.auth", "mcp_sync.contrib",
     "pydantic", "requests", "urllib3", "hashlib", "datetime", "base64", "http",
+    "mcp_sync._schema", "jsonschema", "referencing", "regex",
 ]
 # What a stdio connect + calls must leave unloaded (pydantic and mcp_sync.types parse the
 # results, so they are in).
@@ -30,27 +40,64 @@ NOT_FOR_STDIO_CALLS = [
     "mcp_sync.manager", "mcp_sync._toolcache", "mcp_sync.toolbox", "mcp_sync.config",
     "mcp_sync.transports.memory", "mcp_sync.transports.http", "mcp_sync.transports.sse",
     "mcp_sync.cli", "mcp_sync.auth", "requests", "urllib3", "sseclient", "hashlib",
+    # The tools called declare no outputSchema: nothing to check them with.
+    "mcp_sync._schema", "jsonschema", "referencing", "regex",
     # Installed with the test extras, so a client could trace: it waits for the
     # application to load the API (test_tracing_waits_for_the_application_to_load_it).
     "opentelemetry", "opentelemetry.trace", "opentelemetry.metrics",
 ]
 
-# Prints which of WATCH the code between the two markers imported (modules loaded by the
-# interpreter's own start-up are not counted).
+# Prints which of WATCH the code after the marker made mcp_sync load. Each module's first
+# look-up is attributed to the innermost frame outside the standard library (and outside
+# importlib): an mcp_sync module counts if anything loaded it (the code never imports one
+# itself); another module only if mcp_sync's own code asked for it, directly or through
+# the standard library.
 PROBE = """
-import json, sys
+import json, os, sys, sysconfig
+sys.path[1:1] = {path!r}
 WATCH = {watch!r}
+STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
+INSTALLED = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+asked_by = {{}}
+
+def asking_module():
+    frame = sys._getframe(2)
+    while frame is not None:
+        file = frame.f_code.co_filename
+        stdlib = file.startswith("<frozen") or (
+            os.path.realpath(file).startswith(STDLIB) and not any(d in file for d in INSTALLED))
+        if not stdlib:
+            return frame.f_globals.get("__name__") or "?"
+        frame = frame.f_back
+    return "?"
+
+class Attribution:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name not in asked_by:
+            asked_by[name] = asking_module()
+        return None  # the finders behind this one do the import
+
+def ours(name):
+    return name == "mcp_sync" or name.startswith("mcp_sync.")
+
 before = set(sys.modules)
+sys.meta_path.insert(0, Attribution)
 {code}
 new = set(sys.modules) - before
-print(json.dumps({{m: m in new for m in WATCH}}))
+print(json.dumps({{m: m in new and (ours(m) or ours(asked_by.get(m, "?"))) for m in WATCH}}))
 """
 
+# The paths the probe searches: this interpreter's, as ``site`` would have set them up.
+SEARCH_PATH = [p for p in sys.path if p and Path(p).exists()]
 
-def printed_by(code: str) -> Any:
-    """What ``code``, run in a fresh interpreter, printed last (as JSON)."""
+
+def printed_by(code: str, *, no_site: bool = False) -> Any:
+    """What ``code``, run in a fresh interpreter (without ``site`` if ``no_site``),
+    printed last (as JSON)."""
+    argv = [PY, "-S", "-c", code] if no_site else [PY, "-c", code]
     done = subprocess.run(
-        [PY, "-c", code], cwd=ROOT, env=subprocess_env(),
+        argv, cwd=ROOT, env=subprocess_env(),
         capture_output=True, text=True, timeout=120, check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -58,7 +105,9 @@ def printed_by(code: str) -> Any:
 
 
 def loaded_by(code: str, watch: List[str]) -> Dict[str, bool]:
-    loaded: Dict[str, bool] = printed_by(PROBE.format(watch=watch, code=code))
+    """Which of ``watch`` mcp_sync loaded while ``code`` ran in a fresh interpreter."""
+    probe = PROBE.format(path=SEARCH_PATH, watch=watch, code=code)
+    loaded: Dict[str, bool] = printed_by(probe, no_site=True)
     return loaded
 
 
@@ -80,6 +129,25 @@ with mcp_sync.connect({fake_server_command()!r}) as client:
     assert loaded.pop("mcp_sync.types")  # the results were parsed by the models
     assert [m for m, yes in loaded.items() if yes] == []
 
+
+def test_the_first_tool_with_an_output_schema_loads_the_checker() -> None:
+    # jsonschema is a dependency, but only a tool that declares an outputSchema needs it:
+    # listing does not load it, the first call of such a tool does (and checks).
+    code = f"""
+import sys
+import mcp_sync
+with mcp_sync.connect({fake_server_command()!r}) as client:
+    client.list_tools()
+    assert "jsonschema" not in sys.modules
+    try:
+        client.call_tool("shaped", {{"value": "x"}})
+    except mcp_sync.ProtocolError as exc:
+        assert "'x' is not of type 'number'" in str(exc), exc
+    else:
+        raise AssertionError("an unchecked result")
+"""
+    loaded = loaded_by(code, ["mcp_sync._schema", "jsonschema"])
+    assert loaded == {"mcp_sync._schema": True, "jsonschema": True}
 
 
 # Records, at each message the stdio transport sends, whether the tool-call models were
@@ -254,7 +322,8 @@ compiled = []
 compile_ = re._compile
 def recording(pattern, flags):
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.endswith(("re/__init__.py",
+    # re's own frames: re/__init__.py, or re.py before Python 3.11.
+    while frame is not None and frame.f_code.co_filename.endswith(("re/__init__.py", "/re.py",
                                                                    "functools.py")):
         frame = frame.f_back
     module = frame.f_globals.get("__name__", "") if frame is not None else ""

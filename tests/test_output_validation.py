@@ -3,17 +3,16 @@ whose ``shaped`` tool returns whatever it is given under a schema that says "a n
 
 The client lists the tools itself before calling one it has not seen, once per listing
 (again after ``notifications/tools/list_changed``); ``validate_output=False`` turns the
-check off; a missing ``jsonschema`` is reported once; a server's schema never makes the
-client fetch anything (a reference outside it is an ``InvalidToolSchema``; the hostile
-schemas are in test_hostile_schemas.py).
+check off; a server's schema never makes the client fetch anything (a reference outside it
+is an ``InvalidToolSchema``; the hostile schemas are in test_hostile_schemas.py). The
+checker is a dependency (test_packaging.py), loaded at the first tool with an outputSchema
+(test_lazy_imports.py).
 """
 
 from __future__ import annotations
 
 import gc
 import json
-import subprocess
-import textwrap
 import threading
 import weakref
 from concurrent.futures import Future
@@ -24,7 +23,7 @@ import pytest
 import mcp_sync
 from mcp_sync import InvalidToolSchema, ProtocolError
 
-from .conftest import PY, ROOT, fake_server_command
+from .conftest import fake_server_command
 from .helpers import Notified
 
 T = 10.0
@@ -174,42 +173,3 @@ def test_a_servers_schema_never_makes_the_client_fetch(schema_host: Dict[str, An
         with pytest.raises(ProtocolError, match="'x' is not of type 'number'"):
             client.call_tool("shaped", {"value": "x"})
     assert schema_host["requests"] == []
-
-
-WITHOUT_JSONSCHEMA = textwrap.dedent("""
-    import json, sys, warnings
-    sys.modules["jsonschema"] = None  # as if the [validation] extra were not installed
-    import mcp_sync
-
-    command = sys.argv[1:]
-    report = {}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with mcp_sync.connect(command, timeout=10, validate_output=False) as client:
-            client.call_tool("shaped", {"value": "x"})
-        report["switched_off"] = [str(w.message) for w in caught]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for _ in range(2):
-            with mcp_sync.connect(command, timeout=10) as client:
-                result = client.call_tool("shaped", {"value": "x"})
-                client.call_tool("shaped", {"value": "y"})
-        report["structured"] = result.structured
-        report["warnings"] = [(w.category.__name__, str(w.message)) for w in caught]
-    print(json.dumps(report))
-""")
-
-
-def test_a_missing_jsonschema_is_reported_once() -> None:
-    done = subprocess.run(
-        [PY, "-c", WITHOUT_JSONSCHEMA, *fake_server_command()], cwd=str(ROOT),
-        capture_output=True, text=True, timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
-    assert report["switched_off"] == []  # off on purpose: nothing to report
-    assert report["structured"] == {"value": "x"}  # unchecked, but not silently:
-    [(category, message)] = report["warnings"]  # once for the process, two clients
-    assert category == "RuntimeWarning"
-    assert "jsonschema" in message and "mcp-sync-client[validation]" in message
-    assert "validate_output=False" in message

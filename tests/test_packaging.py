@@ -3,9 +3,12 @@ read from mcp_sync/_version.py, and installed as declared."""
 
 from __future__ import annotations
 
+import ast
 import configparser
 import importlib.metadata
 import re
+
+from packaging.version import Version
 
 import mcp_sync
 
@@ -31,3 +34,35 @@ def test_the_version_is_written_once() -> None:
     assert re.findall(r'^__version__ = "([^"]+)"$', source, re.M) == [mcp_sync.__version__]
     assert not re.search(r'^__version__ = "', (ROOT / "mcp_sync" / "__init__.py").read_text(),
                          re.M)
+
+
+def test_a_plain_install_checks_tool_results() -> None:
+    """Checking a tool's structured result against its outputSchema is what the
+    specification asks of a client: ``pip install mcp-sync-client`` brings the checker
+    (``jsonschema``) and the matcher of the patterns the bounded one refuses (``regex``),
+    with no extra; ``[validation]`` stays declared, so install lines naming it still work."""
+    metadata = importlib.metadata.metadata("mcp-sync-client")
+    unconditional = {
+        re.split(r"[ ;<>=!~\[(]", requirement, maxsplit=1)[0].lower()
+        for requirement in metadata.get_all("Requires-Dist") or []
+        if ";" not in requirement
+    }
+    assert {"jsonschema", "regex"} <= unconditional, unconditional
+    assert "validation" in (metadata.get_all("Provides-Extra") or [])
+
+
+def test_the_oldest_session_pins_each_dependency_at_its_floor() -> None:
+    """``nox -s oldest`` tests what a user may have: every dependency at the lowest
+    version pyproject.toml allows, none forgotten."""
+    floors = {}
+    for requirement in importlib.metadata.requires("mcp-sync-client") or []:
+        if ";" not in requirement:  # not an extra's
+            name, floor = requirement.split(">=")
+            floors[name.lower()] = Version(floor)
+    noxfile = ast.parse((ROOT / "noxfile.py").read_text())
+    [pins] = [ast.literal_eval(node.value) for node in noxfile.body
+              if isinstance(node, ast.Assign)
+              and [getattr(t, "id", None) for t in node.targets] == ["OLDEST_DEPS"]]
+    pinned = {name.lower(): Version(version)
+              for name, version in (pin.split("==") for pin in pins)}
+    assert pinned == floors
