@@ -115,7 +115,7 @@ def observer_for(tracing: Optional[bool], tracer_provider: Any = None,
     except ImportError:
         if tracing:
             raise ImportError("tracing=True needs the OpenTelemetry API: "
-                              "pip install 'mcp-sync[otel]'") from None
+                              "pip install 'mcp-sync-client[otel]'") from None
         return None
     return Tracing(tracer_provider, meter_provider)
 

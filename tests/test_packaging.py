@@ -66,3 +66,22 @@ def test_the_oldest_session_pins_each_dependency_at_its_floor() -> None:
     pinned = {name.lower(): Version(version)
               for name, version in (pin.split("==") for pin in pins)}
     assert pinned == floors
+
+
+def test_every_install_line_names_this_distribution_and_a_declared_extra() -> None:
+    """An install line in the docs, the examples or a library message (``pip install
+    'mcp-sync-client[otel]'``) names the distribution as PyPI knows it and an extra it
+    declares: a user copies these lines as they are."""
+    metadata = importlib.metadata.metadata("mcp-sync-client")
+    extras = set(metadata.get_all("Provides-Extra") or [])
+    texts = [ROOT / "README.md", ROOT / "SECURITY.md", *(ROOT / "docs").glob("*.md"),
+             *(ROOT / "examples").rglob("*.md"), *(ROOT / "mcp_sync").rglob("*.py")]
+    lines = []
+    for path in texts:
+        for match in re.finditer(r"pip install [\"']?([A-Za-z0-9_.-]+)\[([a-z0-9_,-]+)\]",
+                                 path.read_text(encoding="utf-8")):
+            lines.append((path.name, match.group(1), match.group(2)))
+    assert len(lines) >= 5, lines  # the docs' lines are found at all
+    for name, dist, wanted in lines:
+        assert dist in (".", "mcp-sync-client"), (name, dist)
+        assert set(wanted.split(",")) <= extras, (name, wanted, extras)

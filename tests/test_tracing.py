@@ -342,7 +342,7 @@ def test_nothing_is_needed_without_the_api() -> None:
             mcp_sync.Client(mcp_sync.StdioTransport(sys.argv[1], sys.argv[2:]), tracing=True)
         """), *fake_server_command()], capture_output=True, text=True, timeout=60,
             check=True)
-    assert "mcp-sync[otel]" in failed.value.stderr
+    assert "mcp-sync-client[otel]" in failed.value.stderr
 
 
 def test_the_import_follows_the_switch() -> None:
