@@ -33,10 +33,11 @@ that long. ``--detach`` prints the task's id (``--json``: ``{"task": ...}``, its
 as created) and ends at once, leaving the task to the server. ``task ID`` shows a task's
 state (one ``tasks/get``; ``--json``: the task as the server sent it); ``task ID
 --wait`` waits for its result and prints it as ``call --task`` does. ``tasks`` lists the
-tasks the server keeps. ``--timeout`` bounds each request and the whole wait for a
-task's result (a task that takes longer needs a longer ``--timeout``, or ``0``: none);
-a wait that runs out ends with exit code 4 and leaves the task running (``task ID
---wait`` can ask again), while Ctrl-C during ``call --task`` cancels the task
+tasks the server keeps. ``--timeout`` bounds each request and, for ``call --task`` and
+``task ID --wait``, the whole wait for a task's result: its polls and the reading of the
+result together (a task that takes longer needs a longer ``--timeout``, or ``0``: none);
+a wait that runs out ends with exit code 4, says so, and leaves the task running on an
+HTTP server (``task ID --wait`` can ask again), while Ctrl-C during ``call --task`` cancels the task
 (``tasks/cancel``) and Ctrl-C during ``task ID --wait`` only stops waiting.
 ``call --task`` of a tool that does not run as a task, or ``tasks`` against a server
 that does not list tasks, is refused before anything is sent (exit code 3).
@@ -87,7 +88,11 @@ server named (``--config``, ``--url`` or a command).
 
 ``tools`` lists each tool with its arguments (``name*:type``; ``*``: required), hints and
 description; ``tools NAME`` shows one tool whole: description, arguments, input and
-output schema.
+output schema. On a terminal a table is cut to its width: a tool's arguments, when they
+do not all fit, end with ``+N more``, and a description with ``...``; output piped to a
+program or written to a file is never cut. A tool name the server did not list is
+answered with the listed names closest to it (``did you mean 'add'?``), after the
+server's own error when the call was sent.
 
 ``--arg KEY=VALUE`` values are typed by the tool's input schema: for an argument of type
 string the value is sent as written (``--arg message=123`` sends ``"123"``); integer,
@@ -96,10 +101,13 @@ number, boolean, null, array and object values are parsed as JSON (``--arg n=5``
 argument and the type expected. When several types are allowed, JSON of a type other
 than string is sent as that, anything else as the string. For an argument the schema
 does not type, the value is sent as JSON when it parses as JSON, else as a string.
-``--json-args`` gives all arguments as one JSON object; ``--arg`` wins over it. Prompt
+``--json-args`` gives all arguments as one JSON object; ``--arg`` wins over it. An
+argument the input schema requires and neither gives is a usage error naming it, and
+nothing is sent. Prompt
 arguments (``prompt NAME --arg``) are strings, always.
 
-The server: a command after ``--`` (run over stdio), ``--url URL`` (Streamable HTTP,
+The server: a command after ``--`` (run over stdio; a command given without the ``--``
+is a usage error that shows the line with it), ``--url URL`` (Streamable HTTP,
 falling back to legacy HTTP+SSE), or ``--config FILE`` (an ``mcpServers`` file) with
 ``--server NAME``, which may be left out when the file has a single enabled server; a
 disabled entry is refused, not connected. A stdio server gets only the variables of this
@@ -139,15 +147,28 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import difflib
 import json
 import logging
 import math
 import os
 import re
+import shlex
 import shutil
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
+)
 
 from ._protocol import json_type
 from ._text import excerpt, name_safe, printable, printable_json
@@ -163,6 +184,7 @@ from .exceptions import (
 if TYPE_CHECKING:
     from . import types
     from .config import Config
+    from .tasks import TaskHandle
 
 __all__ = ["main"]
 
@@ -242,17 +264,32 @@ def _print_rendered(args: argparse.Namespace, wire: Any, lines: Sequence[str]) -
     return EXIT_OK
 
 
+_MIN_LAST_COLUMN = 20  # characters of a table's last column always shown on a terminal
+
+
+def _terminal_width() -> Optional[int]:
+    """The terminal's width when stdout is one, else ``None``: output piped to a program
+    or written to a file is never cut."""
+    try:
+        if not os.isatty(sys.stdout.fileno()):
+            return None
+    except (AttributeError, OSError, ValueError):  # no file descriptor behind sys.stdout
+        return None
+    return shutil.get_terminal_size((120, 24)).columns
+
+
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Columns padded to their widest cell; the last one cut to the terminal's width."""
+    """Columns padded to their widest cell; on a terminal, the last one cut to its
+    width."""
     cells = [[_clean(cell) for cell in row] for row in rows]
     widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
-    width = shutil.get_terminal_size((120, 24)).columns
+    width = _terminal_width()
     lead = sum(widths[:-1]) + 2 * (len(headers) - 1)
-    last = max(20, width - lead - 1)
+    last = None if width is None else max(_MIN_LAST_COLUMN, width - lead - 1)
 
     def line(row: Sequence[str]) -> str:
         parts = [value.ljust(widths[i]) for i, value in enumerate(row[:-1])]
-        tail = row[-1] if len(row[-1]) <= last else row[-1][:last - 3] + "..."
+        tail = row[-1] if last is None or len(row[-1]) <= last else row[-1][:last - 3] + "..."
         return "  ".join([*parts, tail]).rstrip()
 
     _out(line(list(headers)))
@@ -540,8 +577,47 @@ def _tool_arguments(pairs: Sequence[Tuple[str, str]], json_args: Dict[str, Any],
     return arguments
 
 
-def _find_tool(client: Client, name: str) -> Optional[types.Tool]:
-    return next((tool for tool in client.list_tools() if tool.name == name), None)
+def _missing_required(arguments: Dict[str, Any], input_schema: Optional[Dict[str, Any]],
+                      tool: str) -> None:
+    """Refuse a call that leaves out an argument the tool's input schema requires.
+
+    Raises:
+        UsageError: naming each missing argument and how to give it.
+    """
+    required = input_schema.get("required") if isinstance(input_schema, dict) else None
+    if not isinstance(required, list):
+        return
+    missing = [name for name in required if isinstance(name, str) and name not in arguments]
+    if not missing:
+        return
+    names = ", ".join(excerpt(name, 80) for name in missing)
+    give = " ".join(f"--arg {excerpt(name, 80)}=VALUE" for name in missing)
+    one = len(missing) == 1
+    raise UsageError(f"tool {excerpt(tool, 80)!r} needs {'argument' if one else 'arguments'} "
+                     f"{names} (required by its input schema): give {'it' if one else 'them'}"
+                     f" with {give}")
+
+
+def _tool_names(tools: Sequence[types.Tool]) -> str:
+    names = ", ".join(excerpt(t.name, 60) for t in tools[:20])
+    more = f" and {len(tools) - 20} more" if len(tools) > 20 else ""
+    return f"tools: {names or 'none'}{more}"
+
+
+def _did_you_mean(name: str, tools: Sequence[types.Tool]) -> str:
+    """``; did you mean 'add'?`` for the listed names close to ``name``, else ``""``."""
+    close = difflib.get_close_matches(name, [tool.name for tool in tools], n=3)
+    if not close:
+        return ""
+    return "; did you mean " + " or ".join(repr(excerpt(match, 60)) for match in close) + "?"
+
+
+def _unlisted_hint(name: str, tools: Sequence[types.Tool], server: str) -> str:
+    """What to say when the server refuses a call to a tool it did not list."""
+    close = _did_you_mean(name, tools)
+    if close:
+        return f"{server} lists no tool {excerpt(name, 80)!r}{close}"
+    return f"{server} lists no tool {excerpt(name, 80)!r} ({_tool_names(tools)})"
 
 
 def _timeout(args: argparse.Namespace) -> Any:
@@ -660,7 +736,9 @@ def _hints(tool: types.Tool) -> str:
     return ",".join(hints)
 
 
-_MAX_ARGUMENTS_SHOWN = 40  # characters of the ARGUMENTS cell of one tool in the listing
+# Characters of the ARGUMENTS cell of a tool in the listing on a terminal too narrow to
+# show them all (in a pipe or a file they are all shown).
+_MIN_ARGUMENTS_SHOWN = 40
 
 
 def _type_label(schema: Any) -> str:
@@ -674,22 +752,41 @@ def _required(tool: types.Tool) -> Set[str]:
         required, list) else set()
 
 
-def _tool_arguments_cell(tool: types.Tool) -> str:
-    """``name*:type`` for each argument of the tool (``*``: required), cut short with
-    ``+N more``."""
+def _tool_arguments_cell(tool: types.Tool, limit: Optional[int] = None) -> str:
+    """``name*:type`` for each argument of the tool (``*``: required); past ``limit``
+    characters, cut short with ``+N more``."""
     properties = tool.input_schema.get("properties")
     if not isinstance(properties, dict):
         return ""
     required = _required(tool)
     shown: List[str] = []
+    # Room kept, until the last argument, for the "+N more" that may have to follow.
+    marker = len(f" +{len(properties)} more")
     for index, (name, schema) in enumerate(properties.items()):
         mark = "*" if name in required else ""
         item = f"{name}{mark}:{_type_label(schema)}"
-        if shown and len(" ".join([*shown, item])) > _MAX_ARGUMENTS_SHOWN:
+        room = 0 if index == len(properties) - 1 else marker
+        if limit is not None and shown and len(" ".join([*shown, item])) + room > limit:
             shown.append(f"+{len(properties) - index} more")
             break
         shown.append(item)
     return " ".join(shown)
+
+
+_TOOL_HEADERS = ["NAME", "ARGUMENTS (* required)", "HINTS", "DESCRIPTION"]
+
+
+def _arguments_limit(tools: Sequence[types.Tool]) -> Optional[int]:
+    """How long a tool's ARGUMENTS cell may be: unlimited in a pipe or a file; on a
+    terminal, what its width leaves beside the names, the hints and the start of the
+    description (at least ``_MIN_ARGUMENTS_SHOWN``)."""
+    width = _terminal_width()
+    if width is None:
+        return None
+    names = max([len(_TOOL_HEADERS[0])] + [len(_clean(tool.name)) for tool in tools])
+    hints = max([len(_TOOL_HEADERS[2])] + [len(_hints(tool)) for tool in tools])
+    room = width - names - hints - 3 * 2 - _MIN_LAST_COLUMN - 1
+    return max(_MIN_ARGUMENTS_SHOWN, room)
 
 
 def _cmd_tools(args: argparse.Namespace) -> int:
@@ -697,9 +794,11 @@ def _cmd_tools(args: argparse.Namespace) -> int:
         return _show_tool(args)
     with _connect(args) as client:
         tools: List[types.Tool] = client.list_tools()
+    limit = _arguments_limit(tools)
     return _print_listing(
-        args, tools, "(no tools)", ["NAME", "ARGUMENTS (* required)", "HINTS", "DESCRIPTION"],
-        lambda t: [t.name, _tool_arguments_cell(t), _hints(t), _first_line(t.description)])
+        args, tools, "(no tools)", _TOOL_HEADERS,
+        lambda t: [t.name, _tool_arguments_cell(t, limit), _hints(t),
+                   _first_line(t.description)])
 
 
 def _show_tool(args: argparse.Namespace) -> int:
@@ -709,10 +808,8 @@ def _show_tool(args: argparse.Namespace) -> int:
         server = client.name
     tool = next((t for t in tools if t.name == args.name), None)
     if tool is None:
-        names = ", ".join(excerpt(t.name, 60) for t in tools[:20])
-        more = f" and {len(tools) - 20} more" if len(tools) > 20 else ""
         raise UsageError(f"{server} has no tool {excerpt(args.name, 80)!r} "
-                         f"(tools: {names or 'none'}{more})")
+                         f"({_tool_names(tools)}){_did_you_mean(args.name, tools)}")
     if args.json:
         _json(tool.to_wire())
         return EXIT_OK
@@ -761,11 +858,17 @@ def _cmd_call(args: argparse.Namespace) -> int:
     saver = _MediaSaver(args.save_images)
     progress = _Progress(args.progress)
     with _connect(args) as client:
-        # The listing types the --arg values; the client lists the tools before a call
-        # anyway (to check results against their output schema), so it is no extra cost.
-        tool = _find_tool(client, args.tool) if pairs else None
-        arguments = _tool_arguments(pairs, json_args, tool.input_schema if tool else None,
-                                    args.tool)
+        # The listing types the --arg values and names the required arguments; the client
+        # lists the tools before a call anyway (to check results against their output
+        # schema), so it is no extra cost.
+        tools: List[types.Tool] = (client.list_tools()
+                                   if client.server_capabilities.tools is not None else [])
+        tool = next((t for t in tools if t.name == args.tool), None)
+        schema = tool.input_schema if tool else None
+        arguments = _tool_arguments(pairs, json_args, schema, args.tool)
+        _missing_required(arguments, schema, args.tool)
+        if tool is None and tools:  # said if the server refuses the call
+            args.hint = _unlisted_hint(args.tool, tools, client.name)
         if args.task:
             return _call_task(args, client, arguments, saver)
         try:
@@ -775,6 +878,8 @@ def _cmd_call(args: argparse.Namespace) -> int:
     _print_result(args, result, saver, args.tool)
     if result.is_error:
         _err(f"mcp-sync: tool {args.tool!r} returned an error")
+        if getattr(args, "hint", None):
+            _err(f"mcp-sync: {args.hint}")
         return EXIT_TOOL_ERROR
     return EXIT_OK
 
@@ -808,14 +913,52 @@ def _call_task(args: argparse.Namespace, client: Client, arguments: Dict[str, An
         else:
             _out(_clean(handle.id))
         return EXIT_OK
-    lines = _StatusLines(args.progress)
     try:
-        task = handle.wait(_timeout(args), on_status=lines)
-        result = handle.result(_timeout(args))
+        awaited = _await_task(args, client, handle)
     except KeyboardInterrupt:
         _cancel_quietly(handle)
         raise
+    if isinstance(awaited, int):
+        return awaited
+    task, result = awaited
     return _task_result(args, handle.last or task, result, saver, args.tool)
+
+
+def _await_task(args: argparse.Namespace, client: Client, handle: TaskHandle
+                ) -> Union[int, Tuple[types.Task, types.CallToolResult]]:
+    """Wait for a task to end and read its result, both within one ``--timeout``: the
+    bound of the whole wait, however many polls it takes. Returns ``(task, result)``, or
+    the exit code after saying that the wait ran out (and what became of the task)."""
+    given = _timeout(args)
+    seconds: Optional[float] = client.timeout if given is DEFAULT else given
+    deadline = None if seconds is None else time.monotonic() + seconds
+    try:
+        task = handle.wait(seconds, on_status=_StatusLines(args.progress))
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise RequestTimeout("tasks/result", None, seconds, handle.id)
+        result = handle.result(left)
+    except RequestTimeout:
+        assert seconds is not None
+        return _error(args, EXIT_TIMEOUT, "RequestTimeout",
+                      _task_timeout_message(args, client, handle.id, seconds))
+    return task, result
+
+
+def _task_timeout_message(args: argparse.Namespace, client: Client, task_id: str,
+                          seconds: float) -> str:
+    from .transports.stdio import StdioTransport
+
+    bound = (f"--timeout {seconds:g} s" if args.timeout is not None
+             else f"{seconds:g} s (the default --timeout)")
+    task = _clean(task_id)
+    said = (f"task {task} did not end within {bound}: for a task, --timeout bounds the "
+            "whole wait for its result (every poll of it), not one request")
+    if isinstance(client.transport, StdioTransport):
+        return (f"{said}. The stdio server stops with this run, and the task with it: "
+                "give a longer --timeout (0: none)")
+    return (f"{said}. The task goes on on the server: `mcp-sync task {task} --wait` waits "
+            "again (give a longer --timeout, or 0: none)")
 
 
 def _cancel_quietly(handle: Any) -> None:
@@ -851,8 +994,10 @@ def _cmd_task(args: argparse.Namespace) -> int:
     with _connect(args) as client:
         handle = client.task(args.id)
         if args.wait:
-            task = handle.wait(_timeout(args), on_status=_StatusLines(args.progress))
-            result = handle.result(_timeout(args))
+            awaited = _await_task(args, client, handle)
+            if isinstance(awaited, int):
+                return awaited
+            task, result = awaited
             return _task_result(args, handle.last or task, result, saver, "task")
         task = handle.status()
     if args.json:
@@ -1296,8 +1441,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             _out(f"Connected to {_clean(info.name)} {_clean(info.version)} over stdio "
                  f"(protocol {client.protocol_version})")
             _out("Tools:")
-            for tool in tools:
-                _out(f"  {_clean(tool.name):<8} {_clean(_first_line(tool.description))}")
+            names = [_clean(tool.name) for tool in tools]
+            width = max(len(name) for name in names) if names else 0
+            for name, tool in zip(names, tools):
+                _out(f"  {name.ljust(width)}  {_clean(_first_line(tool.description))}"
+                     .rstrip())
             _out("Calling count(n=5) ...")
         try:
             result = client.call_tool("count", {"n": 5, "interval": 0.1}, on_progress=progress)
@@ -1351,7 +1499,9 @@ def _add_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
     output.add_argument("--json", action="store_true", default=default(False),
                         help="JSON on stdout, for scripts")
     output.add_argument("--timeout", type=float, metavar="SECONDS", default=default(None),
-                        help="per request (default: $MCP_SYNC_TIMEOUT or 30; 0: none)")
+                        help="per request; for call --task and task --wait, the whole wait "
+                             "for the task's result (default: $MCP_SYNC_TIMEOUT or 30; 0: "
+                             "none)")
     output.add_argument("--save-images", metavar="DIR", default=default(None),
                         help="write PNG, JPEG, GIF, WebP and BMP images in results to "
                              "files in DIR")
@@ -1389,7 +1539,8 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("--json-args", metavar="JSON", help="all arguments as one JSON object")
     call.add_argument("--task", action="store_true",
                       help="run the tool as a task (MCP 2025-11-25): show its status on "
-                           "stderr line by line until the result")
+                           "stderr line by line until the result, waiting at most "
+                           "--timeout in all")
     call.add_argument("--ttl", type=float, metavar="SECONDS",
                       help="with --task: how long the server should keep the task")
     call.add_argument("--detach", action="store_true",
@@ -1430,16 +1581,48 @@ def _parser() -> argparse.ArgumentParser:
                            "with --wait, wait for its result")
     task.add_argument("id", metavar="ID", help="the task's id")
     task.add_argument("--wait", action="store_true",
-                      help="wait for the task to end (within --timeout) and print its result")
+                      help="wait for the task to end and print its result (--timeout "
+                           "bounds the whole wait)")
     command("tasks", "list the tasks the server keeps")
     return parser
 
 
 def _error(args: Optional[argparse.Namespace], code: int, kind: str, message: str) -> int:
+    # A hint about the request the server refused (a tool it did not list, say).
+    hint: Optional[str] = getattr(args, "hint", None) if code == EXIT_TOOL_ERROR else None
     _err(f"mcp-sync: {printable(message)}")
+    if hint:
+        _err(f"mcp-sync: {printable(hint)}")
     if args is not None and getattr(args, "json", False):
-        _json({"error": {"type": kind, "message": message, "exitCode": code}})
+        error = {"type": kind, "message": message, "exitCode": code}
+        _json({"error": {**error, "hint": hint} if hint else error})
     return code
+
+
+def _missing_dashes_hint(args: argparse.Namespace, argv: Sequence[str], extras: Sequence[str],
+                         dashes: bool) -> str:
+    """When words left over look like a stdio server's command given without ``--``
+    (``mcp-sync tools python -m server``), the command line with it: argparse took
+    ``python`` for the tool's name and stumbled on ``-m``."""
+    if dashes or getattr(args, "url", None) or getattr(args, "config", None):
+        return ""
+    server = list(extras)
+    # `tools NAME` took the program's name for a tool's when an option follows it or a
+    # program of that name exists.
+    taken = getattr(args, "name", None) if args.cmd == "tools" else None
+    if taken is not None and (server[0].startswith("-") or shutil.which(taken)):
+        server.insert(0, taken)
+    if server[0].startswith("-"):
+        return ""  # not a program: a misspelt option of ours, say
+    start = argv.index(args.cmd) + 1 if args.cmd in argv else 0
+    kept, pending = list(argv[:start]), list(server)
+    for word in argv[start:]:
+        if pending and word == pending[0]:
+            pending.pop(0)
+        else:
+            kept.append(word)
+    return ("\nmcp-sync: hint: a stdio server's command goes after --: "
+            f"mcp-sync {shlex.join(kept)} -- {shlex.join(server)}")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -1477,7 +1660,10 @@ def _main(argv: Optional[Sequence[str]]) -> int:
         if reconfigure is not None:
             reconfigure(errors="replace")
     parser = _parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}"
+                     + _missing_dashes_hint(args, argv, extras, bool(command)))
     args.command = command
     if args.verbose:
         logging.basicConfig(

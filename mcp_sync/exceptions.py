@@ -135,6 +135,9 @@ def _unpickle(cls: type, args: Tuple[Any, ...], state: Dict[str, Any]) -> BaseEx
 
 
 _MARKUP_SKIPPED = r"<(script|style)\b.*?</\1\s*>"
+# What a browser does not show in the page either: the head, whose title most error
+# pages repeat as their first heading ("Error response Error response").
+_MARKUP_HEAD = r"<head\b.*?</head\s*>|<title\b.*?</title\s*>"
 _MARKUP_TAG = r"<[^>]*>"
 _WHITESPACE = r"\s+"
 
@@ -142,14 +145,17 @@ _WHITESPACE = r"\s+"
 def body_excerpt(body: Any, limit: int = 200) -> str:
     """A short, printable, one-line excerpt of an HTTP body for an error message.
 
-    An HTML page (a web server's 404 page, a proxy's error page) is reduced to its text:
-    no tags, scripts or styles; whitespace is collapsed; then :func:`excerpt` applies.
+    An HTML page (a web server's 404 page, a proxy's error page) is reduced to the text a
+    browser shows: no tags, scripts or styles, nor the head and its title (unless the page
+    has no other text); whitespace is collapsed; then :func:`excerpt` applies.
     """
     if isinstance(body, (bytes, bytearray)):
         body = bytes(body).decode("utf-8", "replace")
     text = str(body)
     if "<" in text and ">" in text:
-        text = pattern(_MARKUP_TAG).sub(" ", pattern(_MARKUP_SKIPPED, re.I | re.S).sub(" ", text))
+        page = pattern(_MARKUP_SKIPPED, re.I | re.S).sub(" ", text)
+        shown = pattern(_MARKUP_TAG).sub(" ", pattern(_MARKUP_HEAD, re.I | re.S).sub(" ", page))
+        text = shown if shown.strip() else pattern(_MARKUP_TAG).sub(" ", page)
     return excerpt(pattern(_WHITESPACE).sub(" ", text).strip(), limit)
 
 

@@ -184,7 +184,7 @@ class Toolbox:
         wait_for_server: seconds a call to a managed server that is connecting or
             reconnecting waits for it to be connected before the call starts (default
             30; ``0``: such a call fails at once). Past it the model is told the server
-            is unavailable (:class:`~mcp_sync.ServerUnavailable` with ``raise_errors``).
+            is unavailable (:class:`~mcp_sync.manager.ServerUnavailable` with ``raise_errors``).
             A failed or disabled server is not waited for.
         startup_wait: seconds the first listing waits for managed servers that are still
             connecting (default 0.25): enough for a quick server to be listed live, short

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import Iterator, Tuple
+import threading
+from typing import Any, Iterator, Tuple
 
 import pytest
 
@@ -191,3 +192,62 @@ def test_ctrl_c_cancels_a_call_task_but_not_a_task_wait(
     assert code == 130
     assert "interrupted; the task goes on on the server" in stderr
     assert status(tasks, "task-2") == "working"
+
+
+# -- what --timeout bounds for a task (issue 30) ----------------------------------------------
+
+
+def test_a_task_wait_that_runs_out_says_what_the_timeout_bounds(
+        served: Tuple[McpHttpServer, TaskServer]) -> None:
+    http, tasks = served
+    url = ["--url", http.url]
+    run = cli(*url, "--timeout", "1", "call", "--task", "forever")
+    assert run.returncode == 4, run.stderr
+    assert ("mcp-sync: task task-1 did not end within --timeout 1 s: for a task, --timeout "
+            "bounds the whole wait for its result (every poll of it), not one request. The "
+            "task goes on on the server: `mcp-sync task task-1 --wait` waits again (give a "
+            "longer --timeout, or 0: none)") in run.stderr
+    assert status(tasks, "task-1") == "working"  # as said
+    waited = cli(*url, "--json", "--timeout", "0.5", "task", "task-1", "--wait")
+    assert waited.returncode == 4
+    error = json.loads(waited.stdout)["error"]
+    assert (error["type"], error["exitCode"]) == ("RequestTimeout", 4)
+    assert error["message"].startswith("task task-1 did not end within --timeout 0.5 s: ")
+    # Over stdio the server, and its task, end with the run: no `task --wait` to suggest.
+    stdio = cli("--timeout", "1", "call", "--task", "forever", *STDIO)
+    assert stdio.returncode == 4
+    assert "The stdio server stops with this run, and the task with it: give a longer " \
+        "--timeout (0: none)" in stdio.stderr
+    assert "task task-1 --wait" not in stdio.stderr
+
+
+def test_the_wait_and_the_result_share_one_timeout(
+        served: Tuple[McpHttpServer, TaskServer]) -> None:
+    """--timeout bounds the wait for the task's end and the reading of its result
+    together: a result that comes later than that, though sooner than a second
+    --timeout would allow, is not waited for.
+
+    Each tasks/get takes the server a second: the wait (two polls) takes at least 2 s of
+    the 6, and reading the result (tasks/result) 4.5 s more: within a --timeout of its
+    own, past what is left of the one."""
+    http, _ = served
+    released = threading.Event()
+
+    def slow_server(handler: Any, message: Any) -> bool:
+        method = message.get("method") if isinstance(message, dict) else None
+        if method == "tasks/get":
+            released.wait(1.0)
+        elif method == "tasks/result":
+            released.wait(4.5)
+        return False  # then answered as usual
+
+    http.post_hook = slow_server
+    try:
+        run = cli("--url", http.url, "--timeout", "6", "call", "--task", "countdown",
+                  "--arg", "polls=1", "--arg", "text=late")
+    finally:
+        released.set()
+    assert run.returncode == 4, (run.stdout, run.stderr)
+    assert "task-1 completed: done" in run.stderr  # the wait ended in time ...
+    assert http.matching(lambda r: r.rpc_method == "tasks/result")  # ... the result did not
+    assert "did not end within --timeout 6 s" in run.stderr

@@ -94,6 +94,25 @@ def test_test_client_50_concurrent_requests_share_one_server() -> None:
     assert "add" in DjangoClient().get("/tools").json()["tools"]
 
 
+def test_errors_are_answered_in_json() -> None:
+    """Bad input is a 400 and a server that cannot start a 502, both in JSON: never
+    Django's HTML error page."""
+    for query in ({"a": "x"}, {"a": "1", "b": "inf"}):
+        response = DjangoClient().get("/add", query)
+        assert response.status_code == 400, response.content
+        assert response["Content-Type"] == "application/json"
+        assert response.json()["error"] == "BadRequest"
+    assert "a must be a number, not 'x'" in DjangoClient().get("/add", {"a": "x"}).json()[
+        "message"]
+    broken = {"demo": {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}}
+    with override_settings(MCP_SERVERS=broken, MCP_OPTIONS={"timeout": 10}):
+        for path in ("/add", "/tools"):
+            response = DjangoClient().get(path)
+            assert response.status_code == 502, response.content
+            assert response["Content-Type"] == "application/json"
+            assert response.json()["error"] in ("ServerUnavailable", "ConnectionClosed")
+
+
 def test_settings_drive_the_configuration() -> None:
     with override_settings(MCP_SERVERS={"other": DEMO}, MCP_OPTIONS={"timeout": 7}):
         manager = mcp_django.get_manager()

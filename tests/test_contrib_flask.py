@@ -7,10 +7,15 @@ werkzeug's threaded server on 127.0.0.1.
 from __future__ import annotations
 
 import importlib.util
+import json
+import logging
 import os
+import re
 import sys
+import urllib.error
+import urllib.request
 from types import ModuleType
-from typing import Iterator
+from typing import Any, Dict, Iterator, Tuple
 
 import pytest
 from flask import Flask
@@ -67,6 +72,29 @@ def test_threaded_werkzeug_server_shares_one_client(example: ModuleType, serve: 
     assert "add" in get_many([f"{serve}/tools"])[0]["tools"]
     status = get_many([f"{serve}/status"])[0]
     assert status["servers"]["demo"]["state"] == "connected"
+
+
+def get_error(url: str) -> Tuple[int, str, Dict[str, Any]]:
+    """The status, content type and JSON body of a request answered with an error."""
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(url, timeout=60)
+    with caught.value as error:
+        return error.code, error.headers.get("Content-Type", ""), json.loads(error.read())
+
+
+def test_errors_are_answered_in_json(example: ModuleType, serve: str,
+                                     caplog: pytest.LogCaptureFixture) -> None:
+    """Bad input is a 400 in JSON (not an HTML 500 page), before anything starts; so is
+    a path the app does not serve (404)."""
+    for query, message in (("a=x&b=1", "a must be a number, not 'x'"),
+                           ("a=1&b=nan", "b must be a finite number, not 'nan'")):
+        status, kind, body = get_error(f"{serve}/add?{query}")
+        assert (status, kind) == (400, "application/json")
+        assert body == {"error": "BadRequest", "message": message}
+    assert not example.app.extensions["mcp_sync"].built  # no server was needed
+    status, kind, body = get_error(f"{serve}/nowhere")
+    assert (status, kind, body["error"]) == (404, "application/json", "NotFound")
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 def test_close_stops_the_server_and_the_next_request_starts_another(
@@ -140,3 +168,25 @@ def test_configuration_errors_are_clear() -> None:
             "sum": 2}
     finally:
         mcp_two.close()
+
+
+def test_the_readmes_copy_paste_lines_ask_the_port_each_server_listens_on() -> None:
+    """examples/README.md: the curl lines beside ``flask --app app run`` ask Flask's
+    development server's port, those beside ``manage.py runserver`` Django's."""
+    from django.core.management.commands.runserver import Command as RunServer
+    from flask.cli import run_command
+
+    flask_port = next(p.default for p in run_command.params if p.name == "port")
+    listens = {"flask --app app run": str(flask_port),
+               "manage.py runserver": str(RunServer.default_port)}
+    readme = (EXAMPLES / "README.md").read_text()
+    blocks = re.findall(r"```sh\n(.*?)```", readme, re.S)
+    for command, port in listens.items():
+        runs = [block for block in blocks if command in block and "--port" not in block]
+        assert runs, command
+        for block in runs:
+            asked = set(re.findall(r"http://127\.0\.0\.1:(\d+)/", block))
+            assert asked == {port}, (command, block)
+    # And no curl line outside the code blocks, where no command says the port.
+    prose = re.sub(r"```.*?```", "", readme, flags=re.S)
+    assert not re.search(r"curl[^\n]*http://127\.0\.0\.1:\d+", prose)

@@ -11,6 +11,7 @@ model's last text must come back to the HTTP client.
 from __future__ import annotations
 
 import json
+import logging
 import urllib.error
 import urllib.request
 from types import ModuleType
@@ -165,3 +166,28 @@ def test_ask_wants_a_question(provider: str, model: ModelEndpoint, serve: str) -
         status, answer = post(f"{serve}/ask", body)
         assert status == 400 and answer["error"] == "BadRequest"
     assert model.requests == []
+
+
+@pytest.mark.parametrize("name", ["openai", "anthropic"])
+def test_ask_without_a_model_configured_is_a_503_in_json(
+        name: str, model: ModelEndpoint, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """No API key: ``POST /ask`` answers 503 in JSON saying what to set (it was an HTML
+    500 with the SDK's traceback in the log), and the app serves the rest as before."""
+    use_provider(monkeypatch, name, model)
+    key = "OPENAI_API_KEY" if name == "openai" else "ANTHROPIC_API_KEY"
+    monkeypatch.delenv(key)
+    module = load_example()
+    try:
+        with serve_wsgi(module.app) as url:
+            status, answer = post(f"{url}/ask", {"question": QUESTION})
+            assert status == 503, answer
+            assert answer == {"error": "ModelNotConfigured", "message": (
+                f"no model is configured: set {key} (the {name} SDK reads it) and restart "
+                "the app")}
+            status, answer = post(f"{url}/ask", {})  # bad input is still a 400
+            assert status == 400 and answer["error"] == "BadRequest"
+    finally:
+        module.mcp.close()
+    assert model.requests == []
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -179,6 +179,32 @@ def test_example_notebook_language_model_loop(
                    if cell is not past_the_bound for out in cell.get("outputs", []))
 
 
+def test_example_notebook_runs_headless_without_an_api_key(
+        kernel_spec: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The notebook as it is, executed headless (as ``jupyter execute`` does) with no
+    model key: the language-model section prints a note and skips its question, and the
+    closing cell runs."""
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "MCP_SYNC_EXAMPLE_PROVIDER"):
+        monkeypatch.delenv(name, raising=False)
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    NotebookClient(notebook, kernel_name=kernel_spec, timeout=120,
+                   resources={"metadata": {"path": str(ROOT)}}).execute()
+    cells = notebook.cells
+    errors = [out for cell in cells for out in cell.get("outputs", [])
+              if out.output_type == "error"]
+    assert errors == []
+    setup = cells[_index(cells, "mcp_sync.Toolbox(client)")]
+    printed = "".join(out.get("text", "") for out in setup.outputs
+                      if out.output_type == "stream")
+    assert printed == "OPENAI_API_KEY is not set: this section skips asking the model.\n"
+    ask = cells[_index(cells, 'ask("What')]
+    assert _result(ask)["text/plain"] == "'(skipped: set OPENAI_API_KEY to ask the model)'"
+    closing = cells[-1]
+    assert closing.source.startswith("client.close()")
+    assert closing.execution_count is not None  # it ran
+    assert all(cell.execution_count is not None for cell in cells if cell.cell_type == "code")
+
+
 def test_a_stderr_without_a_file_descriptor_is_fine(monkeypatch: pytest.MonkeyPatch) -> None:
     # ipykernel's sys.stderr may have no file descriptor; the server's stderr is a pipe
     # of our own whatever sys.stderr is.

@@ -1,15 +1,21 @@
 """A Flask app whose views call MCP tools through one shared client per process.
 
-Run it from this folder with Flask's threaded development server::
+Run it from this folder with Flask's threaded development server, which listens on
+port 5000::
 
     flask --app app run
+    curl 'http://127.0.0.1:5000/add?a=2&b=3'
 
 or with gunicorn, two pre-forked workers of eight threads each (each worker process
-starts its own demo server on its first request)::
+starts its own demo server on its first request), here on port 8000::
 
     gunicorn --workers 2 --threads 8 --bind 127.0.0.1:8000 app:app
+    curl 'http://127.0.0.1:8000/add?a=2&b=3'
 
-Then ``curl 'http://127.0.0.1:8000/add?a=2&b=3'``.
+Errors are answered in JSON (``{"error": ..., "message": ...}``), never an HTML page:
+400 for a request the app cannot use (``/add?a=x``), 502 or 504 when the MCP server
+failed or timed out, 503 when ``POST /ask`` has no model configured (no API key) and
+from ``/reports`` while the server reconnects, 500 (logged) for anything else.
 
 ``POST /ask`` lets a language model answer a question with the demo server's tools, through
 :class:`mcp_sync.Toolbox`: OpenAI (Chat Completions) or Anthropic (Messages), as
@@ -38,6 +44,7 @@ worker that started the task (see docs/web-apps.md).
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -45,6 +52,7 @@ from typing import Any, List
 
 from flask import Flask, jsonify, request, url_for
 from flask.typing import ResponseReturnValue
+from werkzeug.exceptions import HTTPException
 
 import mcp_sync
 from mcp_sync.contrib.flask import MCP
@@ -71,11 +79,31 @@ if app.config["LLM_PROVIDER"] not in DEFAULT_MODELS:
                        f"{app.config['LLM_PROVIDER']!r}")
 
 
+class BadInput(Exception):
+    """A request the app cannot use: answered 400 with the reason."""
+
+
+def number(name: str) -> float:
+    """The query argument ``name`` as a finite number (0 when absent)."""
+    text = request.args.get(name, "0")
+    try:
+        value = float(text)
+    except ValueError:
+        raise BadInput(f"{name} must be a number, not {text[:40]!r}") from None
+    if not math.isfinite(value):  # nan and inf parse, but no JSON number holds them
+        raise BadInput(f"{name} must be a finite number, not {text[:40]!r}")
+    return value
+
+
+@app.errorhandler(BadInput)
+def bad_input(error: BadInput) -> ResponseReturnValue:
+    return jsonify(error="BadRequest", message=str(error)), 400
+
+
 @app.get("/add")
 def add() -> ResponseReturnValue:
     """Add ``a`` and ``b`` with the demo server's ``add`` tool."""
-    a = float(request.args.get("a", 0))
-    b = float(request.args.get("b", 0))
+    a, b = number("a"), number("b")
     client = mcp.get_client("demo")  # per request: cheap, and survives a reconnect
     result = client.call_tool("add", {"a": a, "b": b})
     return jsonify(
@@ -201,23 +229,43 @@ def ask_anthropic(llm: Any, toolbox: mcp_sync.Toolbox, model: str, question: str
     raise StillCallingTools(max_turns)
 
 
+class ModelNotConfigured(Exception):
+    """No model to ask: its SDK is not installed, or no API key is set (answered 503)."""
+
+
+# The variable each SDK reads its key from, and the package that provides it.
+API_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
 _llm_lock = threading.Lock()  # guards app.extensions["llm"]
 
 
 def llm() -> Any:
     """This process's client of the model's API, made on first use (in each gunicorn
-    worker, after the fork) and shared by the request threads, as the SDKs allow."""
+    worker, after the fork) and shared by the request threads, as the SDKs allow.
+
+    Raises:
+        ModelNotConfigured: the provider's SDK is missing, or its key is not set (in
+            the environment or as ``api_key`` in LLM_OPTIONS).
+    """
     with _llm_lock:
         if "llm" not in app.extensions:
-            options = app.config["LLM_OPTIONS"]
-            if app.config["LLM_PROVIDER"] == "anthropic":
-                import anthropic  # reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
+            provider, options = app.config["LLM_PROVIDER"], app.config["LLM_OPTIONS"]
+            key = API_KEYS[provider]
+            if not (options.get("api_key") or os.environ.get(key)):
+                raise ModelNotConfigured(f"no model is configured: set {key} (the "
+                                         f"{provider} SDK reads it) and restart the app")
+            try:
+                if provider == "anthropic":
+                    import anthropic  # reads ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL
 
-                app.extensions["llm"] = anthropic.Anthropic(**options)
-            else:
-                import openai  # reads OPENAI_API_KEY and OPENAI_BASE_URL
+                    app.extensions["llm"] = anthropic.Anthropic(**options)
+                else:
+                    import openai  # reads OPENAI_API_KEY and OPENAI_BASE_URL
 
-                app.extensions["llm"] = openai.OpenAI(**options)
+                    app.extensions["llm"] = openai.OpenAI(**options)
+            except ImportError as error:
+                raise ModelNotConfigured(f"no model is configured: pip install {provider} "
+                                         f"({error})") from error
         return app.extensions["llm"]
 
 
@@ -237,6 +285,11 @@ def ask() -> ResponseReturnValue:
     return jsonify(answer=answer, provider=provider, model=model)
 
 
+@app.errorhandler(ModelNotConfigured)
+def model_not_configured(error: ModelNotConfigured) -> ResponseReturnValue:
+    return jsonify(error="ModelNotConfigured", message=str(error)), 503
+
+
 @app.errorhandler(StillCallingTools)
 def still_calling_tools(error: StillCallingTools) -> ResponseReturnValue:
     message = f"the model still called tools after {error.args[0]} turns"
@@ -248,3 +301,10 @@ def mcp_error(error: mcp_sync.MCPError) -> ResponseReturnValue:
     # The server is down (and being reconnected), timed out, or answered with an error.
     status = 504 if isinstance(error, mcp_sync.RequestTimeout) else 502
     return jsonify(error=type(error).__name__, message=str(error)), status
+
+
+@app.errorhandler(HTTPException)
+def http_error(error: HTTPException) -> ResponseReturnValue:
+    # Flask's own answers (404, 405, and the 500 of an unhandled exception, which Flask
+    # has logged with its traceback) in JSON too, without the details of a crash.
+    return jsonify(error=error.name.replace(" ", ""), message=error.description), error.code
