@@ -175,7 +175,12 @@ class Client:
             requests) one call may take before it fails with ``ProtocolError``.
         sampling_handler: answers ``sampling/createMessage``; called with
             ``types.CreateMessageRequestParams``, returns ``types.CreateMessageResult`` or
-            an equivalent dict. Declares the ``sampling`` capability.
+            an equivalent dict. Declares the ``sampling`` capability. It answers a server
+            that asks the way of the connection's era: mid-call requests in the session
+            era, ``input_required`` in 2026-07-28. A tool that sends a mid-call request
+            fails over 2026-07-28 (the server has no channel for it), so for such a server
+            pin ``protocol_version="2025-11-25"``: giving a handler does not change the
+            era negotiated (README, "Which era your handlers serve").
         sampling_features: what the sampling handler supports beyond plain messages:
             ``"tools"`` (``tools``/``toolChoice`` in the request) and/or ``"context"``
             (``includeContext``); declared as ``sampling.tools`` / ``sampling.context``.
@@ -183,7 +188,11 @@ class Client:
             refused (-32602; ``CapabilityError`` in the stateless era), as MCP requires.
         elicitation_handler: answers ``elicitation/create``; called with the request
             params (``types.ElicitRequestFormParams`` or ``types.ElicitRequestURLParams``),
-            returns ``types.ElicitResult`` or a dict. Declares ``elicitation``.
+            returns ``types.ElicitResult`` or a dict. Declares ``elicitation``. Like
+            ``sampling_handler``, it serves the connection's era only: a tool that asks
+            with a mid-call request (the Python SDK's ``ctx.elicit()``) needs
+            ``protocol_version="2025-11-25"``, one that answers ``input_required`` needs
+            2026-07-28, which ``connect()`` takes from a server that speaks it.
         elicitation_modes: the modes the elicitation handler supports, ``"form"`` and/or
             ``"url"`` (default: form only); declared as ``elicitation.form`` /
             ``elicitation.url``. A request in another mode never reaches the handler: it
