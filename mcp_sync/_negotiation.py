@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -93,6 +94,17 @@ class Offer(NamedTuple):
     #: The transport answers every request (an HTTP status), so an unanswered probe
     #: means a busy server, not an old one.
     answers_every_request: bool
+    #: When (``time.monotonic()``) the whole negotiation must be over: every request of
+    #: it waits at most until then, the era probe at most half of what is left. None:
+    #: each request has its own timeout only.
+    deadline: Optional[float] = None
+
+    def left(self, bound: Optional[float]) -> Optional[float]:
+        """``bound`` (seconds, None for none) cut to the time left before the deadline."""
+        if self.deadline is None:
+            return bound
+        left = max(0.0, self.deadline - time.monotonic())
+        return left if bound is None else min(bound, left)
 
     def envelope(self, version: str) -> Dict[str, Any]:
         meta: Dict[str, Any] = {
@@ -187,8 +199,11 @@ def client_capabilities(settings: OfferSettings, task_methods: Sequence[str], *,
     return capabilities
 
 
-def client_offer(settings: OfferSettings, task_methods: Sequence[str]) -> Offer:
-    """The :class:`Offer` of a client with these settings (see :func:`client_capabilities`)."""
+def client_offer(settings: OfferSettings, task_methods: Sequence[str],
+                 deadline: Optional[float] = None) -> Offer:
+    """The :class:`Offer` of a client with these settings (see :func:`client_capabilities`),
+    to be negotiated by ``deadline`` (``time.monotonic()``; None: no bound but each
+    request's own)."""
     transport = settings.transport
     return Offer(
         name=settings.name,
@@ -201,6 +216,7 @@ def client_offer(settings: OfferSettings, task_methods: Sequence[str]) -> Offer:
         timeout=settings.timeout,
         era_key=transport.era_key,
         answers_every_request=transport.answers_every_request,
+        deadline=deadline,
     )
 
 
@@ -347,17 +363,24 @@ class _Negotiation:
         for attempt in range(3):
             self.session.agree(Agreement(STATELESS_ERA, version,
                                          envelope=offer.envelope(version), settled=False))
+            # The probe takes at most half of what is left of a connect's deadline: the
+            # handshake after it needs the rest.
+            timeout = offer.left(offer.timeout)
+            if probe and timeout is not None:
+                timeout = timeout / 2
+            if probe and offer.probe_timeout is not None:
+                timeout = offer.probe_timeout if timeout is None else min(
+                    offer.probe_timeout, timeout)
             try:
                 result = self.session.request(
-                    "server/discover", {},
-                    timeout=offer.probe_timeout if probe else offer.timeout,
+                    "server/discover", {}, timeout=timeout,
                     reset_timeout_on_progress=False, cancellable=not probe,
                 )
                 break
             except RequestTimeout as exc:
                 if probe:
                     raise _SessionEraServer(f"no answer to server/discover within "
-                                            f"{offer.probe_timeout} s") from exc
+                                            f"{round(timeout or 0.0, 3)} s") from exc
                 raise
             except ServerError as exc:
                 if exc.code == UNSUPPORTED_PROTOCOL_VERSION and attempt < 2:
@@ -412,7 +435,8 @@ class _Negotiation:
         agreement is handed down (over HTTP the GET stream opens in between)."""
         self.session.agree(Agreement(SESSION_ERA, None, settled=False))
         result = self.session.request(
-            "initialize", params or self.offer.initialize_params(pinned), cancellable=False
+            "initialize", params or self.offer.initialize_params(pinned),
+            timeout=self.offer.left(self.offer.timeout), cancellable=False,
         )
         agreement = self.accept(result)
         self.session.agree(agreement)

@@ -140,6 +140,13 @@ you answer no.
 A stdio server is stopped with a 0.5 s grace for each step (stdin closed, SIGTERM,
 SIGKILL), so a command that gave up on a call (``--timeout``, Ctrl-C) ends about a
 second after it, even when the server is stuck in that call.
+
+``mcp-sync`` answers no sampling or elicitation request. When a tool fails because it
+asked for one with a request of its own mid-call over a 2026-07-28 connection, which has
+no channel for it (the server says "no back-channel for server-initiated requests", or
+"unavailable on 2026-07-28 connections"), the error adds that such a tool needs the
+session era: ``--protocol-version 2025-11-25`` (in Python ``protocol_version="2025-11-25"``
+with an ``elicitation_handler`` or ``sampling_handler``).
 """
 
 from __future__ import annotations
@@ -1625,6 +1632,33 @@ def _missing_dashes_hint(args: argparse.Namespace, argv: Sequence[str], extras: 
             f"mcp-sync {shlex.join(kept)} -- {shlex.join(server)}")
 
 
+# What a server says when one of its tools asked the client for input with a request in
+# the middle of the call (the session era's way) on a 2026-07-28 connection, which has no
+# channel for it: the official Python SDK's "Cannot send 'elicitation/create': this
+# transport context has no back-channel for server-initiated requests", FastMCP's
+# "... unavailable on 2026-07-28 connections".
+_NO_BACK_CHANNEL = r"back-channel|server-initiated|2026-07-28"
+_ASKS_THE_CLIENT = r"elicit|sampl|createMessage"
+
+
+def _no_back_channel_hint(args: argparse.Namespace, exc: ServerError) -> str:
+    """The way out, for a tool call the server failed so, unless the era was pinned to
+    the session era already."""
+    pinned = getattr(args, "protocol_version", None)
+    if exc.method != "tools/call" or (pinned and pinned != "2026-07-28"):
+        return ""
+    said = exc.message[:2000]
+    if not (re.search(_NO_BACK_CHANNEL, said, re.IGNORECASE)
+            and re.search(_ASKS_THE_CLIENT, said, re.IGNORECASE)):
+        return ""
+    handler = "elicitation_handler" if re.search("elicit", said, re.IGNORECASE) else (
+        "sampling_handler")
+    return ("\n  this tool asks the client for input mid-call (a request from the server), "
+            "which a 2026-07-28 connection cannot carry; a 2025-11-25 one can: "
+            "--protocol-version 2025-11-25 here, protocol_version=\"2025-11-25\" plus "
+            f"{handler}= in Python (mcp-sync itself answers no such request)")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command line; returns the exit code."""
     try:
@@ -1690,7 +1724,7 @@ def _main(argv: Optional[Sequence[str]]) -> int:
         refused = exc.method not in _HANDSHAKE_METHODS and not isinstance(
             exc, UnsupportedProtocolVersion)
         return _error(args, EXIT_TOOL_ERROR if refused else EXIT_FAILURE, type(exc).__name__,
-                      str(exc))
+                      str(exc) + _no_back_channel_hint(args, exc))
     except MCPError as exc:
         return _error(args, EXIT_FAILURE, type(exc).__name__, str(exc))
 

@@ -76,6 +76,7 @@ from .exceptions import (
     ClientNotConnected,
     ForkedClientError,
     MCPError,
+    RequestTimeout,
     SessionExpired,
     excerpt,
 )
@@ -114,6 +115,15 @@ DEFAULT_MAX_LIST_BYTES = 64 * 1024 * 1024
 
 T = TypeVar("T")
 
+# The share of a connect's timeout (never more than close_timeout) kept to stop a server
+# that did not answer, so that the stop fits inside the timeout too (Client.connect).
+_STOP_SHARE = 0.1
+
+
+def stop_share(timeout: float, close_timeout: float) -> float:
+    """What a connect's ``timeout`` keeps to stop a server that did not answer."""
+    return min(close_timeout, timeout * _STOP_SHARE)
+
 
 def default_timeout_from_env(default: Optional[float] = 30.0) -> Optional[float]:
     """The default request timeout: ``MCP_SYNC_TIMEOUT`` seconds if set (0 = none)."""
@@ -147,7 +157,9 @@ class Client:
             (letters, digits, ``.``, ``_`` and ``-`` kept, at most 40 characters).
         client_info: ``{"name": ..., "version": ...}`` sent in the handshake.
         timeout: default seconds a request may take (``None``: no limit); by default 30,
-            or ``MCP_SYNC_TIMEOUT`` from the environment (``0`` means no limit).
+            or ``MCP_SYNC_TIMEOUT`` from the environment (``0`` means no limit). It also
+            bounds the whole of :meth:`connect`, the stop of a server that did not
+            answer included.
         protocol_version: pin a protocol version; ``None`` (the default) negotiates: it
             probes with ``server/discover`` for the stateless 2026-07-28 era and falls back
             to the ``initialize`` handshake at once when the server answers like an older
@@ -155,14 +167,20 @@ class Client:
             for the life of the process, except a fallback over Streamable HTTP after
             mere silence (older servers refuse the probe at once there, so a silent one
             was busy and is probed again next time). A pinned version skips the probe.
-        probe_timeout: how long the era probe waits for an answer (default 1 s). A
-            server silent that long that then refuses ``initialize`` is asked
-            ``server/discover`` again, with ``timeout``.
+        probe_timeout: how long the era probe waits for an answer (default 1 s; never
+            more than half of what is left of the connect's ``timeout``: see
+            :meth:`connect`). A server silent that long that then refuses ``initialize``
+            is asked ``server/discover`` again, with the time left.
         max_input_rounds: the most ``input_required`` rounds (2026-07-28 multi round-trip
             requests) one call may take before it fails with ``ProtocolError``.
         sampling_handler: answers ``sampling/createMessage``; called with
             ``types.CreateMessageRequestParams``, returns ``types.CreateMessageResult`` or
-            an equivalent dict. Declares the ``sampling`` capability.
+            an equivalent dict. Declares the ``sampling`` capability. It answers a server
+            that asks the way of the connection's era: mid-call requests in the session
+            era, ``input_required`` in 2026-07-28. A tool that sends a mid-call request
+            fails over 2026-07-28 (the server has no channel for it), so for such a server
+            pin ``protocol_version="2025-11-25"``: giving a handler does not change the
+            era negotiated (README, "Which era your handlers serve").
         sampling_features: what the sampling handler supports beyond plain messages:
             ``"tools"`` (``tools``/``toolChoice`` in the request) and/or ``"context"``
             (``includeContext``); declared as ``sampling.tools`` / ``sampling.context``.
@@ -170,7 +188,11 @@ class Client:
             refused (-32602; ``CapabilityError`` in the stateless era), as MCP requires.
         elicitation_handler: answers ``elicitation/create``; called with the request
             params (``types.ElicitRequestFormParams`` or ``types.ElicitRequestURLParams``),
-            returns ``types.ElicitResult`` or a dict. Declares ``elicitation``.
+            returns ``types.ElicitResult`` or a dict. Declares ``elicitation``. Like
+            ``sampling_handler``, it serves the connection's era only: a tool that asks
+            with a mid-call request (the Python SDK's ``ctx.elicit()``) needs
+            ``protocol_version="2025-11-25"``, one that answers ``input_required`` needs
+            2026-07-28, which ``connect()`` takes from a server that speaks it.
         elicitation_modes: the modes the elicitation handler supports, ``"form"`` and/or
             ``"url"`` (default: form only); declared as ``elicitation.form`` /
             ``elicitation.url``. A request in another mode never reaches the handler: it
@@ -475,10 +497,21 @@ class Client:
         session = self._rpc
         return session.dropped_notifications if session is not None else 0
 
-    def connect(self) -> Client:
+    def connect(self, timeout: Timeout = DEFAULT) -> Client:
         """Start the transport and perform the handshake. Returns ``self``.
 
         Connecting a connected client does nothing; a closed client connects afresh.
+
+        ``timeout`` (default: the client's ``timeout``; ``None``: no bound) bounds the
+        whole connect: it returns or raises within about that many seconds (plus 0.1 s),
+        even against a server that never answers. Out of it, the era probe waits at most
+        ``probe_timeout`` and never more than half of what is left; the handshake waits
+        the rest but a tenth of ``timeout`` (at most ``close_timeout``), kept to stop a
+        server that did not answer (a stdio child: a third of it after its stdin's end,
+        a third after SIGTERM, then SIGKILL). A connect that fails for another reason
+        stops the server within what is left of ``timeout`` (each step at most
+        ``close_timeout``). A :class:`~mcp_sync.RequestTimeout` here has the whole
+        ``timeout`` as its ``timeout``.
 
         Raises:
             ForkedClientError: this process was forked after the client connected: its
@@ -487,7 +520,8 @@ class Client:
             CommandNotFound: the stdio command does not exist.
             TransportError: the server could not be reached, or it died during the handshake.
             UnsupportedProtocolVersion: the server speaks no version this client does.
-            RequestTimeout: the server did not answer ``initialize`` in time.
+            RequestTimeout: the server did not answer the handshake (``initialize`` or
+                ``server/discover``) within ``timeout``.
         """
         with self._lock:
             if self.connected:
@@ -501,11 +535,17 @@ class Client:
                 )
             if self._rpc is not None:
                 self._rpc.close()
-            self._open_rpc()
+            self._open_rpc(self.timeout if timeout is DEFAULT else timeout)
             return self
 
-    def _open_rpc(self) -> RpcSession:
-        """A new session on the transport, negotiated (``self._lock`` held)."""
+    def _open_rpc(self, timeout: Optional[float] = None) -> RpcSession:
+        """A new session on the transport, negotiated within ``timeout`` seconds, the
+        stop of the server after a failure included (see :meth:`connect`);
+        ``self._lock`` held."""
+        started = time.monotonic()
+        deadline: Optional[float] = None
+        if timeout is not None:
+            deadline = started + timeout - stop_share(timeout, self.close_timeout)
         self._listings.forget()
 
         def lost(error: Any) -> None:
@@ -542,10 +582,19 @@ class Client:
                 load_models()  # while the server starts (see load_models)
             self._agreement = None
             self._server_info = self._server_capabilities = None
-            self._agreement = negotiate(session, client_offer(self, self._task_methods))
+            self._agreement = negotiate(
+                session, client_offer(self, self._task_methods, deadline))
         except BaseException as exc:
-            session.close(error=exc)
+            within: Optional[float] = None
+            if timeout is not None:  # what is left, and at least the stop's share
+                within = max(started + timeout - time.monotonic(),
+                             stop_share(timeout, self.close_timeout))
+            session.close(error=exc, within=within)
             self._state = _State.CLOSED
+            if timeout is not None and isinstance(exc, RequestTimeout) and not exc.total:
+                # The bound that ran out is the connect's, whichever request met it.
+                raise RequestTimeout(exc.method, exc.request_id, timeout,
+                                     exc.subject) from exc
             raise
         self._adopt_server_name(session)
         self._state = _State.CONNECTED
@@ -575,7 +624,7 @@ class Client:
             log.info("mcp-sync %s: %s; starting a new session", self.name, cause.reason)
             dead.close(error=cause)
             try:
-                session = self._open_rpc()
+                session = self._open_rpc(self.timeout)
             except MCPError as exc:
                 log.warning("mcp-sync %s: no new session after the old one expired: %s",
                             self.name, exc)

@@ -4,6 +4,7 @@ connected client."""
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence, Union
 
 from ._hosts import is_loopback_host
@@ -107,7 +108,8 @@ def make_transport(
     ``max_message_size`` go to any transport built here. ``None`` leaves the transport's
     default. ``timeout`` (seconds, ``None`` for no limit) bounds each whole exchange of a
     URL's transport that no request deadline covers (:class:`~mcp_sync.HttpTransport`'s
-    ``timeout``, :class:`~mcp_sync.SseTransport`'s ``post_timeout``); a command's
+    ``timeout``, :class:`~mcp_sync.SseTransport`'s ``post_timeout``, and its
+    ``connect_timeout`` when shorter than its default); a command's
     transport and a transport built already keep theirs.
 
     Raises:
@@ -198,10 +200,13 @@ def _http_transport(
     # cover (notifications/initialized during connect, say): see make_transport().
     timed = {} if timeout is DEFAULT else {"timeout": timeout}
     if kind == "sse":
-        from .transports.sse import SseTransport
+        from .transports.sse import DEFAULT_CONNECT_TIMEOUT, SseTransport
 
         if timeout is not DEFAULT:
             timed = {"post_timeout": timeout}
+            if timeout is not None and timeout < DEFAULT_CONNECT_TIMEOUT:
+                # The wait for the endpoint event is part of the connect it bounds.
+                timed["connect_timeout"] = timeout
         return SseTransport(url, headers=headers, auth=auth, **timed, **options)
     from .transports.http import HttpTransport
 
@@ -236,8 +241,10 @@ def connect(
     either; an option the target's transport does not take is a ``ValueError``. The other
     keyword arguments go to :class:`Client`; its ``close_timeout`` bounds each step of
     closing the transport too (stopping a stdio server included), and its ``timeout``
-    also bounds each whole HTTP exchange no request deadline covers (the POST of
-    ``notifications/initialized`` and its body, say).
+    bounds this whole connect (:meth:`Client.connect`: the era probe, the handshake, the
+    wait for a legacy server's endpoint, a fallback to legacy HTTP+SSE, and the stop of a
+    server that did not answer) and also each whole HTTP exchange no request deadline
+    covers (the POST of ``notifications/initialized`` and its body, say).
 
     Use the client as a context manager, or call ``close()`` when done.
 
@@ -253,6 +260,7 @@ def connect(
         headers=headers, auth=auth, timeout=client_kwargs.get("timeout", DEFAULT),
     )
     client = Client(built, **client_kwargs)
+    started = time.monotonic()
     try:
         return client.connect()
     except HTTPError as exc:
@@ -262,11 +270,14 @@ def connect(
         log.info("%s answered HTTP %s to initialize; trying the legacy HTTP+SSE transport",
                  built.target, exc.status)
         refused = exc
+    # One timeout for the whole connect: the fallback has what the first try left.
+    left = None if client.timeout is None else max(
+        0.0, client.timeout - (time.monotonic() - started))
     legacy = make_transport(target, transport="sse", name=client_kwargs.get("name"),
                             max_message_size=max_message_size, headers=headers, auth=auth,
                             timeout=client_kwargs.get("timeout", DEFAULT))
     try:
-        return Client(legacy, **client_kwargs).connect()
+        return Client(legacy, **client_kwargs).connect(left)
     except MCPError as legacy_error:
         if getattr(legacy, "endpoint", None) is not None:
             raise  # a legacy server answered: what went wrong with it is the news

@@ -535,12 +535,16 @@ class RpcSession:
         """Block until the transport closed; True if it did within ``timeout``."""
         return self._closed_event.wait(timeout)
 
-    def close(self, error: Optional[BaseException] = None) -> None:
+    def close(self, error: Optional[BaseException] = None,
+              within: Optional[float] = None) -> None:
         """Close the transport, fail what is pending, stop and join the threads.
 
         Idempotent. Each step is bounded by ``close_timeout``. ``error``: the failure
         that ends the session (a failed handshake, an expired MCP session), for the
         observer; None for a session closed because its user is done with it.
+        ``within``: close the transport in about that many seconds
+        (:meth:`~mcp_sync.transports.base.Transport.close_within`): a failed connect
+        stops its server inside the connect's timeout.
         """
         with self._close_lock:
             if self._stopped:
@@ -550,7 +554,10 @@ class RpcSession:
         if os.getpid() != self._pid:
             return  # forked child: the threads and the server belong to the parent
         try:
-            self.transport.close()
+            if within is None:
+                self.transport.close()
+            else:
+                self.transport.close_within(within)
         finally:
             # If the transport never reported (it failed to start), report for it.
             self._transport_closed(ConnectionClosed(f"connection to {self.name} closed"))

@@ -174,6 +174,20 @@ def test_connection_failures_exit_3_in_both_modes() -> None:
     assert error["type"] == "ConnectionClosed" and "exit code 7" in error["message"]
 
 
+def test_a_server_dying_at_start_shows_its_exit_code_and_stderr_every_time() -> None:
+    # A fresh process each run. The shell dies within a millisecond, so the first write
+    # to it meets a broken pipe, often before any thread has seen the exit; the Python
+    # one dies while the client starts, racing the write.
+    for server, name in ((["sh", "-c", "echo 'missing API key' >&2; exit 2"], "sh"),
+                         ([PY, "-c", "import sys; print('missing API key', file=sys.stderr);"
+                                     " sys.exit(2)"], "python")):
+        for _ in range(5):
+            result = cli("ping", "--", *server)
+            assert result.returncode == 3, result.stderr
+            assert result.stderr == (f"mcp-sync: MCP server {name} exited (exit code 2)\n"
+                                     "  last stderr lines:\n    missing API key\n")
+
+
 def test_the_server_refusing_the_request_exits_1_with_its_message() -> None:
     # A JSON-RPC error answering the command's request: the server refused it, the
     # connection is fine.

@@ -469,6 +469,28 @@ def test_real_results_parse_and_roundtrip(peer: Peer) -> None:
 # -- transport selection over HTTP -------------------------------------------------------
 
 
+@pytest.mark.peer
+def test_legacy_sse_calls_spaced_across_everythings_idle_close(
+    everything_sse: ServerProcess, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Node closes a connection idle for 5 s, and says so in ``Keep-Alive: timeout=5`` on
+    each reply to a POST; a call sent on a pooled connection just before then crossed the
+    close and failed (``connection reset by the server``, about once in 50). Calls spaced
+    4.5 s and 4.9 s apart go on new connections (the client reuses one for at most 4 s
+    of idleness), one right after another on the same one, and every call succeeds."""
+    caplog.set_level(logging.DEBUG, logger="mcp_sync.transports._interrupt")
+    with mcp_sync.connect(everything_sse.url, transport="sse", timeout=T) as client:
+        for pause in (4.5, 0.0, 4.9, 0.0):
+            # The idle time is what this test is about: a wait on the clock, no event.
+            time.sleep(pause)
+            text = f"after {pause} s"
+            assert client.call_tool("echo", {"message": text}, timeout=T).text == (
+                f"Echo: {text}")
+    dropped = [record.getMessage() for record in caplog.records
+               if "not reusing the connection" in record.getMessage()]
+    assert len(dropped) >= 2, dropped
+
+
 @pytest.mark.parametrize("server_name", ["everything_sse", "sdk_sse"])
 def test_sse_url_falls_back_to_legacy_sse(
     server_name: str, everything_sse: ServerProcess, sdk_sse: ServerProcess,

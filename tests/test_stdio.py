@@ -415,6 +415,57 @@ def test_server_exiting_at_start_is_a_clear_error() -> None:
     assert "refusing to start" in str(info.value)
 
 
+# A server that dies at once, saying why on stderr: the first write to it usually meets a
+# broken pipe before any thread has seen the exit (a shell starts in a millisecond).
+DIES_AT_START = ["sh", "-c", "echo 'missing API key' >&2; exit 2"]
+
+
+@pytest.mark.parametrize("exit_seen_by", ["pidfd", "watcher thread"])
+def test_a_server_dying_at_start_is_reported_with_exit_code_and_stderr_every_time(
+        exit_seen_by: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Whichever thread meets the death first (the caller's write, the reader at EOF, the
+    # thread watching for the exit), the error is the same, and complete, every time.
+    if exit_seen_by == "watcher thread":  # the path of platforms without pidfd
+        from mcp_sync.transports import stdio
+
+        monkeypatch.setattr(stdio, "_exit_descriptor", lambda process: None)
+    messages = set()
+    for _ in range(20):
+        with pytest.raises(ConnectionClosed) as info:
+            mcp_sync.connect(DIES_AT_START, timeout=10.0)
+        error = info.value
+        assert error.exit_code == 2, str(error)
+        assert error.stderr_tail == ["missing API key"], str(error)
+        messages.add(str(error))
+    assert messages == {"MCP server sh exited (exit code 2)\n"
+                        "  last stderr lines:\n    missing API key"}
+
+
+@pytest.mark.parametrize("exit_grace", [0.05, 0.6])
+def test_a_write_to_a_server_that_closed_its_stdin_waits_exit_grace_once(
+        exit_grace: float) -> None:
+    # It lives on: the first failed write gives it exit_grace to exit, the next fail at once.
+    code = ("import os, sys, time; os.close(0); "
+            "print('{\"jsonrpc\": \"2.0\", \"method\": \"stdin/closed\"}', flush=True); "
+            "time.sleep(30)")
+    transport = StdioTransport(PY, ["-c", code], exit_grace=exit_grace, close_timeout=0.2)
+    told = threading.Event()
+    transport.start(lambda message: told.set(), lambda error: None, lambda *failed: None)
+    try:
+        assert told.wait(10)
+        message = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        started = time.monotonic()
+        with pytest.raises(ConnectionClosed, match=r"cannot write to python: .*Broken pipe"):
+            transport.send(message)
+        assert exit_grace * 0.9 <= time.monotonic() - started < exit_grace + 0.5
+        started = time.monotonic()
+        with pytest.raises(ConnectionClosed, match="cannot write"):
+            transport.send(message)
+        assert time.monotonic() - started < 0.05
+    finally:
+        transport.close()
+
+
 def test_stderr_flood_does_not_block_and_keeps_the_tail() -> None:
     transport = StdioTransport(PY, fake_server_command()[1:])
     with mcp_sync.Client(transport, timeout=30) as client:

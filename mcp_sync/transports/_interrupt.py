@@ -15,15 +15,18 @@ deadline passing) means shutting down the socket its thread reads
   answers or its read timeout passes.
 
 The same connections send a request again on a new connection when the pooled one the
-server closed failed it before one byte went out, and never otherwise
-(:class:`_TrackedConnection`).
+server closed failed it before one byte went out, and never otherwise, and are not reused
+near the end of the idle time the server announced (``Keep-Alive: timeout=N``), when its
+close could cross a request on the wire (:class:`_TrackedConnection`).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
 import requests
@@ -32,13 +35,35 @@ import urllib3
 import urllib3.connection
 import urllib3.poolmanager
 
-__all__ = ["AbortFlag", "Interruptible", "InterruptibleAdapter", "sending", "set_read_timeout",
-           "shutdown_response", "socket_of"]
+from .._text import pattern
+
+__all__ = ["AbortFlag", "Interruptible", "InterruptibleAdapter", "reuse_window", "sending",
+           "set_read_timeout", "shutdown_response", "socket_of"]
 
 log = logging.getLogger(__name__)
 
 # A request body at most this long is written with the request's head, in one write.
 _ONE_WRITE = 64 * 1024
+# A connection is not reused once it has been idle for the keep-alive timeout the server
+# announced less this margin (or less half of it, if shorter): a request sent later may
+# cross the server's close on the wire, and a POST that meets a reset cannot be sent again.
+_KEEP_ALIVE_MARGIN = 1.0
+# The timeout of a Keep-Alive header ("timeout=5, max=100"), looked for in its first
+# 200 characters only (the header is the server's).
+_KEEP_ALIVE_TIMEOUT = r"(?:^|[,;\s])timeout\s*=\s*(\d{1,9})(?:\.\d*)?\s*(?:[,;]|$)"
+
+
+def reuse_window(keep_alive: Optional[str]) -> Optional[float]:
+    """How long a connection may stay idle and still be reused, by a ``Keep-Alive``
+    header's ``timeout=N`` (seconds): ``N`` less a second (less ``N / 2`` when ``N`` is
+    under two seconds). None when the header names no timeout."""
+    if not keep_alive:
+        return None
+    match = pattern(_KEEP_ALIVE_TIMEOUT, re.IGNORECASE).search(keep_alive[:200])
+    if match is None:
+        return None
+    timeout = float(match.group(1))
+    return timeout - min(_KEEP_ALIVE_MARGIN, timeout / 2)
 
 
 def socket_of(response: requests.Response) -> Optional[socket.socket]:
@@ -243,6 +268,17 @@ class _TrackedConnection(_ConnectionBase):
     Checking the socket again just before writing would add nothing to urllib3's check
     but a system call: a close still in flight is invisible to both.
 
+    **A connection is not reused near the end of the server's keep-alive time.** A server
+    that announces ``Keep-Alive: timeout=N`` (Node's HTTP server does: ``timeout=5``)
+    closes a connection idle for ``N`` seconds. A request sent on it just before then
+    crosses the close on the wire and meets a reset, after its bytes went out: it cannot
+    be sent again (see above) and fails. So a connection idle for longer than
+    :func:`reuse_window` (``N`` less a second) reports itself not connected
+    (:attr:`is_connected`, which urllib3 2 asks before it reuses a pooled connection) and
+    the pool opens a new one instead. Idle time is counted from the last response's
+    headers, not its end: a connection whose last reply streamed for a while is given
+    up early, never late.
+
     **A request with a small body goes out in one write**: http.client writes the head
     (request line and headers) and then the body, two system calls and, with
     ``TCP_NODELAY``, two segments the server wakes up for; a body of at most
@@ -257,6 +293,23 @@ class _TrackedConnection(_ConnectionBase):
     _hold_head = False
     #: The head held back, until the body's write takes it along.
     _head: Optional[bytes] = None
+    #: When (``time.monotonic()``) the last response's headers arrived, and how long after
+    #: that the connection may be reused (from its ``Keep-Alive``; None: no limit).
+    _answered_at = 0.0
+    _reuse_window: Optional[float] = None
+
+    @property
+    def is_connected(self) -> bool:
+        """urllib3's check before it reuses a pooled connection (see the class docstring):
+        False also once the connection has been idle past the server's keep-alive."""
+        window = self._reuse_window
+        if window is not None and self.sock is not None and (
+                time.monotonic() - self._answered_at >= window):
+            log.debug("not reusing the connection to %s:%s: idle for %.2f s, near the end "
+                      "of the keep-alive the server announced (reused for %.2f s at most)",
+                      self.host, self.port, time.monotonic() - self._answered_at, window)
+            return False
+        return super().is_connected
 
     def request(self, *args: Any, **kwargs: Any) -> None:
         self._first_write_pending = self.sock is not None and self.sock is self._served
@@ -306,7 +359,10 @@ class _TrackedConnection(_ConnectionBase):
     def getresponse(self) -> Any:
         self._served = self.sock
         _note_socket(self.sock)
-        return super().getresponse()
+        response = super().getresponse()
+        self._answered_at = time.monotonic()
+        self._reuse_window = reuse_window(response.headers.get("Keep-Alive"))
+        return response
 
 
 class _TrackedHTTPConnection(_TrackedConnection, urllib3.connection.HTTPConnection):

@@ -24,6 +24,10 @@ __all__ = ["CloseCallback", "MessageCallback", "RequestFailedCallback", "Transpo
 
 log = logging.getLogger(__name__)
 
+# The shortest bound close_within() gives a step: a child needs a moment to die even of
+# SIGKILL, and a thread to notice its pipe's end.
+_MIN_CLOSE_STEP = 0.05
+
 
 
 class MessageCallback(Protocol):
@@ -126,6 +130,23 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None:
         """Close the link and release every resource. Idempotent, bounded."""
+
+    def close_within(self, seconds: float) -> None:
+        """:meth:`close`, done in about ``seconds``: each of its steps is bounded by a
+        third of them (never more than ``close_timeout``, never less than 0.05 s), a
+        third for each wait that stopping a server that does not answer may take (a
+        stdio child: after its stdin's end, after SIGTERM, after SIGKILL). A connect
+        that failed stops its server this way, inside the connect's timeout.
+
+        Not for a transport that another thread is closing at the same time (its
+        ``close_timeout`` is lowered for the duration).
+        """
+        kept = self.close_timeout
+        self.close_timeout = min(kept, max(_MIN_CLOSE_STEP, seconds / 3))
+        try:
+            self.close()
+        finally:
+            self.close_timeout = kept
 
     def agree(self, agreement: Agreement) -> None:
         """Frame messages by ``agreement`` from now on (see the class docstring)."""

@@ -66,7 +66,7 @@ from .base import (
     origin_key,
 )
 
-__all__ = ["SseTransport"]
+__all__ = ["DEFAULT_CONNECT_TIMEOUT", "SseTransport"]
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +117,11 @@ def _unbounded_reads(response: requests.Response, read_timeout: float) -> None:
     set_read_timeout(response, None)
 
 
+#: How long :meth:`SseTransport.start` waits for the connection, the response headers and
+#: the ``endpoint`` event, each, unless told otherwise.
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+
 class SseTransport(Transport):
     """Talks to an MCP server over the legacy HTTP+SSE transport (protocol 2024-11-05).
 
@@ -156,7 +161,7 @@ class SseTransport(Transport):
         *,
         name: Optional[str] = None,
         close_timeout: float = 2.0,
-        connect_timeout: float = 10.0,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         post_timeout: Optional[float] = 30.0,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     ) -> None:

@@ -39,6 +39,14 @@ other thread (cancellations, answers to the server) would queue behind the lock,
 the session's deadlines hold (the request times out, its cancellation joins the
 backlog), and ``close()`` drops the backlog. The backlog is bounded:
 ``max_write_backlog`` bytes, beyond which ``send()`` fails with a ``TransportError``.
+
+One report of a death: a child that dies is reported once, with its exit status and the
+last lines of its stderr, whichever thread meets it first (the reader at stdout's EOF, the
+thread watching for the exit, or a write that met a broken pipe, on the caller's thread or
+the writer's). Each of them waits, at most ``exit_grace``, for the exit status and for the
+stderr thread to have read what the child wrote, and a failed write raises the very error
+the pending requests fail with: a server that dies at start is never reported as a bare
+"broken pipe" because the first write got there before the exit was seen.
 """
 
 from __future__ import annotations
@@ -323,6 +331,13 @@ class StdioTransport(Transport):
         max_write_backlog: how many bytes of messages may wait for a child that is not
             reading its stdin (see the module docstring); once that many wait, ``send()``
             raises ``TransportError`` instead of queueing more.
+        exit_grace: how long the end of a child is given to show in full: when its stdout
+            reaches EOF, or a write to its stdin fails (a broken pipe: it is exiting), the
+            close is reported once the child's exit status is known and its stderr is
+            drained, waiting at most this long for them (default 0.5 s). So the
+            :class:`~mcp_sync.ConnectionClosed` of a child that died carries its exit code
+            and last stderr lines whichever thread met the death first; only a child that
+            closed a pipe and lives on costs the whole wait.
 
     Can be shared between threads: ``send()`` serialises frames with a lock and never
     blocks on the child.
@@ -344,6 +359,7 @@ class StdioTransport(Transport):
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         stderr_lines: int = 50,
         max_write_backlog: int = DEFAULT_MAX_MESSAGE_SIZE,
+        exit_grace: float = 0.5,
     ) -> None:
         if not command:
             raise ValueError("StdioTransport needs a command")
@@ -358,6 +374,7 @@ class StdioTransport(Transport):
         self.close_timeout = close_timeout
         self.max_message_size = max_message_size
         self.max_write_backlog = max_write_backlog
+        self.exit_grace = exit_grace
         self.stderr_tail: Deque[str] = collections.deque(maxlen=stderr_lines)
         self._stderr_log = logging.getLogger(f"mcp_sync.server.{self.name}.stderr")
         self._process: Optional[subprocess.Popen[bytes]] = None
@@ -373,6 +390,8 @@ class StdioTransport(Transport):
         self._writer: Optional[threading.Thread] = None
         self._writer_active = False
         self._write_error: Optional[OSError] = None
+        # Whether a failed write has waited for the child's exit already (_write_failed).
+        self._write_waited = False
         self._wake: Optional[Tuple[int, int]] = None
         # False on Windows, whose pipes cannot be made non-blocking: blocking writes there.
         self._nonblocking = False
@@ -380,6 +399,10 @@ class StdioTransport(Transport):
         self._state_lock = threading.Lock()
         self._closing = False
         self._reported = False
+        # The error the close was reported with, set (then the event) once it is built:
+        # a write that failed because the child died fails with it too.
+        self._close_error: Optional[ConnectionClosed] = None
+        self._close_reported = threading.Event()
         self._forked = False
         self._on_close: Optional[CloseCallback] = None
         self._on_request_failed: Optional[RequestFailedCallback] = None
@@ -390,6 +413,10 @@ class StdioTransport(Transport):
         # reaped yet: see the module docstring).
         self._exited = threading.Event()
         self._exit_status: Optional[int] = None
+        # Set by the stderr thread once it has read everything the child wrote to stderr
+        # before it exited (stderr's EOF, or a drain after the exit), so that the close
+        # report waits for the last words rather than racing them.
+        self._stderr_drained = threading.Event()
         # Held to reap the child and to signal its process group, so that the group is
         # only signalled while its leader is unreaped and the id cannot be anyone else's.
         self._reap_lock = threading.Lock()
@@ -498,10 +525,11 @@ class StdioTransport(Transport):
         if exit_fd is not None:  # one thread drains stderr and watches for the exit
             self._stderr_reader = start_thread(
                 self._drain_and_watch, f"mcp-sync-stderr-{self.name}", process,
-                self.stderr_tail, exit_fd)
+                self.stderr_tail, self._stderr_drained, exit_fd)
         else:
             self._stderr_reader = start_thread(
-                self._drain_stderr, f"mcp-sync-stderr-{self.name}", process, self.stderr_tail)
+                self._drain_stderr, f"mcp-sync-stderr-{self.name}", process, self.stderr_tail,
+                self._stderr_drained)
         self._reader = start_thread(self._read_stdout, f"mcp-sync-reader-{self.name}",
                                     process, on_message)
         if exit_fd is None:
@@ -512,15 +540,20 @@ class StdioTransport(Transport):
         """Forget a closed child so that the transport can start a new one (reconnect)."""
         self._process = None
         self._closing = self._reported = False
+        self._close_error = None
+        self._close_reported = threading.Event()
         self._reader = self._stderr_reader = self._watcher = None
         self._exited = threading.Event()
         self._exit_status = None
+        # New events, not cleared ones: a thread of the last child may still set its own.
+        self._stderr_drained = threading.Event()
         # A new deque, not a cleared one: a stderr thread of the last child may still run.
         self.stderr_tail = collections.deque(maxlen=self.stderr_tail.maxlen)
         self._backlog.clear()
         self._backlog_bytes = 0
         self._writer, self._writer_active = None, False
         self._write_error = None
+        self._write_waited = False
         self._wake = None  # close() closed the last one
         self._nonblocking = False
 
@@ -584,7 +617,8 @@ class StdioTransport(Transport):
         else:
             on_message(message)
 
-    def _drain_stderr(self, process: subprocess.Popen[bytes], tail: Deque[str]) -> None:
+    def _drain_stderr(self, process: subprocess.Popen[bytes], tail: Deque[str],
+                      drained: threading.Event) -> None:
         assert process.stderr is not None
         stderr = process.stderr
         skipping = False  # in the rest of a line cut at _STDERR_LINE_BYTES
@@ -597,6 +631,7 @@ class StdioTransport(Transport):
         except (OSError, ValueError) as exc:  # pipe closed under us
             log.debug("stderr drain for %s ended: %r", self.name, exc)
         finally:
+            drained.set()
             _close_pipe(process.stderr, self.name)  # its own to close, like the reader's
 
     def _stderr_line(self, raw: bytes, tail: Deque[str], skipping: bool) -> bool:
@@ -616,7 +651,7 @@ class StdioTransport(Transport):
         return skipping
 
     def _drain_and_watch(self, process: subprocess.Popen[bytes], tail: Deque[str],
-                         exit_fd: int) -> None:
+                         drained: threading.Event, exit_fd: int) -> None:
         """The stderr thread where the platform gives the child's exit as a descriptor
         (``os.pidfd_open``): it drains stderr and watches for the exit in one ``poll``,
         so an idle client holds no watcher thread. Ends once stderr reached EOF and the
@@ -626,7 +661,7 @@ class StdioTransport(Transport):
         lines = _LineSplitter(_STDERR_LINE_BYTES)
         skipping = False
 
-        def drain() -> bool:
+        def read_available() -> bool:
             """Read what stderr holds now; False once it is at EOF."""
             nonlocal skipping
             while True:
@@ -635,9 +670,19 @@ class StdioTransport(Transport):
                 except BlockingIOError:
                     return True
                 if not data:
+                    for raw in lines.rest():  # a last line without its newline
+                        skipping = self._stderr_line(raw, tail, skipping)
+                    drained.set()
                     return False
                 for raw in lines.feed(data):
                     skipping = self._stderr_line(raw, tail, skipping)
+
+        def drain() -> bool:
+            """After the exit: everything the child wrote is in the pipe, so one read of
+            what it holds has the last words (a process it started may write more)."""
+            still_open = read_available()
+            drained.set()
+            return still_open
 
         poller = select.poll()
         poller.register(fd, select.POLLIN)
@@ -648,7 +693,7 @@ class StdioTransport(Transport):
             while draining or watching:
                 for ready, _ in poller.poll():
                     if ready == fd and draining:
-                        draining = drain()
+                        draining = read_available()
                         if not draining:
                             poller.unregister(fd)
                     elif ready == exit_fd and watching:
@@ -664,6 +709,7 @@ class StdioTransport(Transport):
             os.close(exit_fd)
             for raw in lines.rest():
                 skipping = self._stderr_line(raw, tail, skipping)
+            drained.set()
             _close_pipe(process.stderr, self.name)  # its own to close, like the reader's
 
     def _watch_exit(self, process: subprocess.Popen[bytes]) -> None:
@@ -692,13 +738,16 @@ class StdioTransport(Transport):
             return drain() if drain is not None else False
         log.debug("MCP server %s (pid %s) exited with status %s", self.name, process.pid,
                   self._exit_status)
+        # The last words first: the reader's report of the close waits for them.
+        stderr_open = drain() if drain is not None else False
         reader = self._reader
         if reader is not None:
             reader.join(_EXIT_GRACE)  # let it deliver what the child wrote last
         held = [thread.name for thread in (self._reader, self._stderr_reader)
                 if thread is not None and thread.is_alive()
                 and thread is not threading.current_thread()]
-        stderr_open = drain() if drain is not None else False  # the last words
+        if stderr_open and drain is not None:
+            stderr_open = drain()  # what a process holding the pipe wrote meanwhile
         if stderr_open:
             held.append(f"mcp-sync-stderr-{self.name}")
         if held:
@@ -720,6 +769,9 @@ class StdioTransport(Transport):
 
     def _report_close(self, process: subprocess.Popen[bytes],
                       cause: Optional[BaseException]) -> None:
+        """Report the close of ``process`` to the session, once (the first caller of the
+        reader at stdout's EOF, the thread that saw the child exit, a write that failed
+        because it died, and ``close()``), with the exit status and the stderr tail."""
         with self._state_lock:
             if self._reported or process is not self._process:
                 return
@@ -728,12 +780,13 @@ class StdioTransport(Transport):
         exit_code: Optional[int] = None
         if not closing:
             # stdout hit EOF or the child exited: let the exit status and the stderr drain
-            # catch up so the error carries the exit status and the last words.
-            if self._exited.wait(0.05):
+            # catch up (within exit_grace) so the error carries both, however loaded the
+            # machine is.
+            deadline = time.monotonic() + self.exit_grace
+            if self._exited.wait(self.exit_grace):
                 exit_code = self.returncode
-            if self._stderr_reader is not None and (
-                    self._stderr_reader is not threading.current_thread()):
-                self._stderr_reader.join(0.05)
+            if self._stderr_reader is not threading.current_thread():
+                self._stderr_drained.wait(max(0.0, deadline - time.monotonic()))
         if closing:
             message = f"connection to {self.name} closed by the client"
         elif cause is not None:
@@ -744,6 +797,9 @@ class StdioTransport(Transport):
             message = f"MCP server {self.name} closed its stdout"
         error = ConnectionClosed(message, exit_code=exit_code, stderr_tail=list(self.stderr_tail))
         error.__cause__ = cause
+        if not closing:
+            self._close_error = error
+        self._close_reported.set()
         if self._on_close is not None:
             self._on_close(error)
 
@@ -777,8 +833,9 @@ class StdioTransport(Transport):
                     process.stdin.write(data)
                     process.stdin.flush()
                     return
-                if self._write_error is not None:
-                    raise self._write_failed(process, self._write_error)
+                broken = self._write_error  # the writer thread met a broken pipe
+                if broken is not None:  # a new error each time: the one stored is shared
+                    raise OSError(broken.errno, broken.strerror)
                 if process.stdin.closed:
                     raise ValueError("the child's stdin is closed")
                 if self._backlog:  # behind what waits already: order is kept
@@ -797,6 +854,32 @@ class StdioTransport(Transport):
     def _write_failed(
         self, process: subprocess.Popen[bytes], exc: BaseException
     ) -> ConnectionClosed:
+        """The error of a write to the child's stdin that failed with ``exc``.
+
+        A broken pipe almost always means the child is exiting (at start, say, for a
+        missing key): the write waits (at most ``exit_grace``) for its exit, and for the
+        close to be reported, and fails with the same error as every pending request,
+        exit status and last stderr lines included, reporting the close itself if no
+        other thread got to it. A child that closed its stdin and lives on fails the
+        first write after the grace with "cannot write", and every later one at once; a
+        write while ``close()`` runs fails at once.
+        """
+        # Once per child: one that outlived the first grace is not exiting, and each
+        # later write fails at once.
+        grace = 0.0 if self._write_waited else self.exit_grace
+        self._write_waited = True
+        if not self._closing and self._exited.wait(grace):
+            reader = self._reader
+            if reader is not None and reader is not threading.current_thread():
+                reader.join(_EXIT_GRACE)  # the responses it has yet to deliver come first
+            self._report_close(process, None)  # nothing if reported already
+            if self._close_reported.wait(self.exit_grace) and process is self._process:
+                reported = self._close_error  # None when close() reported it
+                if reported is not None:
+                    error = ConnectionClosed(reported.reason, exit_code=reported.exit_code,
+                                             stderr_tail=reported.stderr_tail)
+                    error.__cause__ = exc
+                    return error
         error = ConnectionClosed(
             f"cannot write to {self.name}: {exc}",
             exit_code=self.returncode,
@@ -876,9 +959,13 @@ class StdioTransport(Transport):
                   len(lost))
         hook = self._on_request_failed
         process = self._process
-        if hook is not None and process is not None:
+        if hook is not None and process is not None and lost:
+            failed = self._write_failed(process, error)
             for request_id in lost:
-                hook(request_id, self._write_failed(process, error))
+                copy = ConnectionClosed(failed.reason, exit_code=failed.exit_code,
+                                        stderr_tail=failed.stderr_tail)
+                copy.__cause__ = error
+                hook(request_id, copy)
 
     def _close_stdin(self, process: subprocess.Popen[bytes]) -> None:
         """Drop the backlog, stop the writer thread, close the child's stdin (its EOF)."""

@@ -34,7 +34,7 @@ from mcp_sync import (
     SseTransport,
     TransportError,
 )
-from mcp_sync.transports._interrupt import _TrackedHTTPConnection
+from mcp_sync.transports._interrupt import _TrackedHTTPConnection, reuse_window
 
 from ..servers.http_server import McpHttpServer, echo_fake
 from ..servers.keepalive_server import KeepAliveServer
@@ -608,6 +608,37 @@ def test_a_kept_alive_connection_the_server_closed_is_not_written_to(how: str) -
         calls = server.messages("tools/call")
         assert [m["params"]["arguments"]["text"] for _, m in calls] == ["first", "second"]
         assert calls[1][0] > calls[0][0]
+
+
+def test_a_connection_is_not_reused_near_the_end_of_the_servers_keep_alive() -> None:
+    """The server says ``Keep-Alive: timeout=2`` and closes a connection idle that long,
+    reading nothing in its last 0.8 s (as when its close is already on the wire): a
+    call sent then crosses the close and meets a reset, after its bytes went out, so it
+    cannot be sent again. The client reuses a connection for at most 1 s of idleness
+    (2 s less a second); before, it reused it and the call failed."""
+    with KeepAliveServer(PINNED, keep_alive=2, deaf=0.8) as server:
+        transport = HttpTransport(server.url, listen=False, close_timeout=1.0)
+        with mcp_sync.Client(transport, timeout=5.0, protocol_version=PINNED,
+                             close_timeout=1.0).connect() as client:
+            assert_usable(client, "first")
+            assert_usable(client, "at once")
+            # Idle into the server's last 0.8 s: the clock is what this test is about.
+            time.sleep(1.5)
+            assert_usable(client, "after 1.5 s")
+        calls = server.messages("tools/call")
+        numbers = [number for number, _ in calls]
+        assert numbers[0] == numbers[1] < numbers[2], calls  # reused at once, not then
+        assert server.crossed == 0
+
+
+@pytest.mark.parametrize(("header", "window"), [
+    ("timeout=5", 4.0), ("timeout=5, max=1000", 4.0), ("max=100, Timeout = 15", 14.0),
+    ("timeout=1", 0.5), ("timeout=1.9", 0.5), ("timeout=0", 0.0),
+    (None, None), ("", None), ("max=100", None), ("timeouts=5", None), ("timeout=soon", None),
+    ("x" * 300 + "timeout=5", None),  # past the 200 characters looked at
+])
+def test_the_reuse_window_of_a_keep_alive_header(header: Any, window: Any) -> None:
+    assert reuse_window(header) == window
 
 
 def test_a_request_whose_first_write_fails_on_a_reused_connection_goes_on_a_new_one() -> None:

@@ -12,6 +12,12 @@ Controls: ``close_idle(how)`` closes every open connection once it is idle, grac
 returns when they are closed. Records: ``requests``, ``(connection number, message)`` for
 every message received; ``connections``, how many were accepted.
 
+``keep_alive=N`` makes it a server with an idle timeout, as Node's: every reply says
+``Keep-Alive: timeout=N`` and a connection idle for ``N`` seconds is closed. ``deaf``
+seconds before that it stops reading, as a server does whose close is already on the wire:
+a request arriving then is never answered, and the close resets it (its bytes are unread).
+Records: ``idle_closes``, the connections closed so; ``crossed``, those a request crossed.
+
 Binds 127.0.0.1 on a free port; ``stop()`` (or the context manager) ends every connection
 and joins every thread. Threads are named ``keepalive-test-*``, outside the ``mcp-sync``
 names the leak check watches.
@@ -24,6 +30,7 @@ import select
 import socket
 import struct
 import threading
+import time
 from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = ["KeepAliveServer"]
@@ -52,8 +59,13 @@ class _Connection:
 class KeepAliveServer:
     """See the module docstring. Use as a context manager."""
 
-    def __init__(self, protocol_version: str = "2025-11-25") -> None:
+    def __init__(self, protocol_version: str = "2025-11-25", *,
+                 keep_alive: Optional[float] = None, deaf: float = 0.0) -> None:
         self.protocol_version = protocol_version
+        self.keep_alive = keep_alive
+        self.deaf = deaf
+        self.idle_closes = 0
+        self.crossed = 0
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"
@@ -124,12 +136,23 @@ class KeepAliveServer:
     def _serve(self, connection: _Connection) -> None:
         sock = connection.sock
         buffer = b""
+        idle_since = time.monotonic()
         try:
             while True:
                 while b"\r\n\r\n" not in buffer:
-                    readable, _, _ = select.select([sock, connection.wake_read], [], [], _WAIT)
-                    if connection.wake_read in readable or not readable:
-                        return  # told to close (or nothing for too long)
+                    wait = _WAIT
+                    if self.keep_alive is not None and not buffer:
+                        wait = idle_since + self.keep_alive - self.deaf - time.monotonic()
+                        if wait <= 0:
+                            self._close_when_idle(connection, idle_since)
+                            return
+                    readable, _, _ = select.select([sock, connection.wake_read], [], [], wait)
+                    if connection.wake_read in readable:
+                        return  # told to close
+                    if not readable:
+                        if self.keep_alive is None:
+                            return  # nothing for too long
+                        continue  # idle: the keep-alive's end, above
                     data = sock.recv(65536)
                     if not data:
                         return
@@ -147,6 +170,7 @@ class KeepAliveServer:
                     buffer += data
                 body, buffer = buffer[:length], buffer[length:]
                 sock.sendall(self._reply(connection.number, body))
+                idle_since = time.monotonic()
         except OSError:
             pass  # the client went away
         finally:
@@ -159,12 +183,27 @@ class KeepAliveServer:
                 self._open.pop(connection.number, None)
             connection.closed.set()
 
+    def _close_when_idle(self, connection: _Connection, idle_since: float) -> None:
+        """The last ``deaf`` seconds of the keep-alive: nothing is read any more; then
+        the connection is closed (by the caller), reset if a request came meanwhile."""
+        end = idle_since + self.keep_alive - time.monotonic() if self.keep_alive else 0.0
+        readable, _, _ = select.select([connection.wake_read], [], [], max(0.0, end))
+        if connection.wake_read in readable:
+            return
+        crossed = bool(select.select([connection.sock], [], [], 0)[0])
+        with self.lock:
+            self.idle_closes += 1
+            self.crossed += crossed
+
     def _reply(self, number: int, body: bytes) -> bytes:
         message = json.loads(body) if body else None
         with self.lock:
             self.requests.append((number, message))
+        keep_alive = b""
+        if self.keep_alive is not None:
+            keep_alive = b"Keep-Alive: timeout=%d\r\n" % self.keep_alive
         if not isinstance(message, dict) or "id" not in message or "method" not in message:
-            return b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"
+            return b"HTTP/1.1 202 Accepted\r\n%sContent-Length: 0\r\n\r\n" % keep_alive
         method = message["method"]
         result: Dict[str, Any] = {}
         if method == "initialize":
@@ -177,5 +216,5 @@ class KeepAliveServer:
             text = str((message.get("params") or {}).get("arguments", {}).get("text", ""))
             result = {"content": [{"type": "text", "text": text}]}
         answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
-        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                b"Content-Length: %d\r\n\r\n%s" % (len(answer), answer))
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n%s"
+                b"Content-Length: %d\r\n\r\n%s" % (keep_alive, len(answer), answer))
