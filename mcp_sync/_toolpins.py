@@ -179,16 +179,21 @@ def differences(before: Mapping[str, Any], after: Mapping[str, Any]) -> Tuple[st
     if was != now:
         out.append("output schema added" if was is None else "output schema removed"
                    if now is None else "output schema changed")
-    old = before.get("annotations") if isinstance(before.get("annotations"), dict) else {}
-    new = after.get("annotations") if isinstance(after.get("annotations"), dict) else {}
-    assert isinstance(old, dict) and isinstance(new, dict)
+    old, new = _annotations(before), _annotations(after)
     for key in [*old, *(k for k in new if k not in old)]:
-        if old.get(key) != new.get(key):
-            out.append(f"annotation {excerpt(key, 60)}: {_quoted(old.get(key))} -> "
-                       f"{_quoted(new.get(key))}" if key in old and key in new else
-                       f"annotation {excerpt(key, 60)} {'added' if key in new else 'removed'}"
-                       f": {_quoted(new.get(key, old.get(key)))}")
+        label = f"annotation {excerpt(key, 60)}"
+        if key not in new:
+            out.append(f"{label} removed: {_quoted(old[key])}")
+        elif key not in old:
+            out.append(f"{label} added: {_quoted(new[key])}")
+        elif old[key] != new[key]:
+            out.append(f"{label}: {_quoted(old[key])} -> {_quoted(new[key])}")
     return tuple(out) or ("the definition changed",)
+
+
+def _annotations(pinned: Mapping[str, Any]) -> Dict[str, Any]:
+    annotations = pinned.get("annotations")
+    return annotations if isinstance(annotations, dict) else {}
 
 
 _Pin = Tuple[str, Dict[str, Any]]  # (canonical JSON, definition)

@@ -694,15 +694,12 @@ def _cache_entry(args: argparse.Namespace) -> Dict[str, Any]:
     Manager makes it: a --config entry as written, or a command or URL as an entry with
     that command and arguments, or that URL (variables and header names count, their
     values never)."""
-    env_names = {key: "" for key, _ in _pairs(args.env, "--env")}
-    if args.config:
+    if args.config:  # as written in the file, as a Manager of that file keys it
         from .config import load_config
 
         config = load_config(args.config)
-        entry = config.raw(_config_server(config, args.config, args.server))
-        if env_names:
-            entry["env"] = {**env_names, **(entry.get("env") or {})}
-        return entry
+        return config.raw(_config_server(config, args.config, args.server))
+    env_names = {key: "" for key, _ in _pairs(args.env, "--env")}
     command: List[str] = args.command
     url = args.url or (command[0] if len(command) == 1 and command[0].startswith(
         ("http://", "https://")) else None)

@@ -361,6 +361,18 @@ def test_the_cli_shows_what_changed_and_accepts_it(
     assert pin_warnings(caplog) == []
 
 
+def test_the_cli_finds_a_managers_pins_for_the_same_command(tmp_path: Path) -> None:
+    # The command and arguments of a configuration entry, and its variables' names: the
+    # same file as the manager's.
+    first_run(tmp_path)
+    shown = subprocess.run(
+        [PY, "-m", "mcp_sync", "tools", "--changes", "--tool-cache", str(tmp_path), "--env",
+         "POISON_PULLED=1", "--", *POISON], capture_output=True, text=True, timeout=T,
+        cwd=str(ROOT), check=False)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[:2] == ["poison: 1 tool changed since pinned:", "  add"]
+
+
 def test_the_cli_without_pins_says_so_and_pins_on_request(tmp_path: Path) -> None:
     config_file = tmp_path / "mcp.json"
     config_file.write_text(json.dumps(config()), encoding="utf-8")
