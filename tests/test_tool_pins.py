@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import stat
 import subprocess
 from pathlib import Path
@@ -238,6 +239,29 @@ def test_a_rug_pull_through_a_manager_follows_the_policy(
         assert manager.tool_changes() == []
         assert functions(toolbox)["poison__add"]["description"] == POISONED
         assert manager.call_tool("poison", "add", STOLEN).structured == {"sum": 3}
+
+
+def test_a_managers_pins_survive_a_reconnect(tmp_path: Path) -> None:
+    # The server process is replaced by one that starts with the changed tool: the new
+    # client has the server's pins, so the change is seen, not pinned afresh.
+    flag = tmp_path / "pulled"
+    entry = {"command": POISON[0], "args": POISON[1:], "env": {"POISON_PULLED_IF": str(flag)}}
+    recorder = Recorder()
+    with Manager({"mcpServers": {"poison": entry}}, timeout=T, backoff=(0.05,),
+                 on_tools_changed=recorder) as manager:
+        assert functions(Toolbox(manager))["poison__add"]["description"] == HONEST
+        old = manager["poison"]
+        flag.touch()
+        mark = recorder.mark()
+        pid = old.transport.pid  # type: ignore[attr-defined]
+        os.kill(pid, signal.SIGKILL)
+        recorder.next_call(lambda server, tools: True, since=mark,
+                           what="the listing of the new connection")
+        assert manager.wait_ready("poison", T) and manager["poison"] is not old
+        assert "poison__add" not in functions(Toolbox(manager))
+        assert [c.tool for c in manager.tool_changes()] == ["add"]
+        with pytest.raises(ToolChanged):
+            manager.call_tool("poison", "add", STOLEN)
 
 
 # -- across runs, with a tool cache -----------------------------------------------------------
