@@ -220,6 +220,11 @@ class ToolPins:
         # a cached listing reviewed again costs no encoding.
         self._seen: Dict[int, Tuple[Any, str, Dict[str, Any]]] = {}
         self._reviewed = False
+        # Bumped by every change of the pins or of the blocked changes; with the ids of
+        # the last listing reviewed (alive: _seen holds them) and what it offered, it
+        # answers a cached listing reviewed again at once.
+        self._version = 0
+        self._last: Optional[Tuple[Tuple[int, ...], int, List[Any]]] = None
         if pinned:
             self.seed(pinned)
 
@@ -242,6 +247,7 @@ class ToolPins:
                 saved = {k: pinned_definition[k] for k in FIELDS if k in pinned_definition}
                 self._pins[name] = (canonical(saved), saved)
                 added += 1
+            self._version += 1
         return added
 
     def pinned(self) -> Dict[str, Dict[str, Any]]:
@@ -272,6 +278,7 @@ class ToolPins:
                 if pending is not None:
                     self._pins[name] = (pending[0], pending[1].after)
                     accepted.append(pending[1])
+            self._version += 1
         for change in accepted:
             log.info("accepted the change of tool %s of %s; its new definition is pinned",
                      _name(change.tool), excerpt(change.server, 80))
@@ -281,7 +288,11 @@ class ToolPins:
                policy: ToolChangePolicy) -> List[types.Tool]:
         """The tools of a listing that may be offered, in their order: each compared
         with its pin (a new tool is pinned); a changed one follows ``policy``."""
+        ids = tuple(id(tool) for tool in tools)
         with self._lock:
+            last = self._last
+            if last is not None and last[0] == ids and last[1] == self._version:
+                return list(last[2])
             previous = self._seen
         seen: Dict[int, Tuple[Any, str, Dict[str, Any]]] = {}
         for tool in tools:
@@ -294,6 +305,8 @@ class ToolPins:
         undecided: List[Tuple[Any, str, ToolChange]] = []
         with self._lock:
             self._seen = seen
+            self._version += 1
+            mine = self._version  # the state this review leaves, unless another moves on
             first = not self._reviewed
             self._reviewed = True
             for tool in tools:
@@ -325,7 +338,14 @@ class ToolPins:
                     offered.add(id(tool))
                 else:
                     self._pending[tool.name] = (text, change)
-        return [tool for tool in tools if id(tool) in offered]
+                changed = self._version == mine
+                self._version += 1
+                mine = self._version if changed else -1
+        result = [tool for tool in tools if id(tool) in offered]
+        with self._lock:
+            if self._version == mine:  # nothing else changed the pins meanwhile
+                self._last = (ids, mine, result)
+        return list(result)
 
 
 def _decide(policy: ToolChangePolicy, change: ToolChange) -> bool:
