@@ -686,6 +686,10 @@ class _Server:
                 f"tool {tool!r} of server {self.name!r} is disabled by the configuration "
                 f"({reason})", tool=called_as)
 
+    def blocked_changes(self) -> List[ToolChange]:
+        """The blocked changes of the tools the configuration does not hide."""
+        return [change for change in self.pins.changes() if self._hidden(change.tool) is None]
+
     def accept_changes(self, tool: Optional[str]) -> List[ToolChange]:
         """Accept the blocked change of ``tool`` (every one with None) and, when
         connected, list the tools again so that the tool is listed (and saved with the
@@ -1242,7 +1246,7 @@ class Manager:
         """
         servers = [self._server(server)] if server is not None else list(
             self._servers.values())
-        return [change for item in servers for change in item.pins.changes()]
+        return [change for item in servers for change in item.blocked_changes()]
 
     def accept_tool_changes(self, server: str, tool: Optional[str] = None
                             ) -> List[ToolChange]:

@@ -363,9 +363,8 @@ class Toolbox:
                 pairs.append((server, tool.model_copy(update={"name": name})))
         # after the listing, which may have blocked or unblocked a change
         blocked = {(change.server, change.tool): change for change in source.tool_changes()}
-        listed: List[_Listed] = []
-        listed += [(server, tool, None) for server, tool in pairs
-                   if (server, tool.name) not in blocked]  # a blocked change wins
+        listed: List[_Listed] = [(server, tool, None) for server, tool in pairs
+                                 if (server, tool.name) not in blocked]  # blocked wins
         for (server, name), change in blocked.items():
             try:
                 tool = types.Tool.model_validate(change.after)

@@ -24,7 +24,16 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 import mcp_sync
-from mcp_sync import Client, Manager, Toolbox, ToolChange, ToolChanged, ToolPins, types
+from mcp_sync import (
+    Client,
+    InvalidToolCall,
+    Manager,
+    Toolbox,
+    ToolChange,
+    ToolChanged,
+    ToolPins,
+    types,
+)
 from mcp_sync._toolcache import ToolCache, cache_key
 from mcp_sync._toolpins import canonical, differences
 
@@ -312,6 +321,19 @@ def test_an_accepted_change_stays_accepted_in_the_next_run(
             config(pulled=True), tool_cache=tmp_path, timeout=T) as manager:
         assert functions(Toolbox(manager))["poison__add"]["description"] == POISONED
     assert pin_warnings(caplog) == []
+
+
+def test_a_change_of_a_tool_the_configuration_hides_is_not_reported(tmp_path: Path) -> None:
+    first_run(tmp_path)
+    hidden = config(pulled=True)
+    hidden["mcpServers"]["poison"]["disabledTools"] = ["add"]  # not in the cache's key
+    with Manager(hidden, tool_cache=tmp_path, timeout=T) as manager:
+        assert manager.tool_changes() == []
+        toolbox = Toolbox(manager)
+        assert "poison__add" not in functions(toolbox)
+        assert toolbox.call("poison__add", STOLEN).text.startswith("there is no tool named")
+        with pytest.raises(InvalidToolCall, match="disabled by the configuration"):
+            manager.call_tool("poison", "add", STOLEN)
 
 
 def test_pins_outlive_the_cached_listing(tmp_path: Path) -> None:
