@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from ._toolpins import ToolChange, ToolPins
 from ._version import __version__
 from .client import DEFAULT, Client
 from .connect import call_tool, connect
@@ -55,6 +56,7 @@ from .exceptions import (
     TaskError,
     TaskFailed,
     TaskNotFound,
+    ToolChanged,
     ToolError,
     TransportError,
     UnsupportedProtocolVersion,
@@ -110,7 +112,10 @@ __all__ = [
     "TaskFailed",
     "TaskHandle",
     "TaskNotFound",
+    "ToolChange",
+    "ToolChanged",
     "ToolError",
+    "ToolPins",
     "Toolbox",
     "Transport",
     "TransportError",

@@ -3,7 +3,8 @@ when they are this user's own, written so that no one else can read them, replac
 whole.
 
 * :func:`read_own_file` opens without following a symbolic link, and refuses anything but
-  a regular file owned by this user (on POSIX) of at most ``max_bytes``.
+  a regular file owned by this user and writable by no one else (on POSIX) of at most
+  ``max_bytes``.
 * :func:`make_private_dirs` creates a folder and every missing folder above it, each with
   mode 0700 whatever the umask (``Path.mkdir(mode, parents=True)`` gives ``mode`` to the
   last folder only: the ones above it get ``0777`` minus the umask).
@@ -37,7 +38,8 @@ def read_own_file(path: PathLike, max_bytes: int) -> bytes:
 
     Raises:
         FileNotFoundError: there is no such file.
-        NotOwnFile: a symbolic link, not a regular file, another user's, or too large.
+        NotOwnFile: a symbolic link, not a regular file, another user's, writable by
+            other users, or too large.
         OSError: the file cannot be opened or read.
     """
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
@@ -54,6 +56,9 @@ def read_own_file(path: PathLike, max_bytes: int) -> bytes:
         getuid = getattr(os, "getuid", None)
         if getuid is not None and info.st_uid != getuid():
             raise NotOwnFile(f"owned by user {info.st_uid}, not by this user")
+        if getuid is not None and info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            # Another user could have written it, or could rewrite it next.
+            raise NotOwnFile(f"writable by other users (mode {stat.S_IMODE(info.st_mode):o})")
         if info.st_size > max_bytes:
             raise NotOwnFile(f"{info.st_size} bytes, more than {max_bytes}")
         data = file.read(max_bytes + 1)

@@ -72,6 +72,9 @@ class ListingHost(NamedTuple):
     carries_headers: Callable[[], bool]
     #: Told of each listing of the tools that is kept (``ToolCalls.relisted``).
     relisted: Callable[[], None]
+    #: Each tool listing checked against the client's pins (``ToolPins.review`` with
+    #: the client's ``on_tool_change``): the tools that may be offered.
+    review: Callable[[List[Any]], List[Any]]
 
 
 class ListingBudget:
@@ -199,8 +202,9 @@ class Listings:
 
     def tools(self, timeout: Timeout) -> types.ToolList:
         """``Client.list_tools``: every tool, the ones whose ``x-mcp-header``
-        annotations are invalid dropped (stateless era, on a transport with headers);
-        the listing kept as :attr:`known_tools` unless tools changed meanwhile."""
+        annotations are invalid dropped (stateless era, on a transport with headers) and
+        the changed ones the client's pins block (``host.review``); the listing kept as
+        :attr:`known_tools` unless tools changed meanwhile."""
         from . import types
 
         host = self.host
@@ -220,6 +224,7 @@ class Listings:
                                 host.settings.name, excerpt(reason, 200))
                     refused[tool.name] = reason
             tools = [tool for tool in tools if tool.name not in refused]
+        tools = host.review(tools)  # a changed tool the policy blocks is not listed
         with self._lock:
             # A listing fetched across a tools/list_changed is not kept: the next call
             # lists again.
@@ -241,6 +246,12 @@ class Listings:
         """Drop what the last connection listed: a new one lists again."""
         with self._lock:
             self._cache.clear()
+            self.known_tools = None
+
+    def reviewed(self) -> None:
+        """A blocked change was accepted: the next call lists the tools first, so that it
+        finds the tool's definition."""
+        with self._lock:
             self.known_tools = None
 
     def lists_changed(self, listed: Tuple[str, ...]) -> None:

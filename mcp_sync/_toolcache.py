@@ -8,12 +8,19 @@ its ``env`` variables and ``headers``, never their values. The file holds that k
 time it was saved and the tools, nothing of the configuration. So a script that starts
 again lists its servers' tools at once, while the servers connect.
 
+The file also holds the server's *pins* (:mod:`mcp_sync._toolpins`): each tool's
+definition as first seen, so that a tool changed between two runs is seen as changed.
+The pins do not expire with ``max_age`` (an old listing is not listed, but what the user
+trusted stays what it was); a file written before pins were kept has its tools as pins.
+
 A cache file is untrusted input: another program (or a disk error) may have written it.
-It is read only if it is a regular file of this user's, at most :data:`MAX_FILE_BYTES`,
-JSON of our format with the expected key, saved less than ``max_age`` seconds ago, with
-at most :data:`MAX_TOOLS` tools, each of which validates as a :class:`types.Tool` (as a
-live listing's tools do); anything else is ignored with a WARNING on
-``mcp_sync._toolcache``. Writes go to a temporary file in the same directory, made
+It is read only if it is a regular file of this user's that no other user may write
+(group and others without write permission), at most :data:`MAX_FILE_BYTES`, JSON of
+our format with the expected key, saved no later than now, with at most
+:data:`MAX_TOOLS` tools, each of which validates as a :class:`types.Tool` (as a live
+listing's tools do), and as many pins, each a JSON object; anything else is ignored with
+a WARNING on ``mcp_sync._toolcache``. Its tools are listed only when saved less than
+``max_age`` seconds ago. Writes go to a temporary file in the same directory, made
 readable by this user only (mode 0600), and replace the old file atomically
 (``os.replace``); a write that fails is logged and changes nothing else.
 
@@ -29,7 +36,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional, Union
 
 from ._files import NotOwnFile, read_own_file, write_private
 from ._text import excerpt
@@ -37,8 +44,8 @@ from ._text import excerpt
 if TYPE_CHECKING:
     from . import types
 
-__all__ = ["DEFAULT_MAX_AGE", "MAX_FILE_BYTES", "MAX_TOOLS", "ToolCache", "cache_key",
-           "default_directory"]
+__all__ = ["DEFAULT_MAX_AGE", "MAX_FILE_BYTES", "MAX_TOOLS", "Saved", "ToolCache",
+           "cache_key", "default_directory"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +61,15 @@ _VERSION = 1
 _CLOCK_SKEW = 300.0
 
 CacheOption = Union[bool, str, "os.PathLike[str]", None]
+
+
+class Saved(NamedTuple):
+    """What a cache file holds for a server."""
+
+    #: The tools of its last listing; None when older than ``max_age``.
+    tools: Optional[List[types.Tool]]
+    #: The pinned definitions, ``{name: definition}`` (see :mod:`mcp_sync._toolpins`).
+    pins: Dict[str, Dict[str, Any]]
 
 
 def default_directory() -> Path:
@@ -134,6 +150,13 @@ class ToolCache:
         """The tools saved under ``key``, or None: no file, expired, or a file that is not
         a valid one of ours (logged at WARNING; ``server`` names it in the message).
         Never raises for what the file holds."""
+        saved = self.read(key, server)
+        return saved.tools if saved is not None else None
+
+    def read(self, key: str, server: str) -> Optional[Saved]:
+        """The tools (None when expired, logged at INFO) and pins saved under ``key``, or
+        None: no file, or a file that is not a valid one of ours (logged at WARNING;
+        ``server`` names it in the message). Never raises for what the file holds."""
         path = self.path(key)
         try:
             data = self._read(path)
@@ -143,15 +166,13 @@ class ToolCache:
             log.warning("ignoring the cached tools of %s in %s: %s", server, path, exc)
             return None
         try:
-            tools = self._parse(data, key)
+            saved = self._parse(data, key)
         except _Refused as exc:
             log.warning("ignoring the cached tools of %s in %s: %s", server, path, exc)
             return None
-        except _Expired as exc:
-            log.info("the cached tools of %s in %s are %s; not using them", server, path, exc)
-            return None
-        log.debug("listed %d cached tools of %s from %s", len(tools), server, path)
-        return tools
+        if saved.tools is not None:
+            log.debug("listed %d cached tools of %s from %s", len(saved.tools), server, path)
+        return saved
 
     @staticmethod
     def _read(path: Path) -> bytes:
@@ -160,7 +181,7 @@ class ToolCache:
         except NotOwnFile as exc:
             raise _Refused(str(exc)) from None
 
-    def _parse(self, data: bytes, key: str) -> List[types.Tool]:
+    def _parse(self, data: bytes, key: str) -> Saved:
         from . import types
 
         try:
@@ -181,8 +202,6 @@ class ToolCache:
         age = time.time() - saved
         if age < -_CLOCK_SKEW:
             raise _Refused("saved in the future")
-        if age > self.max_age:
-            raise _Expired(f"{age:.0f} s old (more than {self.max_age:g} s)")
         items = document.get("tools")
         if not isinstance(items, list):
             raise _Refused("no list of tools")
@@ -194,19 +213,36 @@ class ToolCache:
                 tools.append(types.Tool.model_validate(item))
             except ValueError as exc:  # pydantic's ValidationError
                 raise _Refused(f"tool {index} is invalid: {excerpt(exc, 300)}") from None
-        return tools
+        pins = document.get("pins")
+        if pins is None:  # written before pins were kept: its tools were the ones offered
+            from ._toolpins import definition
+
+            pins = {tool.name: definition(tool) for tool in tools}
+        elif not isinstance(pins, dict) or len(pins) > MAX_TOOLS or not all(
+                isinstance(value, dict) for value in pins.values()):
+            raise _Refused(f"the pins are not a JSON object of at most {MAX_TOOLS} objects")
+        if age > self.max_age:
+            log.info("the cached tools in %s are %.0f s old (more than %g s); not listing "
+                     "them", self.path(key), age, self.max_age)
+            return Saved(None, pins)
+        return Saved(tools, pins)
 
     # -- writing -------------------------------------------------------------------------
 
-    def store(self, key: str, server: str, tools: List[types.Tool]) -> None:
-        """Save ``tools`` under ``key``, replacing the file atomically (mode 0600). A
-        listing past the bounds is not saved and the old file is removed; a write that
-        fails is logged (WARNING). Never raises."""
+    def store(self, key: str, server: str, tools: List[types.Tool],
+              pins: Optional[Mapping[str, Any]] = None) -> None:
+        """Save ``tools`` (and ``pins``, the pinned definitions, when given) under
+        ``key``, replacing the file atomically (mode 0600). A listing past the bounds is
+        not saved and the old file is removed; a write that fails is logged (WARNING).
+        Never raises."""
         path = self.path(key)
-        document = {"format": _FORMAT, "version": _VERSION, "key": key, "saved": time.time(),
-                    "tools": [tool.to_wire() for tool in tools]}
+        document: Dict[str, Any] = {"format": _FORMAT, "version": _VERSION, "key": key,
+                                    "saved": time.time(),
+                                    "tools": [tool.to_wire() for tool in tools]}
+        if pins is not None:
+            document["pins"] = dict(pins)
         data = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        if len(tools) > MAX_TOOLS or len(data) > MAX_FILE_BYTES:
+        if len(tools) > MAX_TOOLS or len(pins or ()) > MAX_TOOLS or len(data) > MAX_FILE_BYTES:
             log.info("not caching the tools of %s: %d tools, %d bytes, past the cache's "
                      "bounds", server, len(tools), len(data))
             self._remove(path)
@@ -229,6 +265,3 @@ class ToolCache:
 class _Refused(Exception):
     """A cache file that is not a valid one of ours (the message says why)."""
 
-
-class _Expired(Exception):
-    """A valid cache file older than the maximum age."""

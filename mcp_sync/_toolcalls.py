@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, NamedTuple, Opti
 
 from ._models import invalid
 from ._protocol import DEFAULT, Timeout
-from .exceptions import InvalidToolSchema, ProtocolError, ToolError, excerpt
+from .exceptions import InvalidToolSchema, ProtocolError, ToolChanged, ToolError, excerpt
 
 if TYPE_CHECKING:
     from . import types
@@ -61,6 +61,8 @@ class ToolCallsHost(NamedTuple):
     refused_tools: Callable[[], Mapping[str, str]]
     #: ``Client.list_tools(timeout=...)``.
     list_tools: Callable[[Timeout], Any]
+    #: The blocked change of a tool (``ToolPins.blocked``), or None.
+    blocked: Callable[[str], Any]
 
 
 class ToolCalls:
@@ -87,18 +89,22 @@ class ToolCalls:
         """The listed definition of tool ``name``, whose outputSchema checks its result.
 
         On the caller's thread, before the call is sent: a connection that has not listed
-        its tools (or got ``tools/list_changed`` since) lists them first. ``None`` when
-        ``validate_output`` is off, the server declares no tools, or does not list this one
-        (logged once per listing).
+        its tools (or got ``tools/list_changed`` since) lists them first (with
+        ``validate_output``). ``None`` when ``validate_output`` is off, the server
+        declares no tools, or does not list this one (logged once per listing).
+
+        Raises:
+            ToolChanged: the tool's definition changed since it was pinned, and the
+                change is blocked (nothing is sent).
         """
         host = self.host
-        if not host.validate_output():
-            return None
+        validate = host.validate_output()
         known = host.known_tools()
-        if known is None:
-            if not host.has_tools():
-                return None
+        if validate and known is None and host.has_tools():
             known = {tool.name: tool for tool in host.list_tools(timeout)}
+        self.refuse_blocked(name)
+        if not validate or known is None:
+            return None
         tool: Optional[types.Tool] = known.get(name)
         if tool is None and name not in host.refused_tools() and (
                 name not in self._unlisted):
@@ -106,6 +112,18 @@ class ToolCalls:
             log.warning("tool %s is not in the tool list of %s: its results are not checked "
                         "against an outputSchema", excerpt(repr(name), 120), host.name())
         return tool
+
+    def refuse_blocked(self, name: str) -> None:
+        """Raise :class:`ToolChanged` when the client's pins block a change of tool
+        ``name``."""
+        change = self.host.blocked(name)
+        if change is not None:
+            raise ToolChanged(
+                f"tool {excerpt(repr(name), 120)} of {self.host.name()} changed since it was "
+                f"pinned ({excerpt('; '.join(change.differences), 600)}); it is blocked until "
+                "the change is accepted: accept_tool_changes() on the client or the "
+                "manager, or mcp-sync tools --changes --accept",
+                tool=name, server=self.host.name(), differences=change.differences)
 
     def headers(self, name: str, arguments: Mapping[str, Any]) -> Optional[Dict[str, str]]:
         """The Mcp-Param-* headers of a stateless-era HTTP call (from x-mcp-header)."""

@@ -20,21 +20,26 @@ structured content            JSON text    JSON text       JSON text         JSO
 
 Structured content is added as JSON text unless a text block already carries the same
 value (servers are asked to send both). Server text (URIs, names, MIME types) that goes
-into a description has its control characters removed and is cut short. Pure functions.
+into a description has its invisible and control characters removed and is cut short.
+:func:`clean_result` removes them from the text a result carries too (text blocks,
+embedded text resources, structured content), as a :class:`~mcp_sync.Toolbox` does by
+default before any of the conversions. Pure functions.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple, Union
 
+from ._modeltext import clean_model_text, clean_model_value
 from ._toolschemas import clean_text
 
 if TYPE_CHECKING:
     from . import types
 
-__all__ = ["anthropic_content", "langchain_content", "openai_text", "responses_output"]
+__all__ = ["anthropic_content", "clean_result", "langchain_content", "openai_text",
+           "responses_output"]
 
 # The image types Anthropic and OpenAI take as input.
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -103,6 +108,40 @@ def _parts(result: types.CallToolResult) -> List[_Part]:
     if structured is not None and not any(_same_json(text, structured) for text in texts):
         parts.append(_Text(json.dumps(structured, ensure_ascii=False)))
     return parts
+
+
+def clean_result(result: types.CallToolResult) -> Tuple[types.CallToolResult, int]:
+    """``(clean, removed)``: ``result`` with the invisible and control characters taken
+    out of its text blocks, embedded text resources and structured content (keys
+    included), and how many were; the result itself when there were none. Images,
+    audio and blobs are not touched (the labels made of their names and types are
+    cleaned by the conversions)."""
+    from . import types
+
+    removed = 0
+    changed = False
+    blocks: List[Any] = []
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            text, count = clean_model_text(block.text)
+            if text != block.text:
+                block = block.model_copy(update={"text": text})
+                changed = True
+            removed += count
+        elif isinstance(block, types.EmbeddedResource) and isinstance(
+                block.resource, types.TextResourceContents):
+            text, count = clean_model_text(block.resource.text)
+            if text != block.resource.text:
+                block = block.model_copy(update={
+                    "resource": block.resource.model_copy(update={"text": text})})
+                changed = True
+            removed += count
+        blocks.append(block)
+    structured, count = clean_model_value(result.structured_content)
+    removed += count
+    if not changed and not count:
+        return result, removed
+    return result.model_copy(update={"content": blocks, "structured_content": structured}), removed
 
 
 def _resource(resource: Any) -> _Part:

@@ -27,9 +27,9 @@ property is filled with ``null`` (and the object has no properties it does not d
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
+from ._modeltext import clean_model_text
 from ._protocol import json_type
 
 __all__ = [
@@ -74,14 +74,11 @@ _REFUSED = {
     "$recursiveRef": "$recursiveRef",
 }
 
-# C0 but tab, newline and carriage return, DEL, C1, and the bidi overrides and isolates.
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def clean_text(text: str, limit: int) -> str:
-    """Server text made fit for a provider's field: control characters removed, cut to
-    ``limit`` characters (ending with an ellipsis when cut)."""
-    clean = _CONTROL_CHARS.sub("", text)
+    """Server text made fit for a provider's field: invisible and control characters
+    removed (:func:`mcp_sync._modeltext.clean_model_text`), cut to ``limit`` characters
+    (ending with an ellipsis when cut)."""
+    clean = clean_model_text(text)[0]
     if len(clean) > limit:
         return clean[: limit - 1].rstrip() + "\u2026"
     return clean

@@ -5,6 +5,8 @@
     mcp-sync demo                                        # the embedded demo server
     mcp-sync tools -- python server.py                   # a stdio server: a command after --
     mcp-sync tools add -- python server.py               # one tool whole, with its schemas
+    mcp-sync --config mcp.json tools --changes           # what changed since pinned
+    mcp-sync --config mcp.json tools --changes --accept  # ... and trust it
     mcp-sync call add --arg a=1 --arg b=2 -- python server.py
     mcp-sync --env API_KEY=... tools -- npx -y @scope/server-x
     mcp-sync --url http://127.0.0.1:8000/mcp resources   # a URL
@@ -93,6 +95,14 @@ do not all fit, end with ``+N more``, and a description with ``...``; output pip
 program or written to a file is never cut. A tool name the server did not list is
 answered with the listed names closest to it (``did you mean 'add'?``), after the
 server's own error when the call was sent.
+
+``tools --changes`` compares the server's tools with the definitions pinned in the tool
+cache (``Manager(tool_cache=...)``: ``--tool-cache DIR``, by default the user's cache
+directory) and says, for each tool whose definition changed, what changed, in words
+(escaped). A Manager blocks such a tool until the change is accepted; ``tools --changes
+--accept`` accepts: it pins the tools listed now. The server's file in the cache is the
+one a Manager uses for a ``--config`` entry, or for an entry with the same command and
+arguments (or URL).
 
 ``--arg KEY=VALUE`` values are typed by the tool's input schema: for an argument of type
 string the value is sent as written (``--arg message=123`` sends ``"123"``); integer,
@@ -797,6 +807,10 @@ def _arguments_limit(tools: Sequence[types.Tool]) -> Optional[int]:
 
 
 def _cmd_tools(args: argparse.Namespace) -> int:
+    if args.changes or args.accept or args.tool_cache:
+        if args.name is not None:
+            raise UsageError("--changes shows every tool's changes: give no NAME")
+        return _tool_changes(args)
     if args.name is not None:
         return _show_tool(args)
     with _connect(args) as client:
@@ -806,6 +820,83 @@ def _cmd_tools(args: argparse.Namespace) -> int:
         args, tools, "(no tools)", _TOOL_HEADERS,
         lambda t: [t.name, _tool_arguments_cell(t, limit), _hints(t),
                    _first_line(t.description)])
+
+
+def _cache_entry(args: argparse.Namespace) -> Dict[str, Any]:
+    """The configuration entry whose hash keys the server's tool-cache file, as a
+    Manager makes it: a --config entry as written, or a command or URL as an entry with
+    that command and arguments, or that URL (variables and header names count, their
+    values never)."""
+    if args.config:  # as written in the file, as a Manager of that file keys it
+        from .config import load_config
+
+        config = load_config(args.config)
+        return config.raw(_config_server(config, args.config, args.server))
+    env_names = {key: "" for key, _ in _pairs(args.env, "--env")}
+    command: List[str] = args.command
+    url = args.url or (command[0] if len(command) == 1 and command[0].startswith(
+        ("http://", "https://")) else None)
+    if url:
+        headers = {_header(h)[0]: "" for h in args.header or ()}
+        return {"url": url, **({"headers": headers} if headers else {})}
+    return {"command": command[0], "args": command[1:],
+            **({"env": env_names} if env_names else {})}
+
+
+def _tool_changes(args: argparse.Namespace) -> int:
+    """``tools --changes [--accept]``: the server's tools compared with the definitions
+    pinned in the tool cache (a Manager's, with ``tool_cache=``); ``--accept`` pins the
+    tools listed now."""
+    from ._toolcache import DEFAULT_MAX_AGE, ToolCache, cache_key, default_directory
+    from ._toolpins import ToolPins
+    from .connect import connect
+
+    target, kwargs = _target(args)  # usage errors first
+    cache = ToolCache(args.tool_cache or default_directory(), DEFAULT_MAX_AGE)
+    key = cache_key(_cache_entry(args))
+    saved = cache.read(key, args.server or "the server")
+    pins = ToolPins(saved.pins if saved is not None else None)
+    pinned = len(pins)
+    kwargs.setdefault("close_timeout", CLI_CLOSE_TIMEOUT)
+    with connect(target, tool_pins=pins, on_tool_change="block", **kwargs) as client:
+        tools: List[types.Tool] = client.list_tools()
+        changes = client.tool_changes()
+        if args.accept:
+            client.accept_tool_changes()
+            tools = client.list_tools()
+        server = client.name
+    path = cache.path(key)
+    if args.accept:
+        cache.store(key, server, tools, pins.pinned())
+    if args.json:
+        _json({"server": server, "cache": str(path), "pinned": pinned,
+               "changes": [{"tool": change.tool, "differences": list(change.differences),
+                            "before": change.before, "after": change.after}
+                           for change in changes],
+               "accepted": [change.tool for change in changes] if args.accept else []})
+        return EXIT_OK
+    name = _clean(server)
+    if not changes:
+        if pinned:
+            _out(f"{name}: no tool changed since it was pinned ({pinned} pinned in {path})")
+        elif args.accept:
+            _out(f"{name}: pinned the {len(tools)} tools listed now in {path}")
+        else:
+            _out(f"{name}: no pins saved in {path} yet; --accept pins the {len(tools)} "
+                 "tools listed now")
+        return EXIT_OK
+    _out(f"{name}: {len(changes)} tool{'s' if len(changes) > 1 else ''} changed since "
+         "pinned:")
+    for change in changes:
+        _out(f"  {_clean(change.tool)}")
+        for difference in change.differences:  # exactly: line breaks shown as \n
+            _out(f"    - {printable(difference.replace(chr(10), chr(92) + 'n'))}")
+    if args.accept:
+        _out(f"accepted: their new definitions are pinned in {path}")
+    else:
+        _out("blocked until accepted: read them, then run again with --accept to trust "
+             "them")
+    return EXIT_OK
 
 
 def _show_tool(args: argparse.Namespace) -> int:
@@ -1539,6 +1630,14 @@ def _parser() -> argparse.ArgumentParser:
     tools = command("tools", "list the server's tools with their arguments; with NAME, "
                              "show one tool whole (description, input and output schema)")
     tools.add_argument("name", nargs="?", metavar="NAME", help="the tool to show")
+    tools.add_argument("--changes", action="store_true",
+                       help="show what changed in each tool since its definition was pinned "
+                            "in the tool cache (a Manager's tool_cache)")
+    tools.add_argument("--accept", action="store_true",
+                       help="with --changes: accept the changes, pinning the tools listed now")
+    tools.add_argument("--tool-cache", metavar="DIR",
+                       help="with --changes: the tool cache directory (default: the user's, "
+                            "as Manager(tool_cache=True))")
     call = command("call", "call a tool")
     call.add_argument("tool")
     call.add_argument("--arg", action="append", metavar="KEY=VALUE",

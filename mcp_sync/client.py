@@ -70,6 +70,7 @@ from ._protocol import (
 from ._rounds import RoundsFuture, RoundsRunner, RunnerHost
 from ._threads import join_or_warn
 from ._toolcalls import ToolCalls, ToolCallsHost, call_tool_params, check_arguments
+from ._toolpins import ToolChange, ToolChangePolicy, ToolPins, check_policy
 from ._version import __version__
 from .exceptions import (
     CapabilityError,
@@ -257,6 +258,23 @@ class Client:
             large fails the call with :class:`~mcp_sync.InvalidToolSchema` before it is
             sent, and each check has a bounded budget (see SECURITY.md). ``False`` turns
             the checks off on purpose (no listing).
+        on_tool_change: what happens when a tool's definition (name, title, description,
+            input or output schema, annotations) differs from the one pinned when the
+            client first saw it (a "rug pull": a trusted tool that now tells the model to
+            do something else): ``"block"`` (the default) leaves it out of
+            :meth:`list_tools` and refuses a call to it with
+            :class:`~mcp_sync.ToolChanged` until :meth:`accept_tool_changes`; ``"warn"``
+            lists it with its new definition, which becomes its pin; a callable
+            ``on_tool_change(change: ToolChange) -> bool`` decides (True: as
+            ``"warn"``; False or an exception: as ``"block"``), once per new definition,
+            on the thread that lists the tools. Each change is logged at WARNING on
+            ``mcp_sync._toolpins``, with the server, the tool and what changed. A change
+            is seen when the tools are listed (``list_tools()``, or a call after
+            ``tools/list_changed`` with ``validate_output``). See docs/toolbox.md.
+        tool_pins: the :class:`~mcp_sync.ToolPins` to check listings against (default: a
+            new, empty one); pins shared by the clients of one server outlive each
+            connection (a :class:`~mcp_sync.Manager` does this, and saves them in its
+            tool cache).
         on_connection_lost: called once per connection, as ``on_connection_lost(error)``
             with the :class:`~mcp_sync.ConnectionClosed`, on the session's callback thread,
             when a connected client's link closes without :meth:`close` (the server exited,
@@ -322,6 +340,8 @@ class Client:
         max_input_rounds: int = 10,
         on_connection_lost: Optional[Callable[[Any], None]] = None,
         validate_output: bool = True,
+        on_tool_change: ToolChangePolicy = "block",
+        tool_pins: Optional[ToolPins] = None,
         tracing: Optional[bool] = None,
         tracer_provider: Any = None,
         meter_provider: Any = None,
@@ -375,6 +395,9 @@ class Client:
         self.max_input_rounds = max_input_rounds
         self.on_connection_lost = on_connection_lost
         self.validate_output = validate_output
+        self.on_tool_change = check_policy(on_tool_change)
+        #: Each tool's definition as first seen, and the blocked changes (ToolPins).
+        self.tool_pins = tool_pins if tool_pins is not None else ToolPins()
         # Told of each session's requests and of its start and end (tracing and
         # metrics); None when they are off.
         self._observer = observer_for(tracing, tracer_provider, meter_provider)
@@ -410,7 +433,9 @@ class Client:
             stateless=self._stateless, has_capability=self._has_capability,
             offers=self._offers, subscriptions=lambda: list(self._subscriptions.active),
             carries_headers=lambda: self.transport.carries_headers,
-            relisted=lambda: self._tool_calls.relisted()))
+            relisted=lambda: self._tool_calls.relisted(),
+            review=lambda tools: self.tool_pins.review(tools, self.name,
+                                                       self.on_tool_change)))
         # Answers the server's requests and routes its notifications (_callbacks.py).
         self._callbacks = ServerCallbacks(CallbacksHost(
             settings=self, stateless=self._stateless, task_methods=self._task_methods,
@@ -427,7 +452,8 @@ class Client:
             has_tools=lambda: self._has_capability("tools"),
             known_tools=lambda: self._listings.known_tools,
             refused_tools=lambda: self._listings.refused_tools,
-            list_tools=lambda timeout: self.list_tools(timeout=timeout)))
+            list_tools=lambda timeout: self.list_tools(timeout=timeout),
+            blocked=lambda tool: self.tool_pins.blocked(tool)))
         # A call's retries: renewal, version switch, header refresh, input rounds
         # (_rounds.py).
         self._rounds_runner = RoundsRunner(RunnerHost(
@@ -882,6 +908,22 @@ class Client:
             ConnectionClosed: the link to the server is gone.
         """
         return self._listings.tools(timeout)
+
+    def tool_changes(self) -> List[ToolChange]:
+        """The tools whose definition changed since it was pinned and whose change
+        ``on_tool_change`` blocked: not listed, and refused with
+        :class:`~mcp_sync.ToolChanged`, until accepted. Never blocks."""
+        return self.tool_pins.changes()
+
+    def accept_tool_changes(self, tool: Optional[str] = None) -> List[ToolChange]:
+        """Accept the blocked change of ``tool`` (of every blocked tool with None): its
+        new definition becomes its pin, and it is listed and callable again. Returns the
+        changes accepted. Never blocks (the next call of the tool lists the tools
+        first)."""
+        accepted = self.tool_pins.accept(tool)
+        if accepted:
+            self._listings.reviewed()
+        return accepted
 
     def call_tool(
         self,

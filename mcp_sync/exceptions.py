@@ -45,6 +45,8 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── InvalidToolCall                 a model asked a Toolbox for a call it cannot make
     │                                   (unknown name, arguments not an object), or a
     │                                   Manager's tool is disabled by the configuration
+    ├── ToolChanged                     the tool's definition changed since it was pinned,
+    │                                   and the change is blocked until accepted
     ├── ClientNotConnected              the client is not connected (before connect, after close)
     ├── CallToolFailed                  the mcp_sync.call_tool Celery task failed (carries a JSON
     │                                   payload; mcp_sync.contrib.celery)
@@ -112,6 +114,7 @@ __all__ = [
     "TaskError",
     "TaskFailed",
     "TaskNotFound",
+    "ToolChanged",
     "ToolError",
     "TransportError",
     "URLElicitationRequired",
@@ -512,6 +515,26 @@ class InvalidToolCall(MCPError):
     def __init__(self, message: str, *, tool: str) -> None:
         super().__init__(message)
         self.tool = tool
+
+
+class ToolChanged(MCPError):
+    """The tool's definition (description, title, schemas, annotations) changed since
+    the client pinned it, and the client's ``on_tool_change`` policy blocked the change:
+    the tool is not listed, and a call to it is refused, before anything is sent, until
+    the change is accepted (``Client.accept_tool_changes``,
+    ``Manager.accept_tool_changes``, or ``mcp-sync tools --changes --accept``).
+
+    ``tool`` and ``server`` name it; ``differences`` says what changed, in words (the
+    server's text excerpted and escaped). A :class:`~mcp_sync.Toolbox` answers the model
+    with an error result instead (without the differences: they are the server's words).
+    """
+
+    def __init__(self, message: str, *, tool: str, server: str,
+                 differences: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.server = server
+        self.differences = tuple(differences)
 
 
 class ClientNotConnected(MCPError):

@@ -30,6 +30,13 @@ A server entry's ``enabledTools`` and ``disabledTools`` (see :mod:`mcp_sync.conf
 tools: a hidden tool is left out of every listing (and of :attr:`ServerStatus.tools`) and a
 call to it raises :class:`~mcp_sync.InvalidToolCall` without reaching the server.
 
+Each server's tools are pinned when first seen (``mcp_sync._toolpins``): a tool whose
+definition (description, title, schemas, annotations) changes afterwards, after a
+``notifications/tools/list_changed``, a reconnect or between two runs with
+``tool_cache``, follows the ``on_tool_change`` policy (by default it is blocked: not
+listed, and a call to it raises :class:`~mcp_sync.ToolChanged`, until
+:meth:`Manager.accept_tool_changes`).
+
 Every listing is bounded by each client's ``max_list_items`` and ``max_list_bytes``
 (client keyword arguments, given to the manager): an aggregated listing holds at most the
 bound times the number of servers. A server whose tool list (fetched at connect) passes a
@@ -98,6 +105,7 @@ from ._core import ProgressCallback
 from ._protocol import DEFAULT, Timeout
 from ._threads import join_or_warn, start_thread
 from ._toolcache import DEFAULT_MAX_AGE, CacheOption, ToolCache, cache_key
+from ._toolpins import ToolChange, ToolPins
 from .client import Client
 from .connect import make_transport
 from .exceptions import (
@@ -259,6 +267,12 @@ class _Server:
         # the key of its tool-cache file: the configuration as written, no secret values
         self._cache_key = cache_key(settings.config.raw(name)) if (
             settings.tool_cache is not None and enabled) else None
+        #: Each tool's definition as first seen, shared by every client of this server
+        #: (so a reconnect forgets none) and saved with its tool cache file.
+        self.pins = ToolPins()
+        # Makes the tool-cache writes one at a time, each of the state as it is then:
+        # a listing's write and an accepted change's may come from two threads.
+        self._saving = threading.Lock()
 
     @property
     def state(self) -> ServerState:
@@ -279,14 +293,19 @@ class _Server:
 
     def load_cached_tools(self) -> None:
         """List the tools saved in the tool cache until the first connection lists the
-        live ones (nothing without a cache, or once tools are known)."""
+        live ones, and pin the definitions saved with them (nothing without a cache, or
+        once tools are known)."""
         cache, key = self._settings.tool_cache, self._cache_key
         if cache is None or key is None:
             return
         with self._changed:
             if self._tools is not None or self._state is not ServerState.CONNECTING:
                 return
-        tools = cache.load(key, self.name)  # file I/O: outside the lock
+        saved = cache.read(key, self.name)  # file I/O: outside the lock
+        if saved is None:
+            return
+        self.pins.seed(saved.pins)
+        tools = saved.tools
         if tools is None:
             return
         # saved as offered then; enabledTools/disabledTools (not in the key) apply as now
@@ -455,7 +474,7 @@ class _Server:
                 settings.on_connection_lost(error)
 
         client = Client(transport, name=self.name, notification_handler=on_notification,
-                        on_connection_lost=on_lost, **kwargs)
+                        on_connection_lost=on_lost, tool_pins=self.pins, **kwargs)
         return client
 
     # -- the breaker and lost connections ------------------------------------------------
@@ -667,12 +686,42 @@ class _Server:
                 f"tool {tool!r} of server {self.name!r} is disabled by the configuration "
                 f"({reason})", tool=called_as)
 
-    def _tools_changed(self, tools: List[types.Tool]) -> None:
-        """A listing was fetched: save it in the tool cache, tell ``on_tools_changed``.
-        Called outside the lock."""
+    def blocked_changes(self) -> List[ToolChange]:
+        """The blocked changes of the tools the configuration does not hide."""
+        return [change for change in self.pins.changes() if self._hidden(change.tool) is None]
+
+    def accept_changes(self, tool: Optional[str]) -> List[ToolChange]:
+        """Accept the blocked change of ``tool`` (every one with None) and, when
+        connected, list the tools again so that the tool is listed (and saved with the
+        new pins); the changes accepted."""
+        with self._changed:
+            client = self._client if self._state is ServerState.CONNECTED else None
+        if client is None:
+            accepted = self.pins.accept(tool)
+            if accepted:
+                self._save(None)
+            return accepted
+        accepted = client.accept_tool_changes(tool)
+        if accepted:
+            self.refresh_tools()
+        return accepted
+
+    def _save(self, listed: Optional[List[types.Tool]]) -> None:
+        """Save the tools (the last known ones; ``listed`` when none are known) and the
+        pins in the tool cache, as they are now. Called outside ``_changed``."""
         cache, key = self._settings.tool_cache, self._cache_key
-        if cache is not None and key is not None:
-            cache.store(key, self.name, tools)
+        if cache is None or key is None:
+            return
+        with self._saving:
+            with self._changed:
+                tools = list(self._tools) if self._tools is not None else listed
+            if tools is not None:
+                cache.store(key, self.name, tools, self.pins.pinned())
+
+    def _tools_changed(self, tools: List[types.Tool]) -> None:
+        """A listing was fetched: save it in the tool cache (with the pins), tell
+        ``on_tools_changed``. Called outside the lock."""
+        self._save(tools)
         on_tools_changed = self._settings.on_tools_changed
         if on_tools_changed is None:
             return
@@ -854,7 +903,14 @@ class Manager:
             ``%LOCALAPPDATA%\\mcp_sync\\Cache\\tools`` on Windows), or a directory.
             Off by default.
         tool_cache_max_age: seconds after which a saved listing is no longer used
-            (default 7 days).
+            (default 7 days). The pins saved with it (below) do not expire.
+        on_tool_change: (a client keyword argument) what happens to a tool whose
+            definition changed since it was first seen, on any server: ``"block"`` (the
+            default), ``"warn"`` or a callable (see :class:`~mcp_sync.Client`). The
+            manager keeps each server's pins across reconnects and, with
+            ``tool_cache``, across runs (in the cache files), so a tool changed between
+            yesterday's run and today's is blocked too; :meth:`tool_changes` lists the
+            blocked changes, :meth:`accept_tool_changes` accepts them.
         **client_kwargs: for every :class:`~mcp_sync.Client` (``timeout``, handlers,
             ``max_list_items``, ``max_list_bytes``...); a server's ``timeout`` in the
             configuration overrides ``timeout``. The handlers are shared by the servers:
@@ -910,6 +966,9 @@ class Manager:
         notification_handler = client_kwargs.pop("notification_handler", None)
         on_connection_lost = client_kwargs.pop("on_connection_lost", None)
         client_kwargs.pop("name", None)  # each client is named after its server
+        if "tool_pins" in client_kwargs:
+            raise TypeError("a Manager keeps the pins of each server itself (tool_pins= is "
+                            "for a Client); save them across runs with tool_cache=")
         self.client_kwargs = client_kwargs
         self._refresher = _Refresher(refresh_debounce, self._refresh)
         settings = _Settings(
@@ -1199,6 +1258,32 @@ class Manager:
         return self._server(server).retry_rule(tool)(error)
 
     # -- tools ---------------------------------------------------------------------------
+
+    def tool_changes(self, server: Optional[str] = None) -> List[ToolChange]:
+        """The tools (of ``server``, or of every server) whose definition changed since it
+        was pinned and whose change ``on_tool_change`` blocked: not listed, and refused
+        with :class:`~mcp_sync.ToolChanged`, until :meth:`accept_tool_changes`. Never
+        blocks.
+
+        Raises:
+            KeyError: no such server.
+        """
+        servers = [self._server(server)] if server is not None else list(
+            self._servers.values())
+        return [change for item in servers for change in item.blocked_changes()]
+
+    def accept_tool_changes(self, server: str, tool: Optional[str] = None
+                            ) -> List[ToolChange]:
+        """Accept the blocked change of ``tool`` of ``server`` (of every blocked tool of
+        it with None): the new definition becomes the tool's pin (saved in the tool
+        cache, when there is one), and the tool is listed and callable again. A
+        connected server's tools are listed again before this returns (blocking, bounded
+        by the client's timeout). Returns the changes accepted.
+
+        Raises:
+            KeyError: no such server.
+        """
+        return self._server(server).accept_changes(tool)
 
     def list_tools(self, *, refresh: bool = False) -> types.ToolList:
         """Every server's tools, named ``<server><separator><tool>``, in configuration order,

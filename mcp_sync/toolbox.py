@@ -49,7 +49,7 @@ import threading
 import time
 from concurrent.futures import Future
 from concurrent.futures import wait as wait_futures
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -67,9 +67,17 @@ from typing import (
     Union,
 )
 
+from ._modeltext import SchemaRefused, clean_input_schema, clean_model_text, clean_model_value
 from ._threads import join_or_warn, start_thread
 from ._toolnames import SEPARATOR, assign_names
-from ._toolresults import anthropic_content, langchain_content, openai_text, responses_output
+from ._toolpins import ToolChange
+from ._toolresults import (
+    anthropic_content,
+    clean_result,
+    langchain_content,
+    openai_text,
+    responses_output,
+)
 from ._toolschemas import bounded_schema, clean_text, drop_filled_nulls, strict_schema
 from .client import Client
 from .exceptions import (
@@ -78,6 +86,7 @@ from .exceptions import (
     InvalidToolCall,
     MCPError,
     RequestTimeout,
+    ToolChanged,
     ToolError,
     excerpt,
 )
@@ -105,23 +114,40 @@ Patterns = Union[str, Iterable[str], None]
 
 @dataclass(frozen=True)
 class _Entry:
-    """One tool as the model sees it."""
+    """One tool as the model sees it (or, withheld, a tool the model is not offered and
+    whose call gets an error: a blocked change, a schema that cannot be cleaned)."""
 
     name: str                    # the name given to the model
     server: str
     tool: types.Tool             # as listed, with the server's own (unqualified) name
     source: Source
-    schema: Dict[str, Any]       # the input schema, bounded (never the raw one if too big)
+    schema: Dict[str, Any]       # the input schema, bounded and cleaned
     description: str             # cleaned, at most DESCRIPTION_LIMIT characters
     replaced: bool               # the schema was past a bound: the model gets an open one
+    label: str = ""              # the server's name of the tool, cleaned
+    annotations: Mapping[str, Any] = field(default_factory=dict)  # its hints, cleaned
+    change: Optional[ToolChange] = None  # withheld: its change is blocked
+    refused: Optional[str] = None        # withheld: why its schema cannot be offered
+
+    @property
+    def offered(self) -> bool:
+        return self.change is None and self.refused is None
+
+
+# (server, tool, its blocked change or None) as a source lists it
+_Listed = Tuple[str, "types.Tool", Optional[ToolChange]]
 
 
 @dataclass(frozen=True)
 class _Catalog:
     entries: Tuple[_Entry, ...]
     by_name: Mapping[str, _Entry]
-    # for each source, its last listing ((server, tool) pairs), kept when it fails
-    listed: Mapping[int, Tuple[Tuple[str, types.Tool], ...]]
+    # for each source, its last listing, kept when it fails
+    listed: Mapping[int, Tuple[_Listed, ...]]
+
+    @property
+    def offered(self) -> Tuple[_Entry, ...]:
+        return tuple(entry for entry in self.entries if entry.offered)
 
 
 @dataclass
@@ -196,12 +222,25 @@ class Toolbox:
             client's own exception otherwise (:class:`~mcp_sync.RequestTimeout`,
             :class:`~mcp_sync.ConnectionClosed`...). Every call of the turn still runs; the
             first failure, in call order, is raised.
+        clean_results: take the invisible and control characters (Unicode tags,
+            zero-width characters, bidi controls, terminal escapes: see docs/toolbox.md)
+            out of the text of tool results before the model gets them, as they are out of
+            the tools' names, descriptions and schemas (default True; logged once per tool
+            at WARNING with a count). ``False`` hands results over as the server sent them.
 
     The model sees each tool as ``<server>__<tool>`` (a client's server is its ``name``),
     with any character outside ``[a-zA-Z0-9_-]`` replaced by ``_``; a name that would be
     longer than 64 characters, or that two tools would share, is shortened and ends with
     a short hash of the tool's server and name. Names depend on the set of tools only, so
     they are the same on every call and in every process.
+
+    What the model reads of a tool (its description or title, its input schema at any
+    depth, its annotations) has its invisible and control characters removed; a tool
+    whose property names or enum values hold one (the call depends on those, so they
+    cannot be cleaned) is not offered (logged). A tool whose definition changed and whose
+    source's ``on_tool_change`` blocked the change is not offered either; a call to it,
+    from a model offered it before, is answered with an error (see
+    :class:`~mcp_sync.ToolChanged`).
 
     The tools are listed again by each ``to_*`` method and :meth:`tools` (a client keeps
     the list cached while its server promises change notifications; a manager always
@@ -227,6 +266,7 @@ class Toolbox:
         wait_for_server: float = 30.0,
         startup_wait: float = 0.25,
         raise_errors: bool = False,
+        clean_results: bool = True,
     ) -> None:
         sources = [source] if isinstance(source, (Client, Manager)) else list(source)
         if not sources or not all(isinstance(s, (Client, Manager)) for s in sources):
@@ -246,14 +286,15 @@ class Toolbox:
         self.wait_for_server = float(wait_for_server)
         self.startup_wait = float(startup_wait)
         self.raise_errors = raise_errors
+        self.clean_results = clean_results
         # Guards _catalog (replaced whole, never changed in place) and _warned.
         self._lock = threading.Lock()
         self._catalog: Optional[_Catalog] = None
-        self._warned: Set[Tuple[str, str]] = set()  # (tool name, reason) already logged
+        self._warned: Set[Tuple[str, str]] = set()  # (tool name, key) already logged
 
     def __repr__(self) -> str:
         catalog = self._catalog
-        count = "not listed yet" if catalog is None else f"{len(catalog.entries)} tools"
+        count = "not listed yet" if catalog is None else f"{len(catalog.offered)} tools"
         return f"<mcp_sync.Toolbox {count}>"
 
     # -- listing -------------------------------------------------------------------------
@@ -269,7 +310,7 @@ class Toolbox:
             previous = self._catalog
         if previous is None:
             self._startup_gate()
-        listed: Dict[int, Tuple[Tuple[str, types.Tool], ...]] = {}
+        listed: Dict[int, Tuple[_Listed, ...]] = {}
         first_error: Optional[MCPError] = None
         for index, source in enumerate(self.sources):
             try:
@@ -308,14 +349,29 @@ class Toolbox:
                         return  # not connected or closed: the listing says so
 
     @staticmethod
-    def _list(source: Source) -> List[Tuple[str, types.Tool]]:
+    def _list(source: Source) -> List[_Listed]:
+        """The source's tools, and those whose change its pins block (named like the
+        others, so that names stay the same, but withheld)."""
+        from . import types
+
         if isinstance(source, Client):
-            return [(source.name, tool) for tool in source.list_tools()]
-        pairs = []
-        for tool in source.list_tools():
-            server, name = source.split_name(tool.name)
-            pairs.append((server, tool.model_copy(update={"name": name})))
-        return pairs
+            pairs = [(source.name, tool) for tool in source.list_tools()]
+        else:
+            pairs = []
+            for tool in source.list_tools():
+                server, name = source.split_name(tool.name)
+                pairs.append((server, tool.model_copy(update={"name": name})))
+        # after the listing, which may have blocked or unblocked a change
+        blocked = {(change.server, change.tool): change for change in source.tool_changes()}
+        listed: List[_Listed] = [(server, tool, None) for server, tool in pairs
+                                 if (server, tool.name) not in blocked]  # blocked wins
+        for (server, name), change in blocked.items():
+            try:
+                tool = types.Tool.model_validate(change.after)
+            except ValueError:  # pydantic's ValidationError: a definition from a file
+                tool = types.Tool(name=name, input_schema={"type": "object"})
+            listed.append((server, tool, change))
+        return listed
 
     def _wanted(self, source: Source, server: str, tool: types.Tool) -> bool:
         if self.read_only and not (tool.annotations and tool.annotations.read_only_hint):
@@ -331,53 +387,76 @@ class Toolbox:
             return False
         return not (self.exclude is not None and matches(self.exclude))
 
-    def _build(self, listed: Mapping[int, Tuple[Tuple[str, types.Tool], ...]]) -> _Catalog:
-        chosen: List[Tuple[Source, str, types.Tool]] = [
-            (self.sources[index], server, tool)
+    def _build(self, listed: Mapping[int, Tuple[_Listed, ...]]) -> _Catalog:
+        chosen: List[Tuple[Source, str, types.Tool, Optional[ToolChange]]] = [
+            (self.sources[index], server, tool, change)
             for index in sorted(listed)
-            for server, tool in listed[index]
+            for server, tool, change in listed[index]
             if self._wanted(self.sources[index], server, tool)
         ]
-        names = assign_names([(server, tool.name) for _, server, tool in chosen])
-        entries = []
-        for name, (source, server, tool) in zip(names, chosen):
-            schema, note, whole = bounded_schema(tool.input_schema)
-            if note is not None:
-                self._warn(name, f"offered with an open schema: {note}" if whole else note)
-            text = tool.description or tool.title or (
-                tool.annotations.title if tool.annotations else None) or ""
-            entries.append(_Entry(name, server, tool, source, schema,
-                                  clean_text(text, DESCRIPTION_LIMIT), whole))
-        return _Catalog(tuple(entries), {e.name: e for e in entries}, dict(listed))
+        names = assign_names([(server, tool.name) for _, server, tool, _ in chosen])
+        entries = tuple(self._entry(name, *item) for name, item in zip(names, chosen))
+        return _Catalog(entries, {entry.name: entry for entry in entries}, dict(listed))
 
-    def _warn(self, name: str, reason: str) -> None:
+    def _entry(self, name: str, source: Source, server: str, tool: types.Tool,
+               change: Optional[ToolChange]) -> _Entry:
+        """The tool as the model sees it: everything it reads bounded and cleaned."""
+        if change is not None:
+            return _Entry(name, server, tool, source, {}, "", False, change=change)
+        schema, note, whole = bounded_schema(tool.input_schema)
+        if note is not None:
+            self._warn(name, f"offered with an open schema: {note}" if whole else note)
+        try:
+            schema, removed = clean_input_schema(schema)
+        except SchemaRefused as exc:
+            self._warn(name, f"not offered: {exc}, and the call depends on it, so it cannot "
+                             "be cleaned")
+            return _Entry(name, server, tool, source, {}, "", False, refused=str(exc))
+        text = tool.description or tool.title or (
+            tool.annotations.title if tool.annotations else None) or ""
+        description, count = clean_model_text(text)
+        label, named = clean_model_text(tool.name)
+        annotations, noted = clean_model_value(
+            tool.annotations.to_wire() if tool.annotations else {})
+        removed += count + named + noted
+        if removed:
+            self._warn(name, f"removed {removed} invisible or control characters (Unicode "
+                             "tags, zero-width, bidi or control characters) from its name, "
+                             "description, annotations and input schema before offering it")
+        return _Entry(name, server, tool, source, schema, clean_text(description,
+                      DESCRIPTION_LIMIT), whole, label, annotations)
+
+    def _warn(self, name: str, reason: str, key: Optional[str] = None) -> None:
+        """Log ``reason`` at WARNING, once per tool and ``key`` (the reason itself by
+        default)."""
         with self._lock:
-            if (name, reason) in self._warned:
+            if (name, key or reason) in self._warned:
                 return
-            self._warned.add((name, reason))
+            self._warned.add((name, key or reason))
         log.warning("tool %s: %s", name, reason)
 
     def _entries(self, *, refresh: bool) -> Tuple[_Entry, ...]:
+        """The tools offered to the model."""
         if refresh or self._catalog is None:
             self.refresh()
         catalog = self._catalog
         assert catalog is not None
-        return catalog.entries
+        return catalog.offered
 
     # -- formats -------------------------------------------------------------------------
 
     def tools(self) -> List[Dict[str, Any]]:
         """Every tool, provider-neutral: ``{"name", "description", "schema", "server",
         "tool", "annotations"}`` dicts (``name`` is the one :meth:`call` takes, ``tool``
-        the server's own name, ``annotations`` the server's hints, wire names).
-        Lists the tools again."""
+        the server's own name and ``annotations`` its hints, wire names, both cleaned
+        like the description). Lists the tools again."""
         return [{
             "name": e.name,
             "description": e.description,
             "schema": copy.deepcopy(e.schema),
             "server": e.server,
-            "tool": e.tool.name,
-            "annotations": e.tool.annotations.to_wire() if e.tool.annotations else {},
+            "tool": e.label,
+            "annotations": copy.deepcopy(dict(e.annotations)),
         } for e in self._entries(refresh=True)]
 
     def _openai_function(self, entry: _Entry, strict: bool) -> Dict[str, Any]:
@@ -620,6 +699,15 @@ class Toolbox:
                 f" (listing the tools failed: {excerpt(_first_line(listing_error), 200)})")
             return self._failed(InvalidToolCall(
                 f"there is no tool named {shown}{why}; no call was made", tool=name))
+        if entry.change is not None:
+            log.info("refusing a call to %s: its change is blocked", name)
+            return self._failed(ToolChanged(
+                _changed_message(name), tool=entry.change.tool, server=entry.server,
+                differences=entry.change.differences))
+        if entry.refused is not None:
+            return self._failed(InvalidToolCall(
+                f"{name} is not offered: its input schema holds invisible or control "
+                "characters where the call depends on them; no call was made", tool=name))
         arguments = call.arguments
         if isinstance(arguments, str):
             if not arguments.strip():
@@ -674,6 +762,8 @@ class Toolbox:
             return self._failed_call(entry, exc, f"{entry.name} did not answer within "
                                      f"{self.timeout:g} s; the call was cancelled"
                                      if self.timeout is not None else str(exc))
+        except ToolChanged as exc:  # the change was seen after this catalog was built
+            return self._failed_call(entry, exc, _changed_message(entry.name))
         except ServerUnavailable as exc:
             waited = f" (waited {self.wait_for_server:g} s for it)" if (
                 exc.state in _COMING and self.wait_for_server > 0) else ""
@@ -690,9 +780,21 @@ class Toolbox:
             log.warning("calling %s raised %s", entry.name, type(exc).__name__, exc_info=True)
             return self._failed_call(entry, exc, f"calling {entry.name} failed: "
                                      f"{type(exc).__name__}: {excerpt(exc, 300)}")
+        if self.clean_results:
+            result = self._cleaned(entry, result)
         if result.is_error:
             return _Outcome(result, ToolError(entry.name, result))
         return _Outcome(result)
+
+    def _cleaned(self, entry: _Entry, result: types.CallToolResult) -> types.CallToolResult:
+        """``result`` without invisible and control characters (logged once per tool)."""
+        cleaned, removed = clean_result(result)
+        if removed:
+            self._warn(entry.name, f"removed {removed} invisible or control characters "
+                                   "(Unicode tags, zero-width, bidi or control characters) "
+                                   "from a result before the model got it (logged once per "
+                                   "tool)", key="results")
+        return cleaned
 
     def _call_managed(self, manager: Manager, entry: _Entry, arguments: Dict[str, Any]
                       ) -> types.CallToolResult:
@@ -832,6 +934,13 @@ class Toolbox:
             return list(finished.items())
 
         return finish
+
+
+def _changed_message(name: str) -> str:
+    """What the model reads of a call to a tool whose change is blocked: not what
+    changed (those are the server's words, and the change is not trusted)."""
+    return (f"{name} changed since it was approved and is blocked until the user accepts "
+            "the change; no call was made")
 
 
 def _reraise(error: BaseException) -> NoReturn:

@@ -463,7 +463,9 @@ def test_an_unsupported_version_answer_in_a_later_round_is_retried_too(
 @http_only
 def test_a_header_mismatch_refreshes_the_tools_and_retries_once(form: Form, peer: Peer) -> None:
     assert isinstance(peer, HttpPeer)
-    with peer.connect() as client:
+    # The tool's definition changes (its x-mcp-header): "warn" lets the changed tool be
+    # called; the default, "block", would refuse it (test_tool_pins.py).
+    with peer.connect(on_tool_change="warn") as client:
         assert "regional" in {tool.name for tool in client.list_tools()}
         # The server now mirrors the argument into another header; the client's list is old.
         client.call_tool("rename_header", {"name": "Zone"})

@@ -78,7 +78,9 @@ def test_the_future_form_checks_too_off_the_dispatch_thread() -> None:
 def test_the_listing_is_dropped_on_list_changed_and_only_then() -> None:
     tools_changed = Notified("notifications/tools/list_changed")
 
-    with connect(notification_handler=tools_changed) as client:
+    # on_tool_change="warn": the server changes a tool's schema on purpose here (the
+    # default, "block", would refuse the changed tool: test_tool_pins.py).
+    with connect(notification_handler=tools_changed, on_tool_change="warn") as client:
         with pytest.raises(ProtocolError):
             client.call_tool("shaped", {"value": "x"})
         client.call_tool("reshape", {"schema": STRING_RESULT})
@@ -123,7 +125,7 @@ def test_a_new_connection_plans_its_calls_anew() -> None:
     # connection checks against the new listing, not the plan of the old one.
     tools_changed = Notified("notifications/tools/list_changed")
 
-    with connect(notification_handler=tools_changed) as client:
+    with connect(notification_handler=tools_changed, on_tool_change="warn") as client:
         client.call_tool("reshape", {"schema": STRING_RESULT})
         client.call_tool("notify", {"method": "notifications/tools/list_changed"})
         tools_changed.wait(T)
@@ -162,7 +164,7 @@ def test_a_servers_schema_never_makes_the_client_fetch(schema_host: Dict[str, An
         tools_changed.wait(T)
         client.list_tools()
 
-    with connect(notification_handler=tools_changed) as client:
+    with connect(notification_handler=tools_changed, on_tool_change="warn") as client:
         reshape(client, remote)
         # An error of the tool's schema, said so, and the call is not even sent.
         with pytest.raises(InvalidToolSchema, match="leads to nothing in the schema"):

@@ -459,10 +459,11 @@ def test_names_are_valid_unique_readable_and_map_back(box: Client) -> None:
     assert re.fullmatch(r"box__a_b_[0-9a-f]{8}", by_tool["a:b"])
     assert by_tool["get.user v2"] == "box__get_user_v2"
     assert by_tool["caf\u00e9"] == "box__caf_"
-    assert by_tool["x\x1b[31mred"] == "box__x__31mred"
+    # the server's own name, as the model may read it: without its escape character
+    assert by_tool["x[31mred"] == "box__x__31mred"
     assert len(by_tool["n" * 80]) == 64 and by_tool["n" * 80].startswith("box__nnnn")
     for tool, name in by_tool.items():
-        if tool in ("a.b", "a:b", "a_b", "get.user v2", "caf\u00e9", "x\x1b[31mred", "n" * 80):
+        if tool in ("a.b", "a:b", "a_b", "get.user v2", "caf\u00e9", "x[31mred", "n" * 80):
             assert toolbox.call(name).text == f"called {tool}"
 
 
@@ -529,6 +530,12 @@ def test_strict_schemas_or_a_logged_reason(box: Client, caplog: pytest.LogCaptur
         "open: 'http://127.0.0.1:9/never-fetched.json'",
         "tool box__huge: offered with an open schema: the input schema is 312522 bytes, "
         "over the bound of 262144",
+        "tool box__x__31mred: removed 1 invisible or control characters (Unicode tags, "
+        "zero-width, bidi or control characters) from its name, description, annotations "
+        "and input schema before offering it",
+        "tool box__hostile: removed 5 invisible or control characters (Unicode tags, "
+        "zero-width, bidi or control characters) from its name, description, annotations "
+        "and input schema before offering it",
         "tool box__tree: not strict: arguments.root.children[]: the $ref '#/$defs/Node' is "
         "recursive",
         "tool box__free: not strict: arguments.options: an object with no declared "
