@@ -47,7 +47,6 @@ import requests.adapters
 import urllib3
 import urllib3.connection
 
-from ..exceptions import AuthError
 from ..transports._requests import close_session
 from .policy import MAX_REDIRECTS, RULE_ADDRESS, RULE_FORM, RULE_HOPS, FetchPolicy
 
@@ -63,9 +62,11 @@ def no_credentials(request: requests.PreparedRequest) -> requests.PreparedReques
     return request
 
 
-class _AddressRefused(AuthError):
+class _AddressRefused(Exception):
     """A connection reached an address the policy refuses; the :class:`Fetcher` turns
-    it into the refusal that names the URL and the rule."""
+    it into the refusal that names the URL and the rule (an :class:`AuthError`). A signal
+    from inside urllib3's ``connect()`` to :meth:`Fetcher._send`, never raised to a
+    caller, so it is no :class:`~mcp_sync.MCPError`."""
 
 
 def _pool_classes(policy: FetchPolicy) -> Dict[str, Type[urllib3.HTTPConnectionPool]]:
