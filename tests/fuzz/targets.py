@@ -228,7 +228,9 @@ def run_stdio_reader(chunks: Sequence[bytes], limit: int) -> Tuple[List[Any], Li
     transport = StdioTransport("mcp-fuzz-no-such-command", max_message_size=limit)
     stdout = io.BufferedReader(_ChunkedRaw(chunks), buffer_size=64)
     process = transport._process = _FakeProcess(stdout)  # type: ignore[assignment]
-    transport._exited.set()  # what the watcher thread would have seen
+    # What the watcher thread would have seen, and the stderr drain (there is no stderr).
+    transport._exited.set()
+    transport._stderr_drained.set()
     closes: List[Any] = []
     transport._on_close = closes.append
     messages: List[Any] = []
