@@ -22,22 +22,22 @@ PYTHONS = ["3.9", "3.13"]
 # the transports over real pipes and sockets (stdio, memory, Streamable HTTP, legacy SSE),
 # configuration, the CLI and the one-call helper.
 CORE_MODULES = [
-    "tests/test_api.py",
-    "tests/test_core.py",
-    "tests/test_stdio.py",
-    "tests/test_memory.py",
-    "tests/test_http.py",
-    "tests/test_sse_legacy.py",
-    "tests/test_config.py",
-    "tests/test_cli.py",
-    "tests/test_call_tool_once.py",
+    "tests/project/test_api.py",
+    "tests/unit/test_core.py",
+    "tests/transports/test_stdio.py",
+    "tests/transports/test_memory.py",
+    "tests/transports/test_http.py",
+    "tests/transports/test_sse_legacy.py",
+    "tests/manager/test_config.py",
+    "tests/cli/test_cli.py",
+    "tests/client/test_call_tool_once.py",
 ]
 
 # What those modules import beyond the library and its dependencies (no SDK, no Node).
 CORE_TEST_DEPS = ["pytest>=7", "pytest-timeout>=2"]
 
 # The lowest versions pyproject.toml's dependencies allow: what a user may have installed
-# (tests/test_packaging.py holds the two lists together).
+# (tests/project/test_packaging.py holds the two lists together).
 OLDEST_DEPS = [
     "requests==2.28.0",
     "sseclient-py==1.8.0",

@@ -8,7 +8,7 @@ direct calls, what one task costs, and where each millisecond of CPU goes.
 Everything runs on this machine: a private ``redis-server`` on 127.0.0.1 (a free port,
 persistence off) is broker and result backend; the workers are real
 ``python -m celery -A celery_app worker`` processes (``tests/servers/celery_app.py``,
-started and stopped by PID with the ``Cluster`` of ``tests/test_contrib_celery.py``),
+started and stopped by PID with the ``Cluster`` of ``tests/places/test_contrib_celery.py``),
 each with its own node name; every tool is ``echo`` of the stdlib-only
 ``bench/echo_server.py`` on stdio. The kinds:
 
@@ -170,7 +170,7 @@ class DirectKind(Kind):
             raise AssertionError(f"wrong answer to {text!r}: {result!r}")
 
     def groups(self) -> Dict[str, List[int]]:
-        from tests.test_contrib_celery import children
+        from tests.places.test_contrib_celery import children
 
         return {"worker": [], "server": [p for p in children(os.getpid()) if is_echo_server(p)]}
 
@@ -185,7 +185,7 @@ class CeleryKind(Kind):
         from celery import Celery
 
         from mcp_sync.contrib.celery import CALL_TOOL
-        from tests.test_contrib_celery import Cluster
+        from tests.places.test_contrib_celery import Cluster
 
         self.name = name
         self.task = CALL_TOOL
@@ -198,7 +198,7 @@ class CeleryKind(Kind):
         check(self.app.send_task(self.task, args=[TOOL, {"text": text}]).get(timeout=60), text)
 
     def groups(self) -> Dict[str, List[int]]:
-        from tests.test_contrib_celery import descendants
+        from tests.places.test_contrib_celery import descendants
 
         worker, server = [], []
         for w in self.cluster.workers:
@@ -209,7 +209,7 @@ class CeleryKind(Kind):
 
     def executors_with_server(self) -> Tuple[int, int]:
         """(processes that run tasks, those of them that have started their server)."""
-        from tests.test_contrib_celery import children
+        from tests.places.test_contrib_celery import children
 
         executors = [pid for w in self.cluster.workers for pid in w.executors()]
         return len(executors), sum(any(is_echo_server(c) for c in children(pid))
@@ -473,7 +473,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 @contextlib.contextmanager
 def private_redis() -> Iterator[Tuple[str, int]]:
-    from tests.test_contrib_celery import redis_server
+    from tests.places.test_contrib_celery import redis_server
 
     with tempfile.TemporaryDirectory(prefix="mcp-sync-bench-redis-") as directory, \
             redis_server(Path(directory)) as (url, pid):

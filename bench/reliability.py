@@ -12,7 +12,7 @@ What runs (each part can be sized by hand, see --help):
 
 * faults: ``pytest tests/faults``; every case records the error it observed and how long
   it took against its bound (``MCP_SYNC_FAULT_LOG``).
-* fuzz: ``pytest tests/test_fuzz.py`` with ``MCP_SYNC_FUZZ_EXAMPLES`` examples per
+* fuzz: ``pytest tests/security/test_fuzz.py`` with ``MCP_SYNC_FUZZ_EXAMPLES`` examples per
   hypothesis property and ``MCP_SYNC_ATHERIS_SECONDS`` per atheris target; counts every
   execution of every target.
 * load: 64 threads share one client; each makes N echo calls (stdio; HTTP with JSON
@@ -104,7 +104,7 @@ def run_fuzz(work: Path, examples: int, atheris_seconds: int) -> Dict[str, Any]:
         f"per target")
     hypothesis_log, atheris_log = work / "fuzz.json", work / "atheris.json"
     # Three atheris targets run inside one test: lift pytest-timeout's per-test bound.
-    counts = pytest(["tests/test_fuzz.py", f"--timeout={3 * atheris_seconds + 900}"], {
+    counts = pytest(["tests/security/test_fuzz.py", f"--timeout={3 * atheris_seconds + 900}"], {
         "MCP_SYNC_FUZZ_EXAMPLES": str(examples), "MCP_SYNC_FUZZ_LOG": str(hypothesis_log),
         "MCP_SYNC_ATHERIS_SECONDS": str(atheris_seconds),
         "MCP_SYNC_ATHERIS_LOG": str(atheris_log)}, work / "fuzz.xml")

@@ -24,10 +24,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ._toolpins import ToolChange, ToolPins
 from ._version import __version__
 from .client import DEFAULT, Client
-from .connect import call_tool, connect
+from .client._connect import call_tool, connect
+from .client._tasks.calls import TaskHandle
+from .client._toolpins import ToolChange, ToolPins
 from .context import RequestContext, request_context
 from .exceptions import (
     AuthError,
@@ -62,7 +63,6 @@ from .exceptions import (
     UnsupportedProtocolVersion,
     URLElicitationRequired,
 )
-from .tasks import TaskHandle
 from .transports.base import Transport
 from .transports.stdio import StdioTransport
 

@@ -84,8 +84,8 @@ from ._protocol import (
     UNSUPPORTED_PROTOCOL_VERSION,
     URL_ELICITATION_REQUIRED,
 )
-from ._text import excerpt as excerpt
-from ._text import pattern
+from ._util.text import excerpt as excerpt
+from ._util.text import pattern
 
 __all__ = [
     "AuthError",
@@ -607,7 +607,7 @@ class URLElicitationRequired(ServerError):
     def elicitations(self) -> List[Any]:
         """The valid URL elicitations in ``data.elicitations``: malformed ones, and those
         whose URL no one may be asked to open, skipped (logged)."""
-        from ._links import link_refusal
+        from ._protocol.links import link_refusal
         from .types import ElicitRequestURLParams
 
         parsed: List[Any] = []
@@ -628,7 +628,7 @@ class URLElicitationRequired(ServerError):
         return parsed
 
     def __str__(self) -> str:
-        from ._links import link_refusal
+        from ._protocol.links import link_refusal
 
         urls = [excerpt(item["url"], 200) for item in self._raw_elicitations()[:5]
                 if isinstance(item, dict) and isinstance(item.get("url"), str)

@@ -43,7 +43,7 @@ import time
 from datetime import datetime, timezone
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence
 
-from ._threads import join_or_warn, start_thread
+from ._util.threads import join_or_warn, start_thread
 
 __all__ = ["FakeServer", "RpcError", "ServerConnection", "ToolContext", "ToolError"]
 

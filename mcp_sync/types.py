@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Any, List
 # ---------------------------------------------------------------------------
 # Protocol constants
 # ---------------------------------------------------------------------------
-# One home for the protocol's names (mcp_sync/_protocol.py); re-exported here, where
+# One home for the protocol's names (mcp_sync/_protocol/); re-exported here, where
 # users of the models look for them.
 from ._protocol import (
     HEADER_MISMATCH,
@@ -94,13 +94,13 @@ PROTOCOL_VERSION_2026_07_28 = "2026-07-28"
 
 # ruff: noqa: F405 (the names of __all__ come from the modules below, on first use)
 if TYPE_CHECKING:  # what a type checker sees: every model, as if defined here
-    from ._types_core import *  # noqa: F403
-    from ._types_protocol import *  # noqa: F403
+    from ._types.core import *  # noqa: F403
+    from ._types.protocol import *  # noqa: F403
 
 # Where the names of __all__ are defined, in the order they are looked for (PEP 562; see
 # "Loading" above).  Two threads asking for a name at once get the same class: the import
 # lock defines each module once.
-_MODULES = ("._types_core", "._types_protocol")
+_MODULES = ("._types.core", "._types.protocol")
 
 
 def __getattr__(name: str) -> Any:

@@ -1,7 +1,7 @@
 """One client under gevent, in a process of its own: ``python tests/_gevent_probe.py stdio|http``.
 
 ``gevent.monkey.patch_all()`` runs first, before anything imports ``threading``: that is
-why tests/test_gevent.py runs this file as a subprocess and never patches pytest's own
+why tests/places/test_gevent.py runs this file as a subprocess and never patches pytest's own
 process. It connects one client (to tests/servers/fake_stdio.py, or to
 tests/servers/http_process.py over Streamable HTTP), runs the scenarios below on greenlets
 and prints one JSON report on stdout, which the test asserts on:

@@ -1,6 +1,6 @@
 """Use every public model and type of ``mcp_sync.types`` once and print what it did.
 
-Run as a script in a fresh interpreter (tests/test_lazy_types.py does)::
+Run as a script in a fresh interpreter (tests/project/test_lazy_types.py does)::
 
     python tests/_model_probe.py eager|lazy SEED
 
@@ -209,7 +209,7 @@ def type_probes(annotation: Any, samples: List[Any]) -> Dict[str, Callable[[], s
 
 
 # The modules that define the models ``mcp_sync.types`` serves, in the order it loads them.
-MODEL_MODULES = ("mcp_sync._types_core", "mcp_sync._types_protocol")
+MODEL_MODULES = ("mcp_sync._types.core", "mcp_sync._types.protocol")
 
 
 def models_in_definition_order(loaded_only: bool = False) -> List[type]:

@@ -27,6 +27,20 @@ EVERYTHING = (
 PY = sys.executable
 
 
+# Every folder of tests/ is a layer of the library, and its marker (pyproject.toml lists
+# them): ``python -m pytest -m unit``, ``-m "not places and not interop"``.
+LAYERS = ("unit", "transports", "client", "manager", "toolbox", "cli", "auth", "security",
+          "faults", "interop", "places", "project")
+
+
+def pytest_collection_modifyitems(items: List[pytest.Item]) -> None:
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        layer = item.path.resolve().relative_to(tests).parts[0]
+        assert layer in LAYERS, f"{item.nodeid}: a test module lives in a layer's folder"
+        item.add_marker(getattr(pytest.mark, layer))
+
+
 def mcp_threads() -> List[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith("mcp-sync")]
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 import requests
 
 from ..exceptions import AuthError, excerpt
-from ..transports._requests import failure_reason
+from ..transports.http._requests import failure_reason
 from . import metadata as md
 from .fetch import Fetcher
 from .policy import shown

@@ -47,7 +47,7 @@ import requests.adapters
 import urllib3
 import urllib3.connection
 
-from ..transports._requests import close_session
+from ..transports.http._requests import close_session
 from .policy import MAX_REDIRECTS, RULE_ADDRESS, RULE_FORM, RULE_HOPS, FetchPolicy
 
 __all__ = ["Fetcher", "no_credentials"]

@@ -21,7 +21,7 @@ import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from .._hosts import is_loopback_host
+from .._util.hosts import is_loopback_host
 from ..exceptions import AuthError, excerpt
 from .policy import FetchPolicy
 

@@ -35,7 +35,7 @@ import ipaddress
 from typing import Iterable, NoReturn, Optional, Union
 from urllib.parse import urlsplit, urlunsplit
 
-from .._hosts import is_loopback_host
+from .._util.hosts import is_loopback_host
 from ..exceptions import AuthError, excerpt
 
 __all__ = ["MAX_REDIRECTS", "RULE_ADDRESS", "RULE_FORM", "RULE_HOPS", "FetchPolicy",

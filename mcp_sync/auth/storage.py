@@ -30,7 +30,7 @@ import threading
 from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
-from .._files import make_private_dirs
+from .._util.files import make_private_dirs
 from ..exceptions import AuthError
 
 __all__ = ["FileTokenStorage", "MemoryTokenStorage", "TokenStorage"]

@@ -24,7 +24,7 @@ import threading
 import weakref
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
-from ..config import Source
+from ..config._format import Source
 from ..manager import Manager
 
 __all__ = ["ProcessManager", "server_name", "servers_source"]

@@ -89,9 +89,9 @@ from typing import Any, Dict, List, Mapping, NoReturn, Optional, Tuple
 from celery import Celery, Task, signals
 from celery.backends.base import DisabledBackend
 
-from .._text import excerpt
+from .._util.text import excerpt
 from ..client import DEFAULT, Client
-from ..config import Source
+from ..config._format import Source
 from ..exceptions import ConnectionClosed, MCPError, RequestTimeout, TransportError
 from ..manager import Manager, ServerState, ServerUnavailable
 from ._process import ProcessManager, server_name, servers_source

@@ -37,7 +37,7 @@ from typing import Any, Dict, Optional, Tuple
 from flask import Flask, current_app, has_app_context
 
 from ..client import Client
-from ..config import ConfigError, Source, load_config
+from ..config._format import ConfigError, Source, load_config
 from ..manager import Manager
 from ._process import ProcessManager, server_name, servers_source
 

@@ -2,7 +2,7 @@
 
 Every transport reads at most ``max_message_size`` bytes (64 MiB by default) of one
 message: a JSONL line (stdio), a JSON body or an SSE event (HTTP; decoded bytes, after
-the body's ``Content-Encoding``: see ``_bodies.py``). Beyond that the message
+the body's ``Content-Encoding``: see ``http/_bodies.py``). Beyond that the message
 is not assembled: stdio skips the rest of the line, HTTP drops the connection it came on.
 
 A message that large is usually a response, and its caller should not wait for its
@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Optional, Union
 
-from .._json import JSON_WHITESPACE
+from .._util.jsonwire import JSON_WHITESPACE
 
 __all__ = ["DEFAULT_MAX_MESSAGE_SIZE", "ID_PREFIX", "response_id_in"]
 

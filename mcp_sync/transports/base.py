@@ -13,11 +13,11 @@ import abc
 import logging
 from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Protocol
 
-from .._text import name_safe
+from .._util.text import name_safe
 from ..exceptions import ConnectionClosed
 
 if TYPE_CHECKING:
-    from .._agreement import Agreement
+    from .._protocol.agreement import Agreement
 
 __all__ = ["CloseCallback", "MessageCallback", "RequestFailedCallback", "Transport",
            "origin_key", "server_label"]

@@ -11,7 +11,7 @@ import logging
 import threading
 from typing import Any, Dict, Mapping, Optional
 
-from .._threads import join_or_warn, start_thread
+from .._util.threads import join_or_warn, start_thread
 from ..exceptions import ConnectionClosed
 from .base import (
     CloseCallback,

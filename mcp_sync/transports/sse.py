@@ -10,7 +10,7 @@ Threads: ``mcp-sync-reader-<name>``, a daemon (so a transport nobody closed neve
 keeps the interpreter alive; cleanup does not rely on that: ``close()`` ends the stream
 and joins it with a bound). It performs the GET, reads the stream incrementally, hands
 each message to the session and reports the close exactly once when the stream ends.
-POSTs run on the thread that sends; ``mcp-sync-deadline-<name>`` (``_deadlines.py``,
+POSTs run on the thread that sends; ``mcp-sync-deadline-<name>`` (``http/_deadlines.py``,
 started on first use, joined by ``close()``) ends a POST whose whole exchange outlives
 ``post_timeout``.
 """
@@ -26,8 +26,8 @@ from urllib.parse import urljoin, urlsplit
 import requests
 import urllib3
 
-from .._text import name_safe
-from .._threads import join_or_warn, start_thread
+from .._util.text import name_safe
+from .._util.threads import join_or_warn, start_thread
 from ..exceptions import (
     ConnectionClosed,
     HTTPError,
@@ -37,26 +37,7 @@ from ..exceptions import (
     TransportError,
     excerpt,
 )
-from ._bodies import ACCEPT_ENCODING, read_decoded
-from ._deadlines import Watchdog
-from ._interrupt import (
-    Interruptible,
-    InterruptibleAdapter,
-    sending,
-    set_read_timeout,
-    shutdown_response,
-    socket_of,
-)
 from ._limits import DEFAULT_MAX_MESSAGE_SIZE, response_id_in
-from ._requests import (
-    close_session,
-    doing,
-    endpoint_hint,
-    failure_reason,
-    refuse_cross_origin,
-    split_credentials,
-)
-from ._sse import EventTooLarge, iter_events
 from .base import (
     CloseCallback,
     MessageCallback,
@@ -65,6 +46,25 @@ from .base import (
     log_malformed,
     origin_key,
 )
+from .http._bodies import ACCEPT_ENCODING, read_decoded
+from .http._deadlines import Watchdog
+from .http._interrupt import (
+    Interruptible,
+    InterruptibleAdapter,
+    sending,
+    set_read_timeout,
+    shutdown_response,
+    socket_of,
+)
+from .http._requests import (
+    close_session,
+    doing,
+    endpoint_hint,
+    failure_reason,
+    refuse_cross_origin,
+    split_credentials,
+)
+from .http._sse import EventTooLarge, iter_events
 
 __all__ = ["DEFAULT_CONNECT_TIMEOUT", "SseTransport"]
 
@@ -168,7 +168,7 @@ class SseTransport(Transport):
         if not url:
             raise ValueError("SseTransport needs a URL")
         # A user:password@ in the URL is kept apart and sent as Basic auth (unless auth=
-        # is given): every message and repr() shows the URL without it (_requests.py).
+        # is given): every message and repr() shows the URL without it (http/_requests.py).
         self.url, credentials = split_credentials(url)
         self.headers: Dict[str, str] = dict(headers or {})
         self.auth = auth if auth is not None else credentials
@@ -323,7 +323,7 @@ class SseTransport(Transport):
     def _open_stream(self) -> Optional[requests.Response]:
         """GET the SSE URL; returns the streaming response (None if closed meanwhile)."""
         assert self._http is not None
-        # Only the encodings _bodies.py decodes in bounded memory, unless the user says.
+        # Only the encodings http/_bodies.py decodes in bounded memory, unless the user says.
         headers = {"Accept-Encoding": ACCEPT_ENCODING, **self.headers,
                    "Accept": "text/event-stream", "Cache-Control": "no-cache"}
         try:

@@ -11,7 +11,7 @@ mcp_sync's public API; every protocol detail the suite checks is the library's. 
 status: 0 when the scenario's steps succeeded, 1 otherwise (the error goes to stderr, which
 the harness keeps in ``stderr.txt``).
 
-Run by hand (see ``tests/test_conformance.py`` for the whole command)::
+Run by hand (see ``tests/interop/test_conformance.py`` for the whole command)::
 
     conformance client --command "python3 tests/conformance/client.py" --scenario initialize
 """

@@ -34,7 +34,7 @@ from mcp_sync import (
     SseTransport,
     TransportError,
 )
-from mcp_sync.transports._interrupt import _TrackedHTTPConnection, reuse_window
+from mcp_sync.transports.http._interrupt import _TrackedHTTPConnection, reuse_window
 
 from ..servers.http_server import McpHttpServer, echo_fake
 from ..servers.keepalive_server import KeepAliveServer

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import mcp_sync
-from mcp_sync.rpc import MAX_SERVER_REQUESTS
+from mcp_sync._rpc.session import MAX_SERVER_REQUESTS
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "servers"

@@ -10,8 +10,9 @@ result checked against it). The flags go to libFuzzer, e.g. ``-max_total_time=60
 ``-runs=100000``, ``-artifact_prefix=/tmp/crashes/``. A broken property or any exception
 stops the run with a non-zero status and saves the input (``crash-<sha1>``).
 
-CI runs each target for a bounded time (``tests/test_fuzz.py::test_atheris_harness_runs_clean``);
-``bench/reliability.py --full`` runs them longer.
+CI runs each target for a bounded time
+(``tests/security/test_fuzz.py::test_atheris_harness_runs_clean``); ``bench/reliability.py
+--full`` runs them longer.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 # Instrumented, so that libFuzzer sees which branches of the library an input reaches.
 with atheris.instrument_imports(include=["mcp_sync", "tests.fuzz"]):
-    import mcp_sync._schema  # noqa: F401 - imported by the schema target when it runs
+    import mcp_sync._schema.checker  # noqa: F401 - imported by the schema target when it runs
     from tests.fuzz import targets
 
 # The session logs every message it skips; a million of them help no one here.

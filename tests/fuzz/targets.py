@@ -1,5 +1,5 @@
 """Fuzz targets: the entry points where untrusted bytes enter the client, each with the
-properties it must keep. Shared by ``tests/test_fuzz.py`` (hypothesis) and
+properties it must keep. Shared by ``tests/security/test_fuzz.py`` (hypothesis) and
 ``tests/fuzz/atheris_harness.py`` (coverage-guided, libFuzzer).
 
 Every target raises ``AssertionError`` when a property breaks; any other exception escaping
@@ -25,11 +25,12 @@ import queue
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from mcp_sync._core import ANSWERS, Kind, Waiter, classify
-from mcp_sync.rpc import RpcSession
-from mcp_sync.transports._sse import ServerSentEvent, SSEDecoder, iter_events
+from mcp_sync._rpc.core import ANSWERS, Kind, Waiter, classify
+from mcp_sync._rpc.session import RpcSession
 from mcp_sync.transports.base import CloseCallback, MessageCallback, Transport
-from mcp_sync.transports.http import HttpTransport, _Exchange
+from mcp_sync.transports.http import HttpTransport
+from mcp_sync.transports.http._sse import ServerSentEvent, SSEDecoder, iter_events
+from mcp_sync.transports.http._transport import _Exchange
 from mcp_sync.transports.stdio import StdioTransport
 
 __all__ = ["check_classify", "check_jsonl", "check_output_schema", "check_routing",
@@ -368,7 +369,7 @@ def check_output_schema(schema: Any, instance: Any) -> Optional[str]:
     names the tool and is bounded and printable. Returns the class name of what was
     raised, or None for a result that matched."""
     _count("schema")
-    from mcp_sync._schema import OutputSchema
+    from mcp_sync._schema.checker import OutputSchema
     from mcp_sync.exceptions import InvalidToolSchema, ProtocolError
 
     if not isinstance(schema, dict):

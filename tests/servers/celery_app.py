@@ -1,4 +1,4 @@
-"""The Celery app that the worker processes of tests/test_contrib_celery.py run
+"""The Celery app that the worker processes of tests/places/test_contrib_celery.py run
 (``python -m celery -A celery_app worker``, with this folder on ``PYTHONPATH``).
 
 Configured from the environment the test gives each worker:

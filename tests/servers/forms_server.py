@@ -1,4 +1,4 @@
-"""The peer of tests/test_call_forms.py: one FakeServer, the same over stdio and HTTP.
+"""The peer of tests/client/test_call_forms.py: one FakeServer, the same over stdio and HTTP.
 
 ``python tests/servers/forms_server.py [--stateless]`` serves it over stdio; the tests
 host it over Streamable HTTP in their own process (``McpHttpServer(forms.fake)``, with

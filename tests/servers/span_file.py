@@ -1,6 +1,6 @@
 """A span exporter that appends each finished span to a file, one JSON object a line
 (name, kind, trace and span ids, parent, attributes): how a worker process of
-tests/test_contrib_celery.py shows the test its spans, with nothing but the OpenTelemetry
+tests/places/test_contrib_celery.py shows the test its spans, with nothing but the OpenTelemetry
 SDK and no network.
 
 ``install(path)`` puts an SDK ``TracerProvider`` with this exporter (synchronous: a span

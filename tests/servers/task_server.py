@@ -1,4 +1,4 @@
-"""The peer of tests/test_tasks.py: a FakeServer that runs tools as tasks (2025-11-25).
+"""The peer of tests/client/test_tasks.py: a FakeServer that runs tools as tasks (2025-11-25).
 
 ``python tests/servers/task_server.py [--no-tasks] [--no-cancel]`` serves it over stdio;
 the tests host the same server over Streamable HTTP in their own process

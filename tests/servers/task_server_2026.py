@@ -1,4 +1,4 @@
-"""The peer of tests/test_tasks_2026.py: a stateless (2026-07-28) FakeServer with the
+"""The peer of tests/client/test_tasks_2026.py: a stateless (2026-07-28) FakeServer with the
 tasks extension (``io.modelcontextprotocol/tasks``, SEP-2663).
 
 ``python tests/servers/task_server_2026.py [--no-tasks]`` serves it over stdio; the

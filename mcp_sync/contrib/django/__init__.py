@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Tuple
 
 from ...client import Client
-from ...config import Source
+from ...config._format import Source
 from ...manager import Manager
 from .._process import ProcessManager, server_name, servers_source
 

@@ -1,0 +1,1311 @@
+"""The MCP client: the handshake, every MCP method, and the callbacks a server can
+call back into.
+
+``Client`` never touches a process or a socket itself; it drives an
+:class:`~mcp_sync._rpc.session.RpcSession` over a :class:`~mcp_sync.transports.base.Transport`.
+It hands whole parts of its work to private modules, each given a small host object of
+what it needs of the client: answering the server's requests and routing its
+notifications (:mod:`._callbacks`), the tool-call plumbing (:mod:`._toolcalls`), a
+call's retries and input rounds (:mod:`._rounds`), its offer in the negotiation
+(:mod:`._negotiation`), pagination and the list cache (:mod:`._listing`), subscriptions
+(:mod:`._subscriptions`), tasks and task-augmented calls (:mod:`._tasks`) and its display
+(:mod:`mcp_sync._types.display`).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import os
+import threading
+import time
+from concurrent.futures import Future
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+    TypeVar,
+    Union,
+)
+
+from .._protocol import (
+    DEFAULT,
+    LATEST_PROTOCOL_VERSION,
+    SESSION_PROTOCOL_VERSIONS,
+    STATELESS_PROTOCOL_VERSIONS,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    Timeout,
+    _Default,
+)
+from .._rpc.core import ProgressCallback
+from .._rpc.session import RequestFuture, RpcSession
+from .._types.parsing import dump as _dump
+from .._types.parsing import load_models
+from .._types.parsing import parse as _parse
+from .._util.threads import join_or_warn
+from .._version import __version__
+from ..exceptions import (
+    CapabilityError,
+    ClientNotConnected,
+    ForkedClientError,
+    MCPError,
+    RequestTimeout,
+    SessionExpired,
+    excerpt,
+)
+from ..transports.base import Transport, server_label
+from ._callbacks import (
+    ELICITATION_MODES,
+    LOG_LEVELS,
+    SAMPLING_FEATURES,
+    CallbacksHost,
+    ServerCallbacks,
+    choices,
+    handler_task_methods,
+)
+from ._listing import ListingHost, Listings
+from ._negotiation import (
+    Agreement,
+    client_offer,
+    forget_protocol_eras,
+    negotiate,
+)
+from ._rounds import RoundsFuture, RoundsRunner, RunnerHost
+from ._subscriptions import ClientSubscriptions, SubscriptionsHost
+from ._tasks.calls import ClientTasks, TaskHandle, TasksHost
+from ._tasks.executor import DEFAULT_LIMIT as DEFAULT_HANDLER_TASKS
+from ._tasks.executor import TaskExecutor
+from ._tasks.waiting import Watch, await_call
+from ._toolcalls import ToolCalls, ToolCallsHost, call_tool_params, check_arguments
+from ._toolpins import ToolChange, ToolChangePolicy, ToolPins, check_policy
+from ._tracing import observer_for
+
+if TYPE_CHECKING:
+    from .. import types
+    from .._types.display import ClientFacts
+    from ._subscriptions import Subscription
+
+__all__ = [
+    "DEFAULT",
+    "DEFAULT_MAX_LIST_BYTES",
+    "DEFAULT_MAX_LIST_ITEMS",
+    "LATEST_PROTOCOL_VERSION",
+    "SESSION_PROTOCOL_VERSIONS",
+    "STATELESS_PROTOCOL_VERSIONS",
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "Client",
+    "forget_protocol_eras",
+]
+
+log = logging.getLogger(__name__)
+
+REFUSED_STATUSES = (400, 404, 405)
+
+#: The most items one ``list_*`` call collects, all pages together (``max_list_items``).
+DEFAULT_MAX_LIST_ITEMS = 10_000
+#: The most bytes of items one ``list_*`` call collects, all pages together
+#: (``max_list_bytes``), measured as compact JSON.
+DEFAULT_MAX_LIST_BYTES = 64 * 1024 * 1024
+
+
+T = TypeVar("T")
+
+# The share of a connect's timeout (never more than close_timeout) kept to stop a server
+# that did not answer, so that the stop fits inside the timeout too (Client.connect).
+_STOP_SHARE = 0.1
+
+
+def stop_share(timeout: float, close_timeout: float) -> float:
+    """What a connect's ``timeout`` keeps to stop a server that did not answer."""
+    return min(close_timeout, timeout * _STOP_SHARE)
+
+
+def default_timeout_from_env(default: Optional[float] = 30.0) -> Optional[float]:
+    """The default request timeout: ``MCP_SYNC_TIMEOUT`` seconds if set (0 = none)."""
+    raw = os.environ.get("MCP_SYNC_TIMEOUT")
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"MCP_SYNC_TIMEOUT must be a number of seconds, got {raw!r}") from None
+    return None if value <= 0 else value
+
+
+class _State(enum.Enum):
+    NEW = "new"
+    CONNECTED = "connected"
+    CLOSED = "closed"
+
+
+class Client:
+    """A connection to one MCP server. Can be shared between threads.
+
+    Every method blocks until its answer arrives or its timeout passes; nothing needs an
+    event loop. Use it as a context manager, or call :meth:`connect` and :meth:`close`.
+
+    Args:
+        transport: how to reach the server (:class:`~mcp_sync.StdioTransport`, ...).
+        name: a label for the server in thread names, loggers and errors. By default
+            the transport's; when that was derived from the command or URL too, the
+            server's own ``serverInfo.name`` replaces it once the handshake tells it
+            (letters, digits, ``.``, ``_`` and ``-`` kept, at most 40 characters).
+        client_info: ``{"name": ..., "version": ...}`` sent in the handshake.
+        timeout: default seconds a request may take (``None``: no limit); by default 30,
+            or ``MCP_SYNC_TIMEOUT`` from the environment (``0`` means no limit). It also
+            bounds the whole of :meth:`connect`, the stop of a server that did not
+            answer included.
+        protocol_version: pin a protocol version; ``None`` (the default) negotiates: it
+            probes with ``server/discover`` for the stateless 2026-07-28 era and falls back
+            to the ``initialize`` handshake at once when the server answers like an older
+            one (or not within ``probe_timeout``). The era found is remembered per server
+            for the life of the process, except a fallback over Streamable HTTP after
+            mere silence (older servers refuse the probe at once there, so a silent one
+            was busy and is probed again next time). A pinned version skips the probe.
+        probe_timeout: how long the era probe waits for an answer (default 1 s; never
+            more than half of what is left of the connect's ``timeout``: see
+            :meth:`connect`). A server silent that long that then refuses ``initialize``
+            is asked ``server/discover`` again, with the time left.
+        max_input_rounds: the most ``input_required`` rounds (2026-07-28 multi round-trip
+            requests) one call may take before it fails with ``ProtocolError``.
+        sampling_handler: answers ``sampling/createMessage``; called with
+            ``types.CreateMessageRequestParams``, returns ``types.CreateMessageResult`` or
+            an equivalent dict. Declares the ``sampling`` capability. It answers a server
+            that asks the way of the connection's era: mid-call requests in the session
+            era, ``input_required`` in 2026-07-28. A tool that sends a mid-call request
+            fails over 2026-07-28 (the server has no channel for it), so for such a server
+            pin ``protocol_version="2025-11-25"``: giving a handler does not change the
+            era negotiated (README, "Which era your handlers serve").
+        sampling_features: what the sampling handler supports beyond plain messages:
+            ``"tools"`` (``tools``/``toolChoice`` in the request) and/or ``"context"``
+            (``includeContext``); declared as ``sampling.tools`` / ``sampling.context``.
+            A request with ``tools`` or ``toolChoice`` when ``"tools"`` is not declared is
+            refused (-32602; ``CapabilityError`` in the stateless era), as MCP requires.
+        elicitation_handler: answers ``elicitation/create``; called with the request
+            params (``types.ElicitRequestFormParams`` or ``types.ElicitRequestURLParams``),
+            returns ``types.ElicitResult`` or a dict. Declares ``elicitation``. Like
+            ``sampling_handler``, it serves the connection's era only: a tool that asks
+            with a mid-call request (the Python SDK's ``ctx.elicit()``) needs
+            ``protocol_version="2025-11-25"``, one that answers ``input_required`` needs
+            2026-07-28, which ``connect()`` takes from a server that speaks it.
+        elicitation_modes: the modes the elicitation handler supports, ``"form"`` and/or
+            ``"url"`` (default: form only); declared as ``elicitation.form`` /
+            ``elicitation.url``. A request in another mode never reaches the handler: it
+            gets -32602 (the stateless era: the client declines it). Nor does a URL-mode
+            request whose ``url`` no one may be asked to open: only an absolute
+            ``https`` URL (``http`` only to this machine) with a plain host and no user
+            info reaches it, with its host apart (``params.host``), to show the user
+            before they consent; any other is refused the same way and logged
+            (WARNING).
+        handler_tasks: let the server run the sampling and elicitation handlers as tasks
+            (MCP 2025-11-25, session era): ``True`` for every one of the two that is
+            set, or a sequence of ``"sampling"`` and/or ``"elicitation"``. Declares
+            ``tasks.requests.sampling.createMessage`` / ``tasks.requests.elicitation.create``
+            with ``tasks.list`` and ``tasks.cancel``. A request whose params carry
+            ``task: {ttl}`` is then answered at once with a ``CreateTaskResult``; the
+            handler runs on the handler pool, and the server asks ``tasks/get``,
+            ``tasks/result``, ``tasks/list`` and ``tasks/cancel`` (which sets the
+            handler's ``request_context().cancelled``). A request without ``task`` is
+            answered as always. See docs/tasks.md. Default: off (no ``tasks``
+            capability).
+        max_handler_tasks: the most handler tasks that exist at once (running, or kept
+            for their result until their ttl passes); one more is refused with -32603.
+        on_elicitation_complete: called on the callback thread with
+            ``types.ElicitationCompleteNotificationParams`` when the server sends
+            ``notifications/elicitation/complete`` (a URL-mode elicitation finished out of
+            band); ``notification_handler`` sees the notification too.
+        roots: a list of ``types.Root`` or dicts (``{"uri": "file:///..."}``), or a callable
+            returning one; answers ``roots/list``. Declares ``roots``. A sampling,
+            elicitation or roots handler that raises ``ServerError`` sends the server that
+            error; any other exception is logged (with its traceback) and the server gets
+            -32603 saying only which handler failed ("the client's sampling handler
+            failed"), never the exception's text. In the stateless era the call raises
+            ``CallbackError`` instead.
+        logging_handler: receives ``types.LoggingMessageNotificationParams``; without it
+            server log messages go to the logger ``mcp_sync.server.<name>``.
+        notification_handler: called as ``handler(method, params)`` for every notification.
+            Notification callbacks (these two, ``on_progress``...) wait for the callback
+            thread in a queue of 1024: when it is full, log messages, progress,
+            cancellations and task status notifications are dropped (one warning;
+            ``dropped_notifications`` counts them), a repeated ``*/list_changed`` or
+            ``resources/updated`` is merged into the one waiting, and any other
+            notification fails the connection.
+        reset_timeout_on_progress: progress from the server pushes a request's deadline out.
+        max_total_timeout: ...but never past this many seconds (default 600).
+        close_timeout: bound for each step of :meth:`close`, the transport's included
+            (stopping a stdio child: after stdin closes, after SIGTERM, after SIGKILL);
+            given, it is set on the transport too; by default the transport's own
+            ``close_timeout`` (2 s unless the transport was built with another) is used.
+        max_pages: the most pages a ``list_*`` method follows before it gives up
+            (default 1000).
+        max_list_items, max_list_bytes: the most items, and bytes of items (measured as
+            compact JSON), one ``list_*`` call collects, all pages together (defaults
+            10,000 and 64 MiB; ``None``: no limit). A server past a bound (or past
+            ``max_pages``) fails the call with :class:`~mcp_sync.ListingTooLarge`, which
+            names the bound; nothing of that listing is kept, and the client stays usable.
+        validate_output: check each tool result against the ``outputSchema`` the tool
+            declares (default ``True``): a result whose ``structuredContent`` is missing
+            or does not match raises :class:`~mcp_sync.ProtocolError`. A call to a tool
+            this connection has not listed lists the tools first (once; again after
+            ``notifications/tools/list_changed``). The schema is the server's: one that
+            refers outside itself (never fetched) or to nothing, loops, is invalid or too
+            large fails the call with :class:`~mcp_sync.InvalidToolSchema` before it is
+            sent, and each check has a bounded budget (see SECURITY.md). ``False`` turns
+            the checks off on purpose (no listing).
+        on_tool_change: what happens when a tool's definition (name, title, description,
+            input or output schema, annotations) differs from the one pinned when the
+            client first saw it (a "rug pull": a trusted tool that now tells the model to
+            do something else): ``"block"`` (the default) leaves it out of
+            :meth:`list_tools` and refuses a call to it with
+            :class:`~mcp_sync.ToolChanged` until :meth:`accept_tool_changes`; ``"warn"``
+            lists it with its new definition, which becomes its pin; a callable
+            ``on_tool_change(change: ToolChange) -> bool`` decides (True: as
+            ``"warn"``; False or an exception: as ``"block"``), once per new definition,
+            on the thread that lists the tools. Each change is logged at WARNING on
+            ``mcp_sync.client._toolpins``, with the server, the tool and what changed. A change
+            is seen when the tools are listed (``list_tools()``, or a call after
+            ``tools/list_changed`` with ``validate_output``). See docs/toolbox.md.
+        tool_pins: the :class:`~mcp_sync.ToolPins` to check listings against (default: a
+            new, empty one); pins shared by the clients of one server outlive each
+            connection (a :class:`~mcp_sync.Manager` does this, and saves them in its
+            tool cache).
+        on_connection_lost: called once per connection, as ``on_connection_lost(error)``
+            with the :class:`~mcp_sync.ConnectionClosed`, on the session's callback thread,
+            when a connected client's link closes without :meth:`close` (the server exited,
+            the socket broke). Not called for :meth:`close`, nor when :meth:`connect`
+            fails. The client never reconnects by itself: call :meth:`connect` again, or
+            let a :class:`~mcp_sync.Manager` do it. (If the link dies while
+            :meth:`connect` is returning, the hook may be skipped: check
+            :attr:`connected`.)
+        tracing: OpenTelemetry tracing and metrics: a CLIENT span for every request
+            sent (its W3C trace context sent in ``params._meta`` and, over HTTP, in the
+            headers), a SERVER span for every request from the server, and the
+            ``mcp.client.operation.duration`` and ``mcp.client.session.duration``
+            histograms; see docs/tracing.md. ``None`` (the default): on when
+            ``opentelemetry-api`` is installed (the ``[otel]`` extra) and
+            ``MCP_SYNC_TRACING`` is not ``0``; ``False``: off, and no ``opentelemetry``
+            module is imported; ``True``: on (``ImportError`` without the API).
+        tracer_provider: the OpenTelemetry ``TracerProvider`` the spans go to (default:
+            the global one).
+        meter_provider: the OpenTelemetry ``MeterProvider`` the measurements go to
+            (default: the global one).
+
+    Callbacks run on the session's callback thread or handler pool, never on a reader or
+    dispatch thread, and may call the client. In the stateless era a blocking call's
+    handlers (answering ``input_required``) run on the calling thread itself, between
+    rounds; ``call_tool_future`` runs them on the handler pool.
+
+    Handlers answering the server (sampling, elicitation, roots) are called with the
+    params alone; inside one, :func:`mcp_sync.request_context` returns the request's
+    :class:`~mcp_sync.RequestContext`: the server asking (``server_name``: this client's
+    ``name``, a Manager's key for the server; ``server_info``), its id,
+    ``report_progress()`` (when the server gave a progress token) and ``cancelled``, an
+    event set when the server cancels the request.
+    A request the server cancelled is never answered. In the stateless era the id is the
+    input request's key, there is no progress, and ``cancelled`` follows
+    ``call_tool_future().cancel()``.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        name: Optional[str] = None,
+        client_info: Optional[Mapping[str, Any]] = None,
+        timeout: Timeout = DEFAULT,
+        protocol_version: Optional[str] = None,
+        sampling_handler: Optional[Callable[[Any], Any]] = None,
+        sampling_features: Sequence[str] = (),
+        elicitation_handler: Optional[Callable[[Any], Any]] = None,
+        elicitation_modes: Sequence[str] = ("form",),
+        on_elicitation_complete: Optional[Callable[[Any], None]] = None,
+        handler_tasks: Union[bool, Sequence[str]] = False,
+        max_handler_tasks: int = DEFAULT_HANDLER_TASKS,
+        roots: Union[Sequence[Any], Callable[[], Sequence[Any]], None] = None,
+        logging_handler: Optional[Callable[[Any], None]] = None,
+        notification_handler: Optional[Callable[[str, Optional[Dict[str, Any]]], None]] = None,
+        reset_timeout_on_progress: bool = True,
+        max_total_timeout: Optional[float] = 600.0,
+        close_timeout: Union[float, _Default] = DEFAULT,
+        max_pages: int = 1000,
+        max_list_items: Optional[int] = DEFAULT_MAX_LIST_ITEMS,
+        max_list_bytes: Optional[int] = DEFAULT_MAX_LIST_BYTES,
+        probe_timeout: float = 1.0,
+        max_input_rounds: int = 10,
+        on_connection_lost: Optional[Callable[[Any], None]] = None,
+        validate_output: bool = True,
+        on_tool_change: ToolChangePolicy = "block",
+        tool_pins: Optional[ToolPins] = None,
+        tracing: Optional[bool] = None,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+    ) -> None:
+        if not isinstance(transport, Transport):
+            raise TypeError(_not_a_transport(transport))
+        if protocol_version is not None and protocol_version not in SUPPORTED_PROTOCOL_VERSIONS:
+            raise ValueError(
+                f"protocol_version {protocol_version!r} is not one of "
+                f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
+            )
+        self.transport = transport
+        self.name = name or transport.name
+        # A label derived from the target gives way to the server's own name (below).
+        self._name_derived = not name and transport.named_by_default
+        self.client_info = dict(client_info or {"name": "mcp-sync", "version": __version__})
+        self.timeout: Optional[float] = (
+            default_timeout_from_env() if timeout is DEFAULT else timeout
+        )
+        self.requested_protocol_version = protocol_version
+        self.sampling_handler = sampling_handler
+        self.sampling_features = choices("sampling_features", sampling_features,
+                                         SAMPLING_FEATURES, allow_empty=True)
+        self.elicitation_handler = elicitation_handler
+        self.elicitation_modes = choices("elicitation_modes", elicitation_modes,
+                                         ELICITATION_MODES, allow_empty=False)
+        self.on_elicitation_complete = on_elicitation_complete
+        # The methods whose task-augmented requests run as tasks (handler_tasks).
+        self._task_methods = handler_task_methods(
+            handler_tasks, sampling_handler, elicitation_handler)
+        if max_handler_tasks < 1:
+            raise ValueError(f"max_handler_tasks must be at least 1, not {max_handler_tasks!r}")
+        self.max_handler_tasks = max_handler_tasks
+        # The tasks the current session runs for the server (handler_tasks); a new one
+        # with each session.
+        self._task_executor: Optional[TaskExecutor] = None
+        self.roots = roots
+        self.logging_handler = logging_handler
+        self.notification_handler = notification_handler
+        self.reset_timeout_on_progress = reset_timeout_on_progress
+        self.max_total_timeout = max_total_timeout
+        if close_timeout is DEFAULT:
+            self.close_timeout = transport.close_timeout
+        else:
+            # One bound for the whole close(): the transport's steps are close()'s steps.
+            self.close_timeout = transport.close_timeout = close_timeout
+        self.max_pages = max_pages
+        self.max_list_items = max_list_items
+        self.max_list_bytes = max_list_bytes
+        self.probe_timeout = probe_timeout
+        self.max_input_rounds = max_input_rounds
+        self.on_connection_lost = on_connection_lost
+        self.validate_output = validate_output
+        self.on_tool_change = check_policy(on_tool_change)
+        #: Each tool's definition as first seen, and the blocked changes (ToolPins).
+        self.tool_pins = tool_pins if tool_pins is not None else ToolPins()
+        # Told of each session's requests and of its start and end (tracing and
+        # metrics); None when they are off.
+        self._observer = observer_for(tracing, tracer_provider, meter_provider)
+        # The session whose handshake succeeded; only its loss is reported.
+        self._connected_rpc: Optional[RpcSession] = None
+        #: The log level sent in every request's envelope (2026-07-28), set by
+        #: set_logging_level(). A server sends log messages only to requests that name
+        #: one, so a client with a logging_handler asks for "info" and up by itself, as
+        #: session-era servers log without being asked.
+        self.log_level: Optional[str] = "info" if logging_handler is not None else None
+        self._server_log = logging.getLogger(f"mcp_sync.server.{self.name}")
+        # Guards the connection state: connect() and close() run one at a time.
+        self._lock = threading.RLock()
+        self._state = _State.NEW
+        self._rpc: Optional[RpcSession] = None
+        self._agreement: Optional[Agreement] = None
+        # What a session-era session holds that a new one must be told again (_renew):
+        # the resources subscribed (counted by self._subscriptions) and the level set.
+        self._mcp_session_log_level: Optional[str] = None
+        self._server_info: Any = None
+        self._server_capabilities: Any = None
+        # Subscriptions to change notifications, and the resources subscribed
+        # (subscriptions.py).
+        self._subscriptions = ClientSubscriptions(SubscriptionsHost(
+            name=lambda: self.name, stateless=self._stateless, live_session=self._live_rpc,
+            has_capability=self._has_capability,
+            require_capability=self._require_capability, request=self.request,
+            timeout=self._timeout, close_timeout=lambda: self.close_timeout,
+            lock=self._lock))
+        # Pagination, the list cache and the tools listed last (_listing.py).
+        self._listings = Listings(ListingHost(
+            settings=self, connected=lambda: self.connected, request=self.request,
+            stateless=self._stateless, has_capability=self._has_capability,
+            offers=self._offers, subscriptions=lambda: list(self._subscriptions.active),
+            carries_headers=lambda: self.transport.carries_headers,
+            relisted=lambda: self._tool_calls.relisted(),
+            review=lambda tools: self.tool_pins.review(tools, self.name,
+                                                       self.on_tool_change)))
+        # Answers the server's requests and routes its notifications (_callbacks.py).
+        self._callbacks = ServerCallbacks(CallbacksHost(
+            settings=self, stateless=self._stateless, task_methods=self._task_methods,
+            executor=lambda: self._task_executor, session=lambda: self._rpc,
+            server_log=lambda: self._server_log,
+            task_status=lambda params: self._tasks.board.status(params),
+            subscriptions=lambda: list(self._subscriptions.active),
+            lists_changed=self._listings.lists_changed))
+        # The tool definitions, compiled outputSchemas and headers of calls (_toolcalls.py).
+        self._tool_calls = ToolCalls(ToolCallsHost(
+            name=lambda: self.name, validate_output=lambda: self.validate_output,
+            stateless=self._stateless,
+            carries_headers=lambda: self.transport.carries_headers,
+            has_tools=lambda: self._has_capability("tools"),
+            known_tools=lambda: self._listings.known_tools,
+            refused_tools=lambda: self._listings.refused_tools,
+            list_tools=lambda timeout: self.list_tools(timeout=timeout),
+            blocked=lambda tool: self.tool_pins.blocked(tool)))
+        # A call's retries: renewal, version switch, header refresh, input rounds
+        # (_rounds.py).
+        self._rounds_runner = RoundsRunner(RunnerHost(
+            settings=self, stateless=self._stateless, live_session=self._live_rpc,
+            agreement=self._require_agreement, adopt=self._adopt_agreement,
+            renew=self._renew, fulfil=self._callbacks.fulfil_observed))
+        # Task handles, their waiters and threads, task-augmented calls (tasks.py).
+        self._tasks = ClientTasks(TasksHost(
+            name=lambda: self.name, timeout=lambda: self.timeout,
+            max_total_timeout=lambda: self.max_total_timeout,
+            reset_timeout_on_progress=lambda: self.reset_timeout_on_progress,
+            open=lambda: self._state is not _State.CLOSED, stateless=self._stateless,
+            agreement=self._require_agreement, plan_key=self._plan_key, offers=self._offers,
+            require_capability=self._require_capability, request=self.request,
+            call=self._rounds_runner.call, paginate=self._listings.paginate,
+            follow_progress=lambda token, callback: self._live_rpc().follow_progress(
+                token, callback),
+            fulfil=self._callbacks.fulfil_observed, tool_calls=self._tool_calls))
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def __enter__(self) -> Client:
+        if self._state is not _State.CONNECTED:
+            self.connect()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<mcp_sync.Client {self.name} {self._state.value}>"
+
+    def _repr_html_(self) -> str:
+        """Jupyter: server, version, protocol era and version, capabilities."""
+        from .._types.display import client_html
+
+        return client_html(self._facts())
+
+    def _repr_markdown_(self) -> str:
+        from .._types.display import client_markdown
+
+        return client_markdown(self._facts())
+
+    def _facts(self) -> ClientFacts:
+        from .._types.display import ClientFacts
+
+        state = "connected" if self.connected else self._state.value
+        return ClientFacts(self.name, state, self.transport.target, self._agreement)
+
+    @property
+    def connected(self) -> bool:
+        """True between a successful :meth:`connect` and :meth:`close` (or the link dying).
+
+        False in a process forked after connecting: the connection is the parent's.
+        """
+        session = self._rpc
+        return (self._state is _State.CONNECTED and session is not None
+                and not session.closed and not session.forked)
+
+    @property
+    def dropped_notifications(self) -> int:
+        """Notifications of the current connection dropped because the callbacks fell
+        1024 behind: log messages, progress, cancellations and task status notifications
+        only (the first drop is logged as a warning). See "Queues and their bounds" in
+        docs/architecture.md.
+        """
+        session = self._rpc
+        return session.dropped_notifications if session is not None else 0
+
+    def connect(self, timeout: Timeout = DEFAULT) -> Client:
+        """Start the transport and perform the handshake. Returns ``self``.
+
+        Connecting a connected client does nothing; a closed client connects afresh.
+
+        ``timeout`` (default: the client's ``timeout``; ``None``: no bound) bounds the
+        whole connect: it returns or raises within about that many seconds (plus 0.1 s),
+        even against a server that never answers. Out of it, the era probe waits at most
+        ``probe_timeout`` and never more than half of what is left; the handshake waits
+        the rest but a tenth of ``timeout`` (at most ``close_timeout``), kept to stop a
+        server that did not answer (a stdio child: a third of it after its stdin's end,
+        a third after SIGTERM, then SIGKILL). A connect that fails for another reason
+        stops the server within what is left of ``timeout`` (each step at most
+        ``close_timeout``). A :class:`~mcp_sync.RequestTimeout` here has the whole
+        ``timeout`` as its ``timeout``.
+
+        Raises:
+            ForkedClientError: this process was forked after the client connected: its
+                connection (a stdio child, an HTTP session) belongs to the parent. Create a
+                new client in the child (``mcp_sync.connect(...)``).
+            CommandNotFound: the stdio command does not exist.
+            TransportError: the server could not be reached, or it died during the handshake.
+            UnsupportedProtocolVersion: the server speaks no version this client does.
+            RequestTimeout: the server did not answer the handshake (``initialize`` or
+                ``server/discover``) within ``timeout``.
+        """
+        with self._lock:
+            if self.connected:
+                return self
+            if self._rpc is not None and self._rpc.forked:
+                # The transport still holds the parent's process or HTTP session; starting
+                # it again here would signal, or end, what the parent is using.
+                raise ForkedClientError(
+                    f"this client's connection to {self.name} was made in the parent process "
+                    "before fork(); create a new client in this process"
+                )
+            if self._rpc is not None:
+                self._rpc.close()
+            self._open_rpc(self.timeout if timeout is DEFAULT else timeout)
+            return self
+
+    def _open_rpc(self, timeout: Optional[float] = None) -> RpcSession:
+        """A new session on the transport, negotiated within ``timeout`` seconds, the
+        stop of the server after a failure included (see :meth:`connect`);
+        ``self._lock`` held."""
+        started = time.monotonic()
+        deadline: Optional[float] = None
+        if timeout is not None:
+            deadline = started + timeout - stop_share(timeout, self.close_timeout)
+        self._listings.forget()
+
+        def lost(error: Any) -> None:
+            if executor is not None:
+                # No answer can reach the server now: end its tasks.
+                executor.close("the connection to the server was lost")
+            self._connection_lost(session, error)
+
+        if self._task_executor is not None:
+            self._task_executor.close()
+            self._task_executor = None
+        executor = None
+        if self._task_methods:
+            executor = self._task_executor = TaskExecutor(
+                lambda: session.name, offload=lambda *job: session.offload(*job),
+                notify=lambda method, params: session.notify(method, params),
+                limit=self.max_handler_tasks, close_timeout=self.close_timeout)
+        session = RpcSession(
+            self.transport,
+            name=self.name,
+            request_handlers=self._callbacks.request_handlers(self._task_executor),
+            on_notification=self._callbacks.on_notification,
+            default_timeout=self.timeout,
+            reset_timeout_on_progress=self.reset_timeout_on_progress,
+            max_total_timeout=self.max_total_timeout,
+            close_timeout=self.close_timeout,
+            on_close=lost,
+            observer=self._observer,
+        )
+        self._rpc = session
+        try:
+            session.start()
+            if self.transport.starts_server:
+                load_models()  # while the server starts (see load_models)
+            self._agreement = None
+            self._server_info = self._server_capabilities = None
+            self._agreement = negotiate(
+                session, client_offer(self, self._task_methods, deadline))
+        except BaseException as exc:
+            within: Optional[float] = None
+            if timeout is not None:  # what is left, and at least the stop's share
+                within = max(started + timeout - time.monotonic(),
+                             stop_share(timeout, self.close_timeout))
+            session.close(error=exc, within=within)
+            self._state = _State.CLOSED
+            if timeout is not None and isinstance(exc, RequestTimeout) and not exc.total:
+                # The bound that ran out is the connect's, whichever request met it.
+                raise RequestTimeout(exc.method, exc.request_id, timeout,
+                                     exc.subject) from exc
+            raise
+        self._adopt_server_name(session)
+        self._state = _State.CONNECTED
+        self._connected_rpc = session
+        return session
+
+    def _renew(self, dead: RpcSession, cause: SessionExpired) -> RpcSession:
+        """The server forgot the MCP session of ``dead`` (``cause``): start a new one on
+        the same transport, as :meth:`connect` would, and replay what the old one held:
+        the resources subscribed with ``resources/subscribe`` and the level set with
+        ``logging/setLevel``. The agreement (server info, capabilities, instructions) is
+        the new handshake's. Returns the live session; another thread that met the same
+        loss meanwhile finds it renewed already.
+
+        Raises:
+            SessionExpired: the client was closed meanwhile (``cause``).
+            MCPError: no new session (the client is then closed, and
+                ``on_connection_lost`` told).
+        """
+        with self._lock:
+            if self._rpc is not dead:
+                return self._live_rpc()
+            if self._state is not _State.CONNECTED:
+                raise cause
+            uris = self._subscriptions.subscribed_uris()
+            level = self._mcp_session_log_level
+            log.info("mcp-sync %s: %s; starting a new session", self.name, cause.reason)
+            dead.close(error=cause)
+            try:
+                session = self._open_rpc(self.timeout)
+            except MCPError as exc:
+                log.warning("mcp-sync %s: no new session after the old one expired: %s",
+                            self.name, exc)
+                self._report_lost(exc)
+                raise
+            for uri in uris:
+                self._replay(session, "resources/subscribe", {"uri": uri})
+            if level is not None:
+                self._replay(session, "logging/setLevel", {"level": level})
+            return session
+
+    def _replay(self, session: RpcSession, method: str, params: Dict[str, Any]) -> None:
+        try:
+            session.request(method, params)
+        except MCPError as exc:
+            log.warning("mcp-sync %s: could not repeat %s %s on the new session: %s",
+                        self.name, method, excerpt(repr(params), 200), exc)
+
+    def _adopt_server_name(self, session: RpcSession) -> None:
+        """Name a server whose label was derived from its command or URL after the
+        ``serverInfo.name`` it gave in the handshake (made a label: letters, digits,
+        ``._-``), so that later messages, loggers and threads say which server it is."""
+        if not self._name_derived:
+            return
+        info = self._agreement.server_info if self._agreement is not None else None
+        given = info.get("name") if isinstance(info, dict) else None
+        name = server_label(given) if isinstance(given, str) else ""
+        if not name or name == self.name:
+            return
+        log.debug("%s calls itself %s: naming it so", self.name, name)
+        self.name = name
+        self._server_log = logging.getLogger(f"mcp_sync.server.{name}")
+        session.rename(name)
+
+    def _connection_lost(self, session: RpcSession, error: Any) -> None:
+        # On the dead session's callback thread; reads state without the lock (connect()
+        # may hold it) and reports only a session that connected and was not closed.
+        self._tasks.board.wake_all()  # a waiting task's next poll meets the loss
+        if self._connected_rpc is not session or self._state is not _State.CONNECTED:
+            return
+        if isinstance(error, SessionExpired):
+            return  # not a dead connection: the next request starts a new session (_renew)
+        self._report_lost(error)
+
+    def _report_lost(self, error: BaseException) -> None:
+        callback = self.on_connection_lost
+        if callback is None:
+            return
+        try:
+            callback(error)
+        except Exception:
+            log.exception("on_connection_lost raised for %s", self.name)
+
+    def close(self) -> None:
+        """Close the connection: stop the server (stdio) and every thread. Idempotent.
+
+        Requests still pending fail with :class:`~mcp_sync.ConnectionClosed`.
+        """
+        with self._lock:
+            session = self._rpc
+            self._state = _State.CLOSED
+            subscriptions = self._subscriptions.detach()
+            self._listings.forget()
+            executor, self._task_executor = self._task_executor, None
+        for subscription in subscriptions:
+            subscription.close(unsubscribe=False)  # no round trips: the client is closing
+        if executor is not None:
+            executor.close()  # the handlers of its tasks see their context cancelled
+        if session is not None:
+            session.close()
+        # Task waiters wake, see the client closed and fail with ConnectionClosed; a
+        # future's thread then ends.
+        threads = self._tasks.closing()
+        deadline = time.monotonic() + self.close_timeout
+        for thread in threads:
+            join_or_warn(thread, self.close_timeout, "closing the client", log,
+                         deadline=deadline)
+
+    # -- properties ----------------------------------------------------------------------
+
+    def _require_agreement(self) -> Agreement:
+        agreement = self._agreement
+        if agreement is None:
+            raise ClientNotConnected(f"client for {self.name} has not connected yet")
+        return agreement
+
+    def _plan_key(self) -> Tuple[Agreement, Optional[Dict[str, Any]], bool]:
+        """What a kept plan of a plain tool call depends on (``ClientTasks.planned``):
+        the agreement, the tools of the last listing (None before it) and
+        ``validate_output``; in one call, as every ``call_tool`` reads it."""
+        agreement = self._agreement
+        if agreement is None:
+            agreement = self._require_agreement()  # raises ClientNotConnected
+        return agreement, self._listings.known_tools, bool(self.validate_output)
+
+    @property
+    def agreement(self) -> Optional[Agreement]:
+        """What this connection settled on with the server (era, version, server info,
+        capabilities, instructions); ``None`` before the first connect."""
+        return self._agreement
+
+    def _stateless(self) -> bool:
+        agreement = self._agreement
+        return agreement is not None and agreement.stateless
+
+    @property
+    def era(self) -> Optional[str]:
+        """``"session"`` (initialize handshake, 2024-11-05 ... 2025-11-25) or
+        ``"stateless"`` (2026-07-28); ``None`` before connecting."""
+        return self._agreement.era if self._agreement is not None else None
+
+    @property
+    def protocol_version(self) -> Optional[str]:
+        """The protocol version agreed in the handshake (``None`` before it)."""
+        return self._agreement.version if self._agreement is not None else None
+
+    @property
+    def server_info(self) -> types.Implementation:
+        """The server's name and version (``types.Implementation``)."""
+        if self._server_info is None:
+            from .. import types
+
+            self._server_info = _parse(
+                types.Implementation, dict(self._require_agreement().server_info), "serverInfo"
+            )
+        return self._server_info  # type: ignore[no-any-return]
+
+    @property
+    def server_capabilities(self) -> types.ServerCapabilities:
+        """What the server declared it can do (``types.ServerCapabilities``)."""
+        if self._server_capabilities is None:
+            from .. import types
+
+            self._server_capabilities = _parse(
+                types.ServerCapabilities, dict(self._require_agreement().capabilities),
+                "capabilities"
+            )
+        return self._server_capabilities  # type: ignore[no-any-return]
+
+    @property
+    def instructions(self) -> Optional[str]:
+        """The server's usage instructions from the handshake, if any."""
+        return self._require_agreement().instructions
+
+    def _has_capability(self, *path: str) -> bool:
+        node: Any = self._require_agreement().capabilities
+        for key in path:
+            if not isinstance(node, dict) or key not in node:
+                return False
+            node = node[key]
+        return node is not None and node is not False
+
+    def _offers(self, *path: str) -> bool:
+        """Whether the server declared the capability at ``path``. A closed client raises
+        (``ClientNotConnected``), saying so rather than what its last server could do.
+
+        Listings of what the server does not offer are empty; calls that need it raise
+        (:meth:`_require_capability`).
+        """
+        self._live_rpc()
+        return self._has_capability(*path)
+
+    def _require_capability(self, what: str, *path: str) -> None:
+        if not self._offers(*path):
+            raise CapabilityError(
+                f"{self.name} does not support {what} (capability {'.'.join(path)!r} "
+                "not declared)"
+            )
+
+    # -- requests ------------------------------------------------------------------------
+
+    def _live_rpc(self) -> RpcSession:
+        session = self._rpc
+        if session is None or self._state is _State.NEW:
+            raise ClientNotConnected(f"client for {self.name} is not connected; call connect()")
+        if self._state is _State.CLOSED:
+            raise ClientNotConnected(f"client for {self.name} is closed; call connect() again")
+        return session
+
+    def _timeout(self, timeout: Timeout) -> Optional[float]:
+        return self.timeout if timeout is DEFAULT else timeout
+
+    def request(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        result_type: Optional[Type[T]] = None,
+        on_progress: Optional[ProgressCallback] = None,
+    ) -> Any:
+        """Send any request and block for its result.
+
+        Returns the result as a dict, or validated into ``result_type`` (a pydantic model).
+
+        Raises:
+            RequestTimeout, ServerError, ConnectionClosed, ProtocolError, ClientNotConnected.
+        """
+        result = self._rounds_runner.call(method, params, timeout=timeout,
+                                          on_progress=on_progress, inputs=False)
+        if result_type is not None:
+            return _parse(result_type, result, f"{method} result")
+        return result
+
+    def _adopt_agreement(self, agreement: Agreement) -> None:
+        self._agreement = agreement
+
+    def submit(
+        self,
+        method: str,
+        params: Optional[Dict[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        result_type: Optional[Type[T]] = None,
+        on_progress: Optional[ProgressCallback] = None,
+    ) -> Future[Any]:
+        """Send any request without blocking; returns a :class:`concurrent.futures.Future`.
+
+        The future's ``cancel()`` cancels the request on the wire. Its result is a dict,
+        or a ``result_type`` model; a timeout fails it with ``RequestTimeout``.
+        """
+        future = self._live_rpc().submit(
+            method, params, timeout=self._timeout(timeout), on_progress=on_progress
+        )
+        if result_type is None:
+            return future
+        return _converted(future, lambda data: _parse(result_type, data, f"{method} result"))
+
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+        """Send a notification to the server."""
+        self._live_rpc().notify(method, params)
+
+    def ping(self, *, timeout: Timeout = DEFAULT) -> None:
+        """Check that the server answers. Raises on timeout or a closed connection.
+
+        The stateless era has no ``ping``: ``server/discover`` serves instead.
+        """
+        if self._stateless():
+            self.request("server/discover", timeout=timeout)
+        else:
+            self.request("ping", timeout=timeout)
+
+    def list_tools(self, *, timeout: Timeout = DEFAULT) -> types.ToolList:
+        """Every tool the server offers (all pages), as a list (a ``types.ToolList``,
+        which Jupyter shows as a table).
+
+        Cached while the server promises ``notifications/tools/list_changed``; the cache
+        (of every ``list_*`` method) is served only while connected. A server that does
+        not declare the ``tools`` capability lists none: every ``list_*`` method returns
+        an empty list for a capability the server lacks, without asking it (the calls
+        that need one, such as :meth:`subscribe_resource`, raise ``CapabilityError``).
+
+        Raises:
+            ClientNotConnected: the client is not connected, or closed.
+            ConnectionClosed: the link to the server is gone.
+        """
+        return self._listings.tools(timeout)
+
+    def tool_changes(self) -> List[ToolChange]:
+        """The tools whose definition changed since it was pinned and whose change
+        ``on_tool_change`` blocked: not listed, and refused with
+        :class:`~mcp_sync.ToolChanged`, until accepted. Never blocks."""
+        return self.tool_pins.changes()
+
+    def accept_tool_changes(self, tool: Optional[str] = None) -> List[ToolChange]:
+        """Accept the blocked change of ``tool`` (of every blocked tool with None): its
+        new definition becomes its pin, and it is listed and callable again. Returns the
+        changes accepted. Never blocks (the next call of the tool lists the tools
+        first)."""
+        accepted = self.tool_pins.accept(tool)
+        if accepted:
+            self._listings.reviewed()
+        return accepted
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        on_progress: Optional[ProgressCallback] = None,
+        meta: Optional[Mapping[str, Any]] = None,
+        raise_on_error: bool = False,
+        task: Optional[bool] = None,
+        ttl: Optional[float] = None,
+    ) -> types.CallToolResult:
+        """Call a tool and block for its result.
+
+        ``arguments`` is a mapping of argument names to values (``{"text": "hi"}``).
+        ``on_progress(progress, total, message)`` is called for each progress notification;
+        progress also pushes the deadline out (never past ``max_total_timeout``). With
+        ``validate_output`` (the default) the result is checked against the tool's
+        ``outputSchema``; if this connection has not listed its tools yet (or they changed),
+        they are listed first.
+
+        A result with ``isError: true`` (the tool ran and failed) is returned by default,
+        not raised: it is an answer, and its text is what an agent hands back to its model
+        so that the model can correct itself. ``raise_on_error=True`` raises
+        :class:`~mcp_sync.ToolError` instead, carrying the result (handy in scripts).
+
+        Tasks (2025-11-25, servers that declare ``tasks.requests.tools.call``): a tool
+        whose ``execution.taskSupport`` is ``"required"`` runs as a task, and so does an
+        ``"optional"`` one with ``task=True`` or a ``ttl`` (seconds the server should keep
+        the task); ``task=False`` never asks for one. The call then polls the task (see
+        docs/tasks.md) and returns its result like a plain call's. ``timeout`` bounds
+        each request, and the wait for the task from one change of its status to the next
+        (never past ``max_total_timeout``); running out of it, or Ctrl-C, cancels the
+        task (``tasks/cancel``, best effort). ``on_progress`` gets the server's progress
+        for the task's whole life, and until its first progress each new status message,
+        as ``on_progress(n, None, message)`` for the n-th one seen. In the
+        2026-07-28 era (the ``io.modelcontextprotocol/tasks`` extension) the server
+        decides which call becomes a task, whatever ``task`` says; such a call is
+        followed the same way (see docs/tasks.md).
+
+        Raises:
+            TypeError: ``arguments`` is not a mapping (nothing was sent).
+            ValueError: ``ttl`` is not a positive number of seconds.
+            CapabilityError: ``task=True`` (or a ``ttl``) for a tool or server that does
+                not run tools as tasks (nothing was sent).
+            TaskFailed, TaskCancelled, TaskNotFound: the task ended without a result.
+            RequestTimeout: no result before the deadline; the call was cancelled on the wire.
+            ServerError: the server answered with a JSON-RPC error (an unknown tool, say).
+            ProtocolError: the result is malformed, or its ``structuredContent`` is missing
+                or does not match the tool's outputSchema.
+            ToolError: the result has ``isError: true`` and ``raise_on_error`` is set.
+            InvalidToolSchema: the tool's outputSchema cannot check results (then the
+                call is not sent), or checking this result would pass the check's bound.
+        """
+        tasks = self._tasks
+        params = call_tool_params(name, arguments, meta)
+        if task is None and ttl is None:
+            # The steady case: a plain call to a tool planned before. Its plan never
+            # changes (no header repair) and it cannot become a task: send, parse, check.
+            known = tasks.planned(name)
+            if known is not None:
+                plan, stateless = known
+                # By position (keywords cost more): method, params, timeout, on_progress.
+                data = self._rounds_runner.call("tools/call", params, timeout, on_progress)
+                return self._tool_calls.result(name, data, plan.tool, plan.schema, stateless,
+                                               raise_on_error)
+        call = tasks.prepare_params(name, params, task, ttl, timeout)
+        if call.task_params is not None:
+            return tasks.run(call, on_progress, raise_on_error, Watch())
+        plan = call.plan
+        data = self._rounds_runner.call(
+            "tools/call", call.params, timeout=timeout, on_progress=on_progress,
+            headers=lambda: plan.headers, refresh=plan.refresh)
+        return tasks.outcome(call, data, None, on_progress, raise_on_error)
+
+    def call_tool_future(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+        on_progress: Optional[ProgressCallback] = None,
+        meta: Optional[Mapping[str, Any]] = None,
+        raise_on_error: bool = False,
+        task: Optional[bool] = None,
+        ttl: Optional[float] = None,
+    ) -> Future[types.CallToolResult]:
+        """Like :meth:`call_tool` but returns with a Future as soon as the call is sent.
+
+        ``future.cancel()`` cancels the call on the wire. (Listing the tools first, when
+        :meth:`call_tool` would, happens before it returns, and so does the
+        :class:`~mcp_sync.InvalidToolSchema` of a tool whose outputSchema cannot check
+        results.) A result to check against an outputSchema is checked on the session's
+        handler pool. With ``raise_on_error=True`` a result with ``isError: true`` fails
+        the future with :class:`~mcp_sync.ToolError`.
+
+        A call that runs as a task (``task``, ``ttl``: see :meth:`call_tool`) is sent,
+        and its task polled, on an ``mcp-sync-task-<name>`` thread that ends with the
+        future; ``future.cancel()`` cancels the task too (``tasks/cancel``).
+        """
+        tasks = self._tasks
+        call = tasks.prepare(name, arguments, meta, task, ttl, timeout)
+        if call.task_params is not None:
+            return tasks.future(
+                lambda watch: tasks.run(call, on_progress, raise_on_error, watch))
+        plan = call.plan
+        machine = self._rounds_runner.start("tools/call", call.params, inputs=True,
+                                            refresh=plan.refresh)
+
+        def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> RequestFuture:
+            return session.submit("tools/call", round_params, timeout=self._timeout(timeout),
+                                  on_progress=on_progress, headers=plan.headers)
+
+        if tasks.adopts_plain_calls():
+            # Any call may come back as a task: the whole call, rounds and task, runs on
+            # an mcp-sync-task thread; cancelling the future cancels the call in flight,
+            # or the task once there is one.
+            def run_call(watch: Watch) -> types.CallToolResult:
+                data = await_call(RoundsFuture(machine, send, lambda data: data).start(),
+                                  watch)
+                return tasks.outcome(call, data, watch, on_progress, raise_on_error)
+
+            return tasks.future(run_call)
+        return RoundsFuture(
+            machine, send, lambda data: tasks.result(call, data, raise_on_error),
+            offload=plan.schema is not None).start()
+
+    # -- tasks (2025-11-25; the tasks extension in 2026-07-28) ----------------------------
+
+    def start_tool_task(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, Any]] = None,
+        *,
+        ttl: Optional[float] = None,
+        timeout: Timeout = DEFAULT,
+        meta: Optional[Mapping[str, Any]] = None,
+    ) -> TaskHandle:
+        """Start tool ``name`` as a task and return at once with its :class:`TaskHandle`
+        (``handle.id`` is the task's id: keep it to re-attach later with :meth:`task`).
+
+        ``ttl``: seconds the server should keep the task and its result (it may keep
+        them for less, or more). ``timeout`` bounds the ``tools/call`` that creates it.
+        The handle's :meth:`~TaskHandle.result` checks the result against the tool's
+        ``outputSchema``, as :meth:`call_tool` does.
+
+        In the 2026-07-28 era (the ``io.modelcontextprotocol/tasks`` extension) the
+        server alone decides whether a call becomes a task, and no ``ttl`` is sent: a
+        server that answers with the result at once makes this raise ``ProtocolError``
+        (use :meth:`call_tool`, which takes either).
+
+        Raises:
+            CapabilityError: the server does not run tools as tasks
+                (``tasks.requests.tools.call``; 2026-07-28: it does not advertise the
+                tasks extension), or this tool's ``execution.taskSupport`` is
+                ``"forbidden"`` or absent (nothing was sent).
+            ValueError: ``ttl`` is not a positive number of seconds.
+            ProtocolError: the server answered with no task.
+            RequestTimeout, ServerError, ConnectionClosed: as for any request.
+        """
+        return self._tasks.start(self._tasks.prepare(name, arguments, meta, True, ttl, timeout))
+
+    def task(self, task_id: str) -> TaskHandle:
+        """A :class:`TaskHandle` for a task started earlier (by this client, another one
+        on the same server, or another process that kept the id). Sends nothing.
+
+        The handle does not know the tool, so its result is not checked against an
+        ``outputSchema``. A server may keep tasks per session: over a new MCP session
+        (another client, a renewed session) it may not know the id
+        (:class:`~mcp_sync.TaskNotFound`).
+        """
+        return self._tasks.handle(task_id)
+
+    def list_tasks(self, *, timeout: Timeout = DEFAULT) -> List[types.Task]:
+        """Every task the server lists for this client (``tasks/list``, following
+        pagination within ``max_pages``, ``max_list_items`` and ``max_list_bytes``).
+
+        Raises:
+            CapabilityError: the server did not declare ``tasks.list``; and always in
+                the 2026-07-28 era, whose tasks extension has no ``tasks/list``.
+            ListingTooLarge, RequestTimeout, ServerError, ConnectionClosed.
+        """
+        return self._tasks.list(timeout)
+
+    def cancel_task(self, task_id: str, *, timeout: Timeout = DEFAULT) -> types.Task:
+        """Cancel task ``task_id``: ``self.task(task_id).cancel()`` (see
+        :meth:`TaskHandle.cancel`)."""
+        return self.task(task_id).cancel(timeout=timeout)
+
+    def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
+        """Every resource the server lists (all pages); none (``[]``) when the server
+        does not declare the ``resources`` capability."""
+        from .. import types
+
+        return self._listings.listing("resources", "resources/list", "resources",
+                                      types.Resource, timeout)
+
+    def list_resource_templates(
+        self, *, timeout: Timeout = DEFAULT
+    ) -> List[types.ResourceTemplate]:
+        """Every resource template the server lists (all pages); none (``[]``) when the
+        server does not declare the ``resources`` capability."""
+        from .. import types
+
+        return self._listings.listing("resources", "resources/templates/list",
+                                      "resourceTemplates", types.ResourceTemplate, timeout)
+
+    def read_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> types.ReadResourceResult:
+        """Read a resource by URI."""
+        from .. import types
+
+        data = self._rounds_runner.call("resources/read", {"uri": str(uri)}, timeout=timeout)
+        return _parse(types.ReadResourceResult, data, "resources/read result")  # type: ignore[no-any-return]
+
+    def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
+        """Ask for ``notifications/resources/updated`` when the resource changes.
+
+        In the stateless era this (re)opens the client's resource subscription stream
+        (``subscriptions/listen``) with the URI added.
+
+        Raises:
+            CapabilityError: the server did not declare ``resources.subscribe``.
+        """
+        self._subscriptions.subscribe_resource(str(uri), timeout)
+
+    def unsubscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
+        """Stop updates for a resource subscribed with :meth:`subscribe_resource`."""
+        self._subscriptions.unsubscribe_resource(str(uri), timeout)
+
+    def subscribe(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        timeout: Timeout = DEFAULT,
+    ) -> Subscription:
+        """Subscribe to change notifications; returns a :class:`Subscription` to close.
+
+        ``tools``/``prompts``/``resources`` ask for ``notifications/*/list_changed``;
+        ``resource_uris`` for ``notifications/resources/updated`` of those resources.
+        They arrive at ``notification_handler`` and keep the list caches fresh. In the
+        stateless era this opens a ``subscriptions/listen`` stream, waits for the server's
+        acknowledgement (within ``timeout``) and re-opens the stream if it drops; in the
+        session era list changes need no request and resources use
+        ``resources/subscribe``.
+
+        Raises:
+            ValueError: nothing was asked for.
+            RequestTimeout: the server did not acknowledge in time.
+        """
+        notifications: Dict[str, Any] = {}
+        if tools:
+            notifications["toolsListChanged"] = True
+        if prompts:
+            notifications["promptsListChanged"] = True
+        if resources:
+            notifications["resourcesListChanged"] = True
+        if resource_uris:
+            notifications["resourceSubscriptions"] = [str(uri) for uri in resource_uris]
+        return self._subscriptions.subscribe(notifications, timeout)
+
+    def list_prompts(self, *, timeout: Timeout = DEFAULT) -> List[types.Prompt]:
+        """Every prompt the server offers (all pages); none (``[]``) when the server does
+        not declare the ``prompts`` capability."""
+        from .. import types
+
+        return self._listings.listing("prompts", "prompts/list", "prompts", types.Prompt,
+                                      timeout)
+
+    def get_prompt(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, str]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+    ) -> types.GetPromptResult:
+        """Get a prompt filled in with ``arguments`` (string values).
+
+        Raises:
+            TypeError: ``arguments`` is not a mapping (nothing was sent).
+        """
+        from .. import types
+
+        check_arguments("prompt", name, arguments)
+        params: Dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = {key: str(value) for key, value in arguments.items()}
+        data = self._rounds_runner.call("prompts/get", params, timeout=timeout)
+        return _parse(types.GetPromptResult, data, "prompts/get result")  # type: ignore[no-any-return]
+
+    def complete(
+        self,
+        ref: Union[Mapping[str, Any], Any],
+        argument: Mapping[str, str],
+        context: Optional[Mapping[str, Any]] = None,
+        *,
+        timeout: Timeout = DEFAULT,
+    ) -> types.CompleteResult:
+        """Ask for completions of a prompt or resource-template argument.
+
+        ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or
+        ``{"type": "ref/resource", "uri": ...}`` (or the matching model); ``argument`` is
+        ``{"name": ..., "value": ...}``; ``context`` may hold ``{"arguments": {...}}``.
+        """
+        from .. import types
+
+        self._require_capability("completion", "completions")
+        params: Dict[str, Any] = {"ref": _dump(ref), "argument": dict(argument)}
+        if context:
+            params["context"] = _dump(context)
+        return self.request(  # type: ignore[no-any-return]
+            "completion/complete", params, timeout=timeout, result_type=types.CompleteResult
+        )
+
+    def set_logging_level(self, level: str, *, timeout: Timeout = DEFAULT) -> None:
+        """Ask the server to send log messages at ``level`` and above.
+
+        In the stateless era there is no ``logging/setLevel``: the level travels in every
+        later request's ``_meta`` (``io.modelcontextprotocol/logLevel``). There a client
+        with a ``logging_handler`` asks for ``"info"`` and up until this is called, so the
+        handler receives the server's logs in both eras without further calls.
+        """
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown logging level {level!r}; use one of {list(LOG_LEVELS)}")
+        self._require_capability("logging", "logging")
+        if self._stateless():
+            self.log_level = level
+            session = self._live_rpc()
+            self._agreement = self._require_agreement().with_log_level(level)
+            session.agree(self._agreement)
+            return
+        self.request("logging/setLevel", {"level": level}, timeout=timeout)
+        self._mcp_session_log_level = level
+
+    def send_roots_list_changed(self) -> None:
+        """Tell the server the roots changed (it will ask for them again).
+
+        Does nothing in the stateless era, where the server asks for roots with each
+        request that needs them.
+        """
+        if self._stateless():
+            return
+        self.notify("notifications/roots/list_changed")
+
+
+def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any]:
+    """A future for ``convert(result)`` of ``future``; cancelling it cancels ``future``."""
+    outer: RequestFuture = RequestFuture()
+    if isinstance(future, RequestFuture):
+        outer.follow(future)
+
+    def relay(inner: Future[Any]) -> None:
+        if outer.done():
+            return
+        if inner.cancelled():
+            outer.cancel()
+            return
+        error = inner.exception()
+        try:
+            if error is not None:
+                outer.set_exception(error)
+            else:
+                outer.set_result(convert(inner.result()))
+        except MCPError as exc:
+            outer.set_exception(exc)
+        except Exception as exc:  # noqa: BLE001 - e.g. InvalidStateError after a cancel race
+            if not outer.done():
+                outer.set_exception(exc)
+
+    future.add_done_callback(relay)
+    return outer
+
+
+def _not_a_transport(value: Any) -> str:
+    kind = type(value).__name__
+    if isinstance(value, (str, bytes, Sequence, Mapping)):
+        return (f"Client() takes a transport, not a {kind}: for a URL, a command or an "
+                f"mcpServers entry use mcp_sync.connect({excerpt(repr(value), 100)}), which "
+                "builds the transport and connects")
+    return ("Client() takes a transport (StdioTransport, HttpTransport, SseTransport, "
+            f"MemoryTransport), not a {kind}")

@@ -1,0 +1,265 @@
+"""The ``list_*`` methods' plumbing: pagination within bounds, and the list cache.
+
+A listing follows the server's cursors page by page, within ``max_pages`` pages and the
+``max_list_items``/``max_list_bytes`` bounds of all its pages together
+(:class:`ListingBudget`). A list is cached while a ``*/list_changed`` notification
+would tell the client it is stale, and dropped when one arrives; a generation counter
+per method keeps a listing fetched across a change out of the cache. The tools listed
+last are kept by name too (``known_tools``): a tool call finds its definition there.
+
+The client builds one :class:`Listings` with a :class:`ListingHost` (what it needs of
+the client, nothing more); this module imports no client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Tuple
+
+from .._protocol import Timeout
+from .._types.parsing import parse
+from ..exceptions import ListingTooLarge, ProtocolError, excerpt
+
+if TYPE_CHECKING:
+    from .. import types
+
+__all__ = ["ListingBudget", "ListingHost", "ListingSettings", "Listings"]
+
+# The client's logger: these messages were always the client's.
+log = logging.getLogger("mcp_sync.client")
+
+# Measures listed items for max_list_bytes: compact, non-ASCII kept as is (one byte per
+# character, close to the UTF-8 on the wire), C-accelerated (no indent).
+_measure = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+
+class ListingSettings(Protocol):
+    """The client's bounds on a listing: its public attributes, read at each use (an
+    application may set them after the client is made)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def max_pages(self) -> int: ...
+
+    @property
+    def max_list_items(self) -> Optional[int]: ...
+
+    @property
+    def max_list_bytes(self) -> Optional[int]: ...
+
+
+class ListingHost(NamedTuple):
+    """What listings need of the client (the client builds it once)."""
+
+    settings: ListingSettings
+    #: ``Client.connected``: the cache is served only while connected.
+    connected: Callable[[], bool]
+    #: ``Client.request``: one request, blocking.
+    request: Callable[..., Any]
+    stateless: Callable[[], bool]
+    #: Whether the server declared the capability at a path (``"tools", "listChanged"``).
+    has_capability: Callable[..., bool]
+    #: Whether the server offers a capability (``ClientNotConnected`` when closed).
+    offers: Callable[..., bool]
+    #: The client's active subscriptions (stateless era: they carry list changes).
+    subscriptions: Callable[[], List[Any]]
+    #: Whether the transport carries ``Mcp-Param-*`` headers (a tool whose
+    #: ``x-mcp-header`` annotations are invalid is then dropped from the listing).
+    carries_headers: Callable[[], bool]
+    #: Told of each listing of the tools that is kept (``ToolCalls.relisted``).
+    relisted: Callable[[], None]
+    #: Each tool listing checked against the client's pins (``ToolPins.review`` with
+    #: the client's ``on_tool_change``): the tools that may be offered.
+    review: Callable[[List[Any]], List[Any]]
+
+
+class ListingBudget:
+    """What one ``list_*`` call may still collect, all its pages together.
+
+    The server decides how many pages there are and how big each one is, so the client
+    puts a number on the total: ``max_list_items`` items and ``max_list_bytes`` bytes
+    (``None`` turns a bound off). Each page is counted before its items are parsed, and
+    nothing is kept when a bound is passed, so a listing holds at most about one bound's
+    worth of items plus one page.
+
+    Bytes are the items' size as compact JSON: the session hands the client parsed
+    results, not frames, so the frame sizes the transport read are not at hand here (and
+    an in-process transport has none). Each item is encoded on its own (C speed, about
+    the cost of decoding it; listings only, never ``tools/call``, and cached while the
+    server promises ``list_changed``), which keeps the transient string to one item's
+    size and stops mid-page at the bound.
+    """
+
+    def __init__(self, settings: ListingSettings, method: str) -> None:
+        self.settings = settings
+        self.method = method
+        self.items = 0
+        self.bytes = 0
+
+    def take(self, items: List[Any], pages: int) -> None:
+        """Count one page's raw ``items``; raise :class:`ListingTooLarge` past a bound."""
+        max_items, max_bytes = self.settings.max_list_items, self.settings.max_list_bytes
+        self.items += len(items)
+        if max_items is not None and self.items > max_items:
+            raise self.error("max_list_items", max_items,
+                             f"listed more than {max_items} items in {pages} pages")
+        if max_bytes is None:
+            return
+        for item in items:
+            self.bytes += len(_measure(item))
+            if self.bytes > max_bytes:
+                raise self.error("max_list_bytes", max_bytes,
+                                 f"listed more than {max_bytes} bytes of items in {pages} pages")
+
+    def error(self, bound: str, limit: int, what: str) -> ListingTooLarge:
+        return ListingTooLarge(
+            f"{self.method} from {self.settings.name} passed {bound}={limit}: the server "
+            f"{what}; raise it with Client({bound}=...) or connect(..., {bound}=...) "
+            "(None: no limit)",
+            method=self.method, bound=bound, limit=limit,
+        )
+
+
+class Listings:
+    """One client's listings: pagination, the list cache and the tools listed last."""
+
+    def __init__(self, host: ListingHost) -> None:
+        self.host = host
+        # Cached lists, dropped on the matching */list_changed notification.
+        self._cache: Dict[str, List[Any]] = {}
+        # Bumped by each list_changed (under _lock): a listing fetched across a change
+        # is not cached, so a stale list never outlives its notification.
+        self._generation: Dict[str, int] = {}
+        self._lock = threading.Lock()
+        #: Tools seen in the last list_tools(), by name: their input schemas give the
+        #: x-mcp-header headers and their output schemas validate results. None until
+        #: this connection lists its tools, and again after tools/list_changed (under
+        #: the lock), so that a call lists them first.
+        self.known_tools: Optional[Dict[str, Any]] = None
+        #: Tools the last list_tools() dropped for invalid x-mcp-header annotations,
+        #: with the reason: calling one is refused rather than sent without its headers.
+        self.refused_tools: Dict[str, str] = {}
+
+    def paginate(
+        self, method: str, key: str, model: Any, timeout: Timeout, cache: bool
+    ) -> List[Any]:
+        """Every item of ``method``'s listing (the list under ``key`` of each page, as
+        ``model``), from the cache when ``cache`` and one is held."""
+        host, settings = self.host, self.host.settings
+        # A list is served from the cache only while connected; otherwise the request
+        # below raises what any request would: ClientNotConnected (closed), ConnectionClosed
+        # (the link died), ForkedClientError (the connection is the parent process's).
+        if cache and host.connected():
+            with self._lock:
+                cached = self._cache.get(method)
+            if cached is not None:
+                return list(cached)
+        generation = self.generation(method)
+        items: List[Any] = []
+        cursor: Optional[str] = None
+        seen_cursors = set()
+        budget = ListingBudget(settings, method)
+        max_pages = settings.max_pages
+        for pages in range(1, max_pages + 1):
+            params = {"cursor": cursor} if cursor is not None else None
+            page = host.request(method, params, timeout=timeout)
+            if not isinstance(page, dict) or not isinstance(page.get(key), list):
+                raise ProtocolError(f"{method} result from {settings.name} has no list {key!r}")
+            budget.take(page[key], pages)
+            items.extend(parse(model, item, f"{method} item") for item in page[key])
+            cursor = page.get("nextCursor")
+            if not cursor:
+                break
+            if cursor in seen_cursors:
+                raise ProtocolError(f"{settings.name} repeated the cursor "
+                                    f"{excerpt(repr(cursor), 100)} in {method}")
+            seen_cursors.add(cursor)
+        else:
+            raise budget.error("max_pages", max_pages,
+                               f"did not end its listing after {max_pages} pages")
+        if cache:
+            with self._lock:
+                if self._generation.get(method, 0) == generation:
+                    self._cache[method] = items
+        return list(items)
+
+    def generation(self, method: str) -> int:
+        """How many ``list_changed`` notifications of ``method``'s list arrived."""
+        with self._lock:
+            return self._generation.get(method, 0)
+
+    def listing(self, kind: str, method: str, key: str, model: Any,
+                timeout: Timeout) -> List[Any]:
+        """The ``list_*`` methods but ``list_tools``: none (``[]``) when the server does
+        not offer ``kind``, else every item, cached when :meth:`cacheable`."""
+        if not self.host.offers(kind):
+            return []
+        return self.paginate(method, key, model, timeout, self.cacheable(kind))
+
+    def tools(self, timeout: Timeout) -> types.ToolList:
+        """``Client.list_tools``: every tool, the ones whose ``x-mcp-header``
+        annotations are invalid dropped (stateless era, on a transport with headers) and
+        the changed ones the client's pins block (``host.review``); the listing kept as
+        :attr:`known_tools` unless tools changed meanwhile."""
+        from .. import types
+
+        host = self.host
+        if not host.offers("tools"):
+            return types.ToolList()
+        generation = self.generation("tools/list")
+        tools = self.paginate("tools/list", "tools", types.Tool, timeout,
+                              self.cacheable("tools"))
+        refused: Dict[str, str] = {}
+        if host.stateless() and host.carries_headers():
+            from .._protocol.headers import invalid_header_annotation
+
+            for tool in tools:
+                reason = invalid_header_annotation(tool.input_schema)
+                if reason is not None:
+                    log.warning("dropping tool %s of %s: %s", excerpt(repr(tool.name), 120),
+                                host.settings.name, excerpt(reason, 200))
+                    refused[tool.name] = reason
+            tools = [tool for tool in tools if tool.name not in refused]
+        tools = host.review(tools)  # a changed tool the policy blocks is not listed
+        with self._lock:
+            # A listing fetched across a tools/list_changed is not kept: the next call
+            # lists again.
+            if self._generation.get("tools/list", 0) == generation:
+                self.known_tools = {tool.name: tool for tool in tools}
+                host.relisted()
+        self.refused_tools = refused
+        return types.ToolList(tools)
+
+    def cacheable(self, kind: str) -> bool:
+        """May ``kind``'s list be cached? Only while a list_changed notification would
+        tell us it is stale: the server promises them (session era) or an active
+        subscription carries them (stateless era)."""
+        if self.host.stateless():
+            return any(sub.covers(f"{kind}ListChanged") for sub in self.host.subscriptions())
+        return bool(self.host.has_capability(kind, "listChanged"))
+
+    def forget(self) -> None:
+        """Drop what the last connection listed: a new one lists again."""
+        with self._lock:
+            self._cache.clear()
+            self.known_tools = None
+
+    def reviewed(self) -> None:
+        """A blocked change was accepted: the next call lists the tools first, so that it
+        finds the tool's definition."""
+        with self._lock:
+            self.known_tools = None
+
+    def lists_changed(self, listed: Tuple[str, ...]) -> None:
+        """Drop the cached ``listed`` lists (a ``*/list_changed`` arrived); a listing
+        fetched across the change is not cached either (the generation counter)."""
+        with self._lock:
+            for key in listed:
+                self._cache.pop(key, None)
+                self._generation[key] = self._generation.get(key, 0) + 1
+            if "tools/list" in listed:
+                self.known_tools = None

@@ -1,0 +1,209 @@
+"""The matcher that runs a server's ``pattern`` and ``patternProperties`` expressions
+(``mcp_sync/_schema/pattern.py``): it answers what ``re.search`` answers (a property test over
+generated expressions and texts), in work linear in the text, counted against a budget;
+what it does not run goes to the ``regex`` package, or is refused without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import signal
+import sys
+import threading
+import time
+from typing import Any, Iterator, List
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from mcp_sync import ProtocolError
+from mcp_sync._schema.pattern import (
+    Budget,
+    OverBudget,
+    Unsupported,
+    _Linear,
+    compile_pattern,
+)
+
+# When hypothesis reports a failure, its pytest plugin touches a deprecated mypy_extensions
+# name (see test_fuzz.py).
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
+
+ALPHABET = "ab_-1 \n\u00e9"
+ATOMS = ["a", "b", "1", "_", "-", " ", ".", r"\d", r"\w", r"\s", r"\D", r"\W", r"\S",
+         "[ab]", "[^a]", "[a-c1]", r"[\d_]", "[-a]", "[]a]", r"\n", "\u00e9", r"\x61",
+         r"\u00e9", r"\-", "{", "x{,", "^", "$", r"\b", r"\B", r"\A", r"\Z"]
+
+
+@st.composite
+def patterns(draw: Any, depth: int = 0) -> str:
+    pieces = []
+    for _ in range(draw(st.integers(0, 4))):
+        choice = draw(st.integers(0, 9))
+        if choice < 6 or depth >= 3:
+            piece = draw(st.sampled_from(ATOMS))
+        elif choice < 8:
+            inner = draw(patterns(depth + 1))
+            piece = f"({draw(st.sampled_from(['', '?:', '?P<g' + str(depth) + '>']))}{inner})"
+        else:
+            piece = f"(?:{draw(patterns(depth + 1))}|{draw(patterns(depth + 1))})"
+        if piece not in ("^", "$", r"\b", r"\B", r"\A", r"\Z"):
+            piece += draw(st.sampled_from(["", "", "*", "+", "?", "{2}", "{1,3}", "{,2}",
+                                           "{2,}", "*?", "+?", "??", "{1,2}?"]))
+        pieces.append(piece)
+    if draw(st.booleans()) and pieces:
+        return "|".join(pieces)
+    return "".join(pieces)
+
+
+class OracleTooSlow(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def cpu_bound(seconds: float) -> Iterator[None]:
+    """Interrupt ``re`` itself past ``seconds`` of CPU: it checks for signals while it
+    backtracks (but holds the GIL). A virtual-time timer: SIGALRM is pytest-timeout's."""
+
+    def expire(signum: int, frame: Any) -> None:
+        raise OracleTooSlow
+
+    previous = signal.signal(signal.SIGVTALRM, expire)
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
+
+
+@settings(max_examples=600, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(patterns(), st.lists(st.text(ALPHABET, max_size=10), min_size=1, max_size=4))
+def test_the_bounded_matcher_agrees_with_re_search(pattern: str, texts: List[str]) -> None:
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        assume(False)
+        return
+    matcher = compile_pattern(pattern)
+    if not isinstance(matcher, _Linear):  # all the syntax generated here is supported...
+        with pytest.raises(Unsupported, match="compiling to more than"):
+            _Linear(pattern)  # ...but nested counted repeats may pass the size bound
+    for text in texts:
+        try:
+            with cpu_bound(0.5):
+                expected = compiled.search(text) is not None
+        except OracleTooSlow:  # re backtracking: the very case the matcher is for
+            continue
+        assert matcher.search(text, Budget(10**6)) is expected, (pattern, text)
+
+
+def test_the_matcher_refuses_what_it_does_not_run_without_regex(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Lookaround and backreferences go to the regex package, with a timeout; without
+    it such a pattern is refused (then the schema is), never given to ``re``."""
+    for pattern in [r"^(?=.*\d)\w+$", r"(a)\1", "(?i)abc", "a{5000}"]:
+        assert not isinstance(compile_pattern(pattern), _Linear)  # regex is installed here
+        assert compile_pattern(pattern).search("abc1", Budget(10**6)) is (
+            re.search(pattern, "abc1") is not None)
+    monkeypatch.setitem(sys.modules, "regex", None)
+    with pytest.raises(Unsupported, match="install the regex package"):
+        compile_pattern(r"^(?=.*\d)\w+$")
+
+
+def test_the_matchers_work_is_linear_and_counted() -> None:
+    matcher = compile_pattern("^(a+)+$")
+    for size in (10, 1000, 100_000):
+        budget = Budget(10**9)
+        assert matcher.search("a" * size + "!", budget) is False
+        assert budget.spent < 20 * (size + 10)
+    with pytest.raises(OverBudget, match="more than 1,000 steps"):
+        matcher.search("a" * 5000, Budget(1000))
+
+
+def test_each_new_state_set_is_charged_so_the_budget_stops_a_wide_repeat() -> None:
+    """A character the cache has not seen costs a step of the automaton (one instruction
+    per thread followed, 1,000 here), not the one step the text's length pays for. A text
+    of distinct characters misses the cache at every one: uncharged, a 20,000-character
+    check ran 18 s and never reached its budget. The first text is short enough that a
+    walk uncharged ends in about a second (and raises nothing); the budget must stop it
+    within one automaton step of its limit."""
+    from mcp_sync import InvalidToolSchema
+    from mcp_sync._schema.checker import OutputSchema, budget_for
+
+    pattern = r"[\s\S]{1000}x"
+    matcher = compile_pattern(pattern)
+    assert isinstance(matcher, _Linear)
+    distinct = "".join(chr(0x4E00 + index) for index in range(20_000))
+    budget = Budget(50_000)
+    with pytest.raises(OverBudget, match="more than 50,000 steps"):
+        matcher.search(distinct[:2_000], budget)
+    assert 50_000 < budget.spent <= 50_000 + len(matcher.program)
+    # A server's schema, checked with the budget of a result of that size.
+    schema = OutputSchema({"type": "string", "pattern": pattern}, "tool", "server")
+    steps = budget_for(distinct)[1]
+    assert steps < 200_000
+    started = time.monotonic()
+    with pytest.raises(InvalidToolSchema, match=f"takes more than {steps:,} steps"):
+        schema.check(distinct)
+    assert time.monotonic() - started < 5.0
+
+
+def test_a_pattern_missing_from_the_walk_is_still_bounded() -> None:
+    """Patterns are compiled while the schema is walked; one reached only by a check
+    (none should be) is compiled then, with the same matcher."""
+    from mcp_sync._schema.checker import OutputSchema
+
+    schema = OutputSchema({"type": "string", "pattern": "^(a+)+$"}, "tool", "server")
+    schema.matchers.clear()
+    with pytest.raises(ProtocolError, match="does not match"):
+        schema.check("a" * 10_000 + "!")
+    assert isinstance(schema.matchers["^(a+)+$"], _Linear)
+
+
+def test_the_regex_package_runs_the_rest_with_the_gil_released_and_a_timeout() -> None:
+    matcher = compile_pattern(r"^(?=x?)(a|aa)+$")
+    assert not isinstance(matcher, _Linear)
+    ticks = [0]
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            ticks[0] += 1
+
+    spinner = threading.Thread(target=spin, name="test-spinner")
+    spinner.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(OverBudget, match=r"more than 1\.0 s of matching"):
+            matcher.search("a" * 60 + "!", Budget(10**6))
+    finally:
+        stop.set()
+        spinner.join(5)
+    assert time.monotonic() - started < 3
+    assert ticks[0] > 10_000  # the other thread ran meanwhile
+    budget = Budget(10**6)
+    assert matcher.search("a" * 60, budget) is True
+
+
+def test_a_servers_expression_never_reaches_re_not_even_to_compile() -> None:
+    """``re.compile`` takes seconds for a few thousand of the widest Unicode classes; the
+    schema's check of its patterns is the bounded matcher's (broken syntax refused)."""
+    from mcp_sync import InvalidToolSchema
+    from mcp_sync._schema.checker import OutputSchema
+
+    wide = "[\u0000-\U0010ffff]" * 2000
+    started = time.monotonic()
+    schema = OutputSchema({"type": "string", "pattern": wide}, "tool", "server")
+    schema.check("x" * 2000)
+    assert time.monotonic() - started < 2.0
+    for broken, reason in [("(a", "invalid syntax: the expression ends too early"),
+                           ("*a", "invalid syntax: nothing to repeat at 0"),
+                           ("(?P<1>a)", "invalid syntax: a bad group name")]:
+        with pytest.raises(InvalidToolSchema, match=re.escape(reason)):
+            OutputSchema({"type": "string", "pattern": broken}, "tool", "server")
