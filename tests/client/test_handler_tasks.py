@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from concurrent.futures import Future
 from typing import Any, Dict, Iterator, List, Optional
 
 import pytest
@@ -331,6 +332,22 @@ def test_closing_the_client_cancels_a_running_task(peer: Peer) -> None:
         answer = late.structured_content
         assert "result" not in answer and "no answer" in answer["error"]["message"], answer
     # The no_leaks fixture checks that no mcp-sync-tasks-* or handler thread is left.
+
+
+def test_a_closed_executor_answers_no_task_request() -> None:
+    """While the client closes, the session may still read the server's tasks/* requests:
+    none of them is answered (the answer of a tasks/result waiting at close is dropped
+    too), never "Task not found" for a task the server still holds. (The race behind
+    test_closing_the_client_cancels_a_running_task, made certain.)"""
+    executor = _executor.TaskExecutor(lambda: "peer", offload=lambda *job: True,
+                                      notify=lambda method, params: None)
+    created = executor.create("sampling/createMessage", {"task": {"ttl": 60_000}},
+                              run=lambda: {"role": "assistant"})
+    task_id = created["task"]["taskId"]
+    executor.close()
+    for answer in (executor.get({"taskId": task_id}), executor.result({"taskId": task_id}),
+                   executor.cancel({"taskId": task_id}), executor.list({})):
+        assert isinstance(answer, Future) and answer.cancelled(), answer
 
 
 def test_a_lost_connection_cancels_a_running_task() -> None:

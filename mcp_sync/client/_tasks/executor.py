@@ -27,7 +27,10 @@ runs on the session's handler pool as a :class:`_ClientTask`; the server follows
 Threads: the handlers run on the session's pool (``RpcSession.offload``). One
 ``mcp-sync-tasks-<server>`` thread frees tasks when their ttl passes; it starts with the
 first task and ends when none is left, or at :meth:`TaskExecutor.close`, which cancels
-every task, fails every waiting ``tasks/result`` and joins it within its bound.
+every task, drops the answers of every waiting ``tasks/result`` and joins it within its
+bound. A ``tasks/*`` request that reaches a closed executor (the session still reading
+while the client closes) is left unanswered the same way, never told "not found": the
+tasks still exist for the server until the link closes.
 """
 
 from __future__ import annotations
@@ -217,15 +220,19 @@ class TaskExecutor:
 
     # -- the server's requests -----------------------------------------------------------
 
-    def get(self, params: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    def get(self, params: Optional[Dict[str, Any]]) -> Any:
         """``tasks/get``: the task's state."""
         with self._lock:
+            if self._closed:
+                return _unanswered()
             return self._find(params).wire()
 
     def result(self, params: Optional[Dict[str, Any]]) -> Any:
         """``tasks/result``: what the request returns, at once for a finished task; a
         Future the session answers later for one still running."""
         with self._lock:
+            if self._closed:
+                return _unanswered()
             task = self._find(params)
             if task.status not in TERMINAL:
                 waiter: Future[Any] = Future()
@@ -236,7 +243,7 @@ class TaskExecutor:
         self._settle(done, task, outcome)
         return done  # settled already: the session answers at once
 
-    def list(self, params: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    def list(self, params: Optional[Dict[str, Any]]) -> Any:
         """``tasks/list``: the tasks in creation order, :data:`PAGE_SIZE` a page."""
         cursor = (params or {}).get("cursor")
         start = 0
@@ -245,6 +252,8 @@ class TaskExecutor:
                 raise ServerError(INVALID_PARAMS, "Invalid cursor")
             start = int(cursor)
         with self._lock:
+            if self._closed:
+                return _unanswered()
             tasks = [task for task in self._tasks.values() if task.seq >= start]
             page = tasks[:PAGE_SIZE]
             answer: Dict[str, Any] = {"tasks": [task.wire() for task in page]}
@@ -252,9 +261,11 @@ class TaskExecutor:
                 answer["nextCursor"] = str(tasks[PAGE_SIZE].seq)
         return answer
 
-    def cancel(self, params: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    def cancel(self, params: Optional[Dict[str, Any]]) -> Any:
         """``tasks/cancel``: the task ``cancelled``, its handler's context cancelled."""
         with self._lock:
+            if self._closed:
+                return _unanswered()
             task = self._find(params)
             if task.status in TERMINAL:
                 raise ServerError(INVALID_PARAMS,
@@ -371,6 +382,14 @@ class TaskExecutor:
         """How many tasks exist (running, or kept for their result)."""
         with self._lock:
             return len(self._tasks)
+
+
+def _unanswered() -> Future[Any]:
+    """The answer of a request a closed executor leaves unanswered: a cancelled Future,
+    which the session never sends (as for the ``tasks/result`` waiters dropped at close)."""
+    never: Future[Any] = Future()
+    never.cancel()
+    return never
 
 
 def _current_context() -> Optional[RequestContext]:
