@@ -304,7 +304,11 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument("name", nargs="?", metavar="NAME", help="the tool to show")
     tools.add_argument("--changes", action="store_true",
                        help="show what changed in each tool since its definition was pinned "
-                            "in the tool cache (a Manager's tool_cache)")
+                            "in the tool cache (a Manager's tool_cache). A changed tool is "
+                            "blocked until its change is accepted: not offered to a model, "
+                            "a call to it refused (ToolChanged); the library's "
+                            "on_tool_change= (\"block\", \"warn\" or a function; "
+                            "docs/toolbox.md) chooses another policy")
     tools.add_argument("--accept", action="store_true",
                        help="with --changes: accept the changes, pinning the tools listed now")
     tools.add_argument("--tool-cache", metavar="DIR",

@@ -498,3 +498,15 @@ def test_a_callable_decides_once_per_new_definition() -> None:
     seeded = ToolPins(pins.pinned())
     assert seeded.review(fine, "s", "block") == fine and len(seeded) == 1
 
+
+
+def test_the_help_says_how_to_see_accept_and_choose_the_policy() -> None:
+    """``mcp-sync tools --help`` says what a changed tool does by default, how to see and
+    accept a change, and where the policy is chosen."""
+    shown = subprocess.run([PY, "-m", "mcp_sync", "tools", "--help"], capture_output=True,
+                           text=True, timeout=60, cwd=str(ROOT))
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "--changes" in text and "--accept" in text
+    assert "A changed tool is blocked until its change is accepted" in text
+    assert 'on_tool_change= ("block", "warn" or a function; docs/toolbox.md)' in text
