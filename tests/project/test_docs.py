@@ -119,9 +119,10 @@ def link(text: str, href: str, title: str) -> bool:
 def test_named_references_are_links(site: Path) -> None:
     built = pages(site)
     reference = built["reference/index.html"]
-    # connect()'s docstring: :class:`~mcp_sync.StdioTransport` and :func:`http_url`.
+    # connect()'s docstring: :class:`~mcp_sync.StdioTransport`, and Client's keywords
+    # pointing at the errors they raise.
     assert link(reference, "#mcp_sync.StdioTransport", "StdioTransport")
-    assert link(reference, "#mcp_sync.connect.http_url", "http_url()")
+    assert link(reference, "#mcp_sync.ListingTooLarge", "ListingTooLarge")
     # Manager's: :meth:`connect` and :meth:`close`, resolved in the class.
     assert link(reference, "#mcp_sync.Manager.connect", "connect()")
     assert link(reference, "#mcp_sync.Manager.close", "close()")
