@@ -75,34 +75,34 @@ the views. Tools whose visibility lacks ``"model"`` are never offered to a model
 ["text/html;profile=mcp-app"]}`` (:func:`client_settings`); a server may serve its UI
 tools only then.
 
-Everything here is imported on first use; :func:`show` and :class:`AppView` need
+Each name here is loaded on first use; :func:`show` and :class:`AppView` need
 ``anywidget`` (``pip install 'mcp-sync-client[jupyter]'``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List
-
-from ._bridge import AppBridge, BridgeLimits, Step, ToolCall
-from ._csp import AppCsp
-from ._errors import AppError
-from ._load import MAX_HTML_BYTES, App, AppResource, load_app, read_app_resource
-from ._meta import (
-    APP_MIME_TYPE,
-    EXTENSION_ID,
-    UI_PROTOCOL_VERSION,
-    app_callable,
-    client_settings,
-    model_visible,
-    tool_resource_uri,
-    tool_visibility,
-)
-from ._session import AppSession
-from ._tokens import PageClaims, PageTokens
-from ._web import WebApps, WebResponse
+import importlib
+from typing import TYPE_CHECKING, Any, Dict, List
 
 if TYPE_CHECKING:
+    from ._bridge import AppBridge, BridgeLimits, Step, ToolCall
+    from ._csp import AppCsp
+    from ._errors import AppError
     from ._jupyter import AppView, show
+    from ._load import MAX_HTML_BYTES, App, AppResource, load_app, read_app_resource
+    from ._meta import (
+        APP_MIME_TYPE,
+        EXTENSION_ID,
+        UI_PROTOCOL_VERSION,
+        app_callable,
+        client_settings,
+        model_visible,
+        tool_resource_uri,
+        tool_visibility,
+    )
+    from ._session import AppSession
+    from ._tokens import PageClaims, PageTokens
+    from ._web import WebApps, WebResponse
 
 __all__ = [
     "APP_MIME_TYPE",
@@ -133,17 +133,30 @@ __all__ = [
     "tool_visibility",
 ]
 
-_JUPYTER = ("AppView", "show")
+# Each public name's module, loaded on first use (PEP 562): the Toolbox reads visibility
+# from ._meta without loading the rest, and anywidget (under ._jupyter) is imported by
+# AppView and show only.
+_LAZY: Dict[str, str] = {
+    "AppBridge": "_bridge", "BridgeLimits": "_bridge", "Step": "_bridge",
+    "ToolCall": "_bridge", "AppCsp": "_csp", "AppError": "_errors",
+    "AppView": "_jupyter", "show": "_jupyter", "MAX_HTML_BYTES": "_load", "App": "_load",
+    "AppResource": "_load", "load_app": "_load", "read_app_resource": "_load",
+    "APP_MIME_TYPE": "_meta", "EXTENSION_ID": "_meta", "UI_PROTOCOL_VERSION": "_meta",
+    "app_callable": "_meta", "client_settings": "_meta", "model_visible": "_meta",
+    "tool_resource_uri": "_meta", "tool_visibility": "_meta", "AppSession": "_session",
+    "PageClaims": "_tokens", "PageTokens": "_tokens", "WebApps": "_web",
+    "WebResponse": "_web",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # anywidget (and ipywidgets under it) is loaded by the Jupyter names only.
-    if name in _JUPYTER:
-        from . import _jupyter
-
-        return getattr(_jupyter, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
 
 
 def __dir__() -> List[str]:
-    return sorted(set(globals()) | set(_JUPYTER))
+    return sorted(set(globals()) | set(__all__))

@@ -25,7 +25,7 @@ from .test_contrib_django import _setup_django
 
 _setup_django()
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.peer, pytest.mark.timeout(300)]
 
 
 @pytest.fixture

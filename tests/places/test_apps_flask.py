@@ -40,7 +40,7 @@ from ._apps import (
 
 SECRET = "flask-apps-test-secret"
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.peer, pytest.mark.timeout(300)]
 
 
 def login_required(view: Callable[..., Any]) -> Callable[..., Any]:

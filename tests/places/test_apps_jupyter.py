@@ -49,7 +49,7 @@ from ._apps import (
 
 kernel_spec = test_jupyter.kernel_spec  # the fixture: a kernelspec for this interpreter
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.peer, pytest.mark.timeout(300)]
 
 
 @pytest.fixture
