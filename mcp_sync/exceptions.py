@@ -50,6 +50,8 @@ Every exception the library raises on purpose derives from :class:`MCPError`, so
     ├── ClientNotConnected              the client is not connected (before connect, after close)
     ├── CallToolFailed                  the mcp_sync.call_tool Celery task failed (carries a JSON
     │                                   payload; mcp_sync.contrib.celery)
+    ├── AppError                        a tool's app cannot be shown, or a page token was
+    │                                   refused (mcp_sync.apps)
     ├── ConfigError                     an invalid mcpServers configuration (mcp_sync.config;
     │                                   also a ValueError)
     └── AuthError                       authorization failed

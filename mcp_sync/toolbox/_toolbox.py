@@ -31,6 +31,7 @@ from typing import (
 )
 
 from .._util.threads import join_or_warn, start_thread
+from ..apps._meta import model_visible, visibility_malformed
 from ..client import Client
 from ..client._toolpins import ToolChange
 from ..exceptions import (
@@ -203,7 +204,9 @@ class Toolbox:
     cannot be cleaned) is not offered (logged). A tool whose definition changed and whose
     source's ``on_tool_change`` blocked the change is not offered either; a call to it,
     from a model offered it before, is answered with an error (see
-    :class:`~mcp_sync.ToolChanged`).
+    :class:`~mcp_sync.ToolChanged`). A tool whose ``_meta.ui.visibility`` (MCP Apps)
+    does not hold ``"model"`` is for its app alone: it is never offered, and a model
+    naming it is told the tool is unknown (see :mod:`mcp_sync.apps`).
 
     The tools are listed again by each ``to_*`` method and :meth:`tools` (a client keeps
     the list cached while its server promises change notifications; a manager always
@@ -337,6 +340,13 @@ class Toolbox:
         return listed
 
     def _wanted(self, source: Source, server: str, tool: types.Tool) -> bool:
+        if not model_visible(tool):
+            # MCP Apps: a tool only its app may call (_meta.ui.visibility without
+            # "model") is never a model's, whatever include says.
+            if visibility_malformed(tool):
+                self._warn(f"{server}{SEPARATOR}{tool.name}", "not offered: its "
+                           "_meta.ui.visibility is not a list of strings")
+            return False
         if self.read_only and not (tool.annotations and tool.annotations.read_only_hint):
             return False
         names = {server, tool.name, f"{server}{SEPARATOR}{tool.name}"}
