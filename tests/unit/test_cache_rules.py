@@ -41,9 +41,10 @@ def test_the_cacheable_methods_are_the_schemas() -> None:
     assert results == {"CacheableResult", "DiscoverResult", "ListPromptsResult",
                        "ListResourceTemplatesResult", "ListResourcesResult",
                        "ListToolsResult", "ReadResourceResult"}
-    assert CACHEABLE_METHODS == {"server/discover", "tools/list", "prompts/list",
-                                 "resources/list", "resources/templates/list",
-                                 "resources/read"}
+    methods = {definitions[name[:-len("Result")] + "Request"]["properties"]["method"]["const"]
+               for name in results - {"CacheableResult"}}
+    assert methods == CACHEABLE_METHODS
+    assert len(methods) == 6
 
 
 @pytest.mark.parametrize(("result", "hints"), [
