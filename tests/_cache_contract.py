@@ -9,10 +9,11 @@ Each check takes a store the test made empty for it (a fresh one, or a fresh dat
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict
 
 from mcp_sync.cache import CacheStore, ResponseCache, credential_identity, url_identity
 
+from .conftest import ROOT
 from .helpers import wait_for
 
 STATELESS = "2026-07-28"
@@ -122,6 +123,10 @@ def check_cache_over_store(make_store: Callable[[], CacheStore]) -> None:
     assert a_again.lookup("resources/read", {"uri": uri}).hit is None
 
 
-def entries_held(store: Any, keys: List[str]) -> Dict[str, bytes]:
-    """What ``store`` holds under ``keys`` (a plain dict, for comparisons)."""
-    return dict(store.get_many(keys))
+def docs_example(heading: str) -> str:
+    """The first Python block after ``heading`` in docs/caching.md: the page's examples
+    are run by the tests, as written."""
+    text = (ROOT / "docs" / "caching.md").read_text(encoding="utf-8")
+    after = text[text.index(heading + "\n"):]
+    start = after.index("```python\n") + len("```python\n")
+    return after[start:after.index("```\n", start)]

@@ -13,8 +13,8 @@ The rules, as implemented here:
 1. **Which results.** Those six methods, in the stateless era only (another era's
    ``ttlMs``, if a server sent one, is not honoured). A result whose ``resultType`` is
    not ``"complete"`` (``input_required``) is never stored, and neither is the result of
-   a multi round-trip retry (a request carrying ``inputResponses`` or ``requestState``):
-   it is neither looked up nor stored.
+   a multi round-trip retry (a request carrying ``inputResponses`` or ``requestState``
+   is neither looked up nor stored).
 2. **Freshness.** ``ttlMs`` absent, 0, negative or not a number: stale at once, not
    stored. Positive: fresh while ``now < received + ttlMs`` on the wall clock, counting
    from before the request was sent (never younger than it says), at most ``max_ttl``

@@ -59,7 +59,7 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=
 
 
 class CacheInfo(NamedTuple):
-    """What the cache did for one result: a user sees it beside the result."""
+    """What the cache did for one result: served it, or stored it or not, and why."""
 
     #: Served from the cache (True), or fetched from the server.
     hit: bool
@@ -120,9 +120,8 @@ class Ticket:
 class ResponseCache:
     """Cached results of the 2026-07-28 era's cacheable requests, over a store.
 
-    One ``ResponseCache`` may serve many clients and servers (a
-    :class:`~mcp_sync.Manager` gives it to every client it makes); each client binds it
-    to its server (:meth:`bind`). With a shared store (:class:`~mcp_sync.cache.RedisStore`,
+    One ``ResponseCache`` may serve many clients and servers; each client binds it to
+    its server (:meth:`bind`). With a shared store (:class:`~mcp_sync.cache.RedisStore`,
     :class:`~mcp_sync.contrib.django.cache.DjangoCacheStore`) every process using the
     same settings shares the entries.
 

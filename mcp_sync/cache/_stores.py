@@ -73,8 +73,8 @@ class MemoryStore:
     At most ``max_entries`` entries and ``max_bytes`` bytes of values: storing past
     either bound drops the entries used longest ago; a value larger than ``max_bytes``
     is not stored (and whatever the key held is dropped). Expired entries are dropped
-    when met, or when their turn to go comes. Only this process sees it: every client (and
-    every :class:`~mcp_sync.Manager`) given the same ``MemoryStore`` shares it.
+    when met, or when their turn to go comes. Only this process sees it: every cache
+    given the same ``MemoryStore`` shares it.
 
     Thread-safe: one lock guards the map, held for no I/O. Never blocks otherwise.
 

@@ -22,8 +22,9 @@ from mcp_sync.cache import (
     url_identity,
 )
 
+from .._cache_contract import docs_example
 from .._peer_processes import ServerProcess, cache_server_argv, request_counts, serve
-from ..helpers import Notified
+from ..helpers import Notified, wait_for
 
 pytestmark = pytest.mark.peer
 
@@ -191,3 +192,36 @@ def test_a_resource_update_drops_that_resource(server: ServerProcess) -> None:
             notified.wait(WAIT)
         assert not cached(view, client, "resources/read", {"uri": touched})[1].hit
         assert cached(view, client, "resources/read", {"uri": kept})[1].hit
+
+
+
+def test_the_pattern_of_the_docs_runs_against_the_server(
+        server: ServerProcess, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/caching.md's "Using it", as written: the second listing is served from the
+    cache, and a list_changed the server sends reaches the view."""
+    namespace: Dict[str, Any] = {"url": server.url, "uri": "test://greeting",
+                                 "headers": {"Authorization": "Bearer docs"}}
+    # The page connects with the default 1 s era probe: a freshly started SDK server's
+    # first answer can take longer on a loaded machine, so it answers one first.
+    with connect(server) as warm:
+        warm.request("server/discover", timeout=WAIT)
+    before = request_counts(server)
+    try:
+        exec(docs_example("## Using it"), namespace)
+        client = namespace["client"]
+        # The page's print: the read was fetched (not a hit), private, fresh for 60 s.
+        printed = capsys.readouterr().out
+        assert printed.startswith("False ") and printed.endswith(" 60.0 private\n"), printed
+        _, info = namespace["cached"]("tools/list")
+        assert info.hit and info.scope == "public" and info.ttl == 60
+        assert sent(server, before, "tools/list") == 1
+        assert sent(server, before, "resources/read") == 1
+        _, info = namespace["cached"]("tools/list", mode="refresh")
+        assert not info.hit and sent(server, before, "tools/list") == 2
+        with client.subscribe(tools=True, timeout=WAIT):
+            client.call_tool("grow", {"name": f"docs_{id(client)}"}, timeout=WAIT)
+            wait_for(lambda: namespace["view"].lookup("tools/list").hit is None,
+                     timeout=WAIT, what="the list_changed to reach the cache")
+    finally:
+        if "client" in namespace:
+            namespace["client"].close()

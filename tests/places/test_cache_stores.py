@@ -26,7 +26,13 @@ from django.test import override_settings
 from mcp_sync.cache import RedisStore, ResponseCache, url_identity
 from mcp_sync.contrib.django.cache import DjangoCacheStore
 
-from .._cache_contract import STATELESS, check_cache_over_store, check_store_contract, page
+from .._cache_contract import (
+    STATELESS,
+    check_cache_over_store,
+    check_store_contract,
+    docs_example,
+    page,
+)
 from .._procs import redis_server, stop_process, subprocess_env
 from ..conftest import ROOT, SERVERS
 from ._django import setup_django
@@ -313,3 +319,16 @@ def test_django_store_follows_the_settings_and_threads() -> None:
     with override_settings(CACHES=locmem("second")):
         assert store.get_many(["mcp-sync:test:k"]) == {}
     assert repr(store) == "DjangoCacheStore('mcp')"
+
+
+# -- a store of one's own -----------------------------------------------------------------
+
+
+def test_the_sqlite_store_of_the_docs_keeps_the_contract(tmp_path: Path) -> None:
+    """docs/caching.md's example of a store of one's own, as written: the store contract,
+    and the cache's rules over two stores on one database file."""
+    namespace: Dict[str, Any] = {}
+    exec(docs_example("### Writing a store"), namespace)
+    store_class = namespace["SqliteStore"]
+    check_store_contract(store_class(str(tmp_path / "cache.db")))
+    check_cache_over_store(lambda: store_class(str(tmp_path / "cache.db")))

@@ -8,8 +8,8 @@ Settings::
                 "LOCATION": "redis://127.0.0.1:6379/3"},
     }
 
-and a client (or a ``Manager``) given
-``ResponseCache(DjangoCacheStore("mcp"))``. Which processes share the entries is the
+and the cache ``ResponseCache(DjangoCacheStore("mcp"))`` (see docs/caching.md).
+Which processes share the entries is the
 backend's answer: ``LocMemCache`` is this process only; ``FileBasedCache`` every process
 with the same directory on the same machine; Redis, memcached and the database cache
 every process that reaches them.
