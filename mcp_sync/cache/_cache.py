@@ -243,6 +243,9 @@ class ResponseCache:
         return result
 
 
+# The most requests whose keys one view remembers.
+_KNOWN_KEYS = 256
+
 # What ResponseCache._attempt returns for a store call that raised.
 _FAILED: Any = object()
 
@@ -265,7 +268,8 @@ class ServerCache:
     3. on a server notification: ``view.notified(method, params)``; on a connection that
        replaces a lost one: ``view.reconnected()``.
 
-    Thread-safe: it holds no state of its own; a :class:`Ticket` belongs to one request.
+    Thread-safe: it holds no state but the keys it computed; a :class:`Ticket` belongs
+    to one request.
     No method raises for a store error (see :class:`ResponseCache`).
     """
 
@@ -280,6 +284,10 @@ class ServerCache:
         self.enabled = hints_honoured(version)
         self._private_arm = ("private", context)
         self._public_arm = ("public", "" if cache.share_public else context)
+        # The keys of requests looked up lately (hashing them is most of a lookup's CPU),
+        # at most _KNOWN_KEYS, forgotten all at once past it. Plain dict operations, each
+        # atomic: two threads may compute the same keys, never see half of them.
+        self._known_keys: Dict[Tuple[str, str], Tuple[Dict[str, str], List[str]]] = {}
 
     def __repr__(self) -> str:
         return f"ServerCache(version={self.version!r}, enabled={self.enabled})"
@@ -303,15 +311,7 @@ class ServerCache:
         started = cache.clock()
         if mode == "bypass" or not self.enabled or not cacheable_params(params):
             return Ticket(self, method, "bypass", started)
-        key_params = params_key(params)
-        keys = cache._keys
-        arms = {
-            "private": keys.entry(self.server, self.version, self._private_arm, method,
-                                  key_params, self.variant),
-            "public": keys.entry(self.server, self.version, self._public_arm, method,
-                                 key_params, self.variant),
-        }
-        token_keys = self._token_keys(method, params)
+        arms, token_keys = self._keys_of(method, params)
         ticket = Ticket(self, method, mode, started, arms)
         found = cache._attempt("get_many", cache.store.get_many,
                                [arms["private"], arms["public"], *token_keys])
@@ -328,13 +328,28 @@ class ServerCache:
         ticket._tokens = self._capture(token_keys, tokens)
         return ticket
 
-    def _token_keys(self, method: str, params: Optional[Mapping[str, Any]]) -> List[str]:
+    def _keys_of(self, method: str, params: Optional[Mapping[str, Any]]
+                 ) -> Tuple[Dict[str, str], List[str]]:
+        """The store keys of a request: its entry's, by scope, and its tokens'."""
+        key_params = params_key(params)
+        known = self._known_keys.get((method, key_params))
+        if known is not None:
+            return known
         keys = self.cache._keys
+        arms = {
+            "private": keys.entry(self.server, self.version, self._private_arm, method,
+                                  key_params, self.variant),
+            "public": keys.entry(self.server, self.version, self._public_arm, method,
+                                 key_params, self.variant),
+        }
         token_keys = [keys.generation(self.server), keys.generation(self.server, method)]
         uri = params.get("uri") if params else None
         if method == "resources/read" and isinstance(uri, str):
             token_keys.append(keys.generation(self.server, method, uri))
-        return token_keys
+        if len(self._known_keys) >= _KNOWN_KEYS:
+            self._known_keys.clear()
+        self._known_keys[(method, key_params)] = (arms, token_keys)
+        return arms, token_keys
 
     def _capture(self, token_keys: Sequence[str],
                  tokens: List[Optional[str]]) -> Optional[List[str]]:

@@ -310,6 +310,19 @@ def test_the_answer_of_input_rounds_is_never_cached(cache: ResponseCache) -> Non
     assert served(alice, "resources/read", {"uri": "b"}) is None
 
 
+def test_many_resources_each_keep_their_own_entry(cache: ResponseCache) -> None:
+    """More resources than a view remembers the keys of: each is still its own entry."""
+    alice = view(cache)
+    uris = [f"file:///{number}" for number in range(600)]
+    for uri in uris:
+        fetch(alice, "resources/read", page(60_000, "private", contents=[uri]), {"uri": uri})
+    for uri in (uris[0], uris[299], uris[-1]):
+        assert served(alice, "resources/read", {"uri": uri})["contents"] == [uri]
+    alice.notified("notifications/resources/updated", {"uri": uris[0]})
+    assert served(alice, "resources/read", {"uri": uris[0]}) is None
+    assert served(alice, "resources/read", {"uri": uris[1]}) is not None
+
+
 # -- invalidation -------------------------------------------------------------------------
 
 
