@@ -19,11 +19,14 @@ import nox
 PYTHONS = ["3.9", "3.13"]
 
 # The test modules of the library's own layers: the public API's names, the sans-I/O core,
-# the transports over real pipes and sockets (stdio, memory, Streamable HTTP, legacy SSE),
-# configuration, the CLI and the one-call helper.
+# the response cache's rules and in-process store, the transports over real pipes and
+# sockets (stdio, memory, Streamable HTTP, legacy SSE), configuration, the CLI and the
+# one-call helper.
 CORE_MODULES = [
     "tests/project/test_api.py",
     "tests/unit/test_core.py",
+    "tests/unit/test_cache.py",
+    "tests/unit/test_cache_rules.py",
     "tests/transports/test_stdio.py",
     "tests/transports/test_memory.py",
     "tests/transports/test_http.py",

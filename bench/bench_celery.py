@@ -473,7 +473,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 @contextlib.contextmanager
 def private_redis() -> Iterator[Tuple[str, int]]:
-    from tests.places.test_contrib_celery import redis_server
+    from tests._procs import redis_server
 
     with tempfile.TemporaryDirectory(prefix="mcp-sync-bench-redis-") as directory, \
             redis_server(Path(directory)) as (url, pid):

@@ -8,6 +8,8 @@ Over HTTP, the servers run on 127.0.0.1 (``ServerProcess``, ``serve``):
   makes it bind 127.0.0.1 only.
 * ``tests/servers/sdk_server.py`` (the official Python SDK) with ``--transport
   streamable-http`` (``/mcp``) or ``--transport sse`` (``/sse``).
+* ``tests/servers/sdk_cache_server.py`` (the official Python SDK with caching hints,
+  counting what it receives) at ``/mcp``.
 
 Each server is a subprocess on a free port of 127.0.0.1, stopped by PID. Readiness is a
 successful TCP connect to the port whose listening socket belongs to the process and is
@@ -20,13 +22,15 @@ Over stdio, the client starts the same servers itself from ``everything_command(
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import socket
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 import pytest
 
@@ -213,6 +217,26 @@ def sdk_argv(transport: str) -> Callable[[int], List[str]]:
         "the official MCP Python SDK (PyPI `mcp`) is not installed: it is a test dependency")
     return lambda port: [PY, str(script), "--transport", transport, "--host", HOST,
                          "--port", str(port)]
+
+
+def cache_server_argv(ttl_ms: int = 60_000,
+                      read_ttl_ms: Optional[int] = None) -> Callable[[int], List[str]]:
+    """``tests/servers/sdk_cache_server.py``: the official SDK answering with caching
+    hints (``ttl_ms`` on discover and the lists, ``read_ttl_ms`` on reads) and counting
+    the requests it receives (:func:`request_counts`)."""
+    script = SERVERS / "sdk_cache_server.py"
+    assert importlib.util.find_spec("mcp") is not None, (
+        "the official MCP Python SDK (PyPI `mcp`) is not installed: it is a test dependency")
+    extra = [] if read_ttl_ms is None else ["--read-ttl-ms", str(read_ttl_ms)]
+    return lambda port: [PY, str(script), str(port), "--ttl-ms", str(ttl_ms), *extra]
+
+
+def request_counts(server: ServerProcess) -> Dict[str, int]:
+    """The requests ``sdk_cache_server.py`` received so far, by JSON-RPC method, and
+    ``"http"``: every HTTP request to its MCP endpoint."""
+    with urllib.request.urlopen(f"http://{HOST}:{server.port}/counts", timeout=10) as reply:
+        counts: Dict[str, int] = json.loads(reply.read())
+    return counts
 
 
 def serve(name: str, argv: Callable[[int], List[str]], path: str,

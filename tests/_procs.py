@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, Any, Callable, Dict, Iterable, List, Optional
+from pathlib import Path
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from .conftest import PY, ROOT
 
@@ -179,3 +182,26 @@ class LineWatcher:
     def text(self) -> str:
         with self._changed:
             return "\n".join(self.lines)
+
+
+REDIS_SERVER = shutil.which("redis-server")
+
+
+@contextlib.contextmanager
+def redis_server(directory: Path) -> Iterator[Tuple[str, int]]:
+    """A private redis-server on 127.0.0.1, persistence off, its files in ``directory``;
+    yields its URL and PID, and stops it by PID. The Celery and the cache tests use it,
+    and bench/bench_celery.py and bench/bench_cache.py."""
+    assert REDIS_SERVER, ("redis-server is missing: install it with `bash .ci/install-peers` "
+                          "(Debian's redis-server package)")
+    port = free_port()
+    process = subprocess.Popen(
+        [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", str(directory), "--daemonize", "no",
+         "--logfile", str(directory / "redis.log")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_listening(port, timeout=30)
+        yield f"redis://127.0.0.1:{port}", process.pid
+    finally:
+        stop_process(process)

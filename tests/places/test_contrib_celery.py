@@ -11,12 +11,10 @@ is a known moment and not a race.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import os
 import pickle
-import shutil
 import signal
 import subprocess
 import warnings
@@ -34,19 +32,16 @@ from mcp_sync.exceptions import ConnectionClosed
 from .._gate import Gate
 from .._procs import (
     LineWatcher,
-    free_port,
     parent_pid,
+    redis_server,
     running,
-    stop_process,
     subprocess_env,
     wait_gone,
-    wait_listening,
 )
 from ..conftest import PY, ROOT, SERVERS
 from ..faults.workloads import child_pids
 from ..helpers import wait_for
 
-REDIS_SERVER = shutil.which("redis-server")
 DEMO = {"command": "${MCP_TEST_PYTHON}", "args": ["-m", "mcp_sync.demo_server"]}
 SDK = {"command": "${MCP_TEST_PYTHON}", "args": [str(SERVERS / "sdk_server.py")]}
 FAKE = {"command": "${MCP_TEST_PYTHON}", "args": [str(SERVERS / "fake_stdio.py")]}
@@ -90,25 +85,6 @@ def is_server(pid: int) -> bool:
 def exists(pid: int) -> bool:
     """The process is still there, even as a zombie nobody reaped."""
     return os.path.exists(f"/proc/{pid}")
-
-
-@contextlib.contextmanager
-def redis_server(directory: Path) -> Iterator[Tuple[str, int]]:
-    """A private redis-server on 127.0.0.1, persistence off, its files in ``directory``;
-    yields its URL and PID, and stops it by PID. bench/bench_celery.py uses it too."""
-    assert REDIS_SERVER, ("redis-server is missing: install it with `bash .ci/install-peers` "
-                          "(Debian's redis-server package)")
-    port = free_port()
-    process = subprocess.Popen(
-        [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", str(directory), "--daemonize", "no",
-         "--logfile", str(directory / "redis.log")],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_listening(port, timeout=30)
-        yield f"redis://127.0.0.1:{port}", process.pid
-    finally:
-        stop_process(process)
 
 
 @pytest.fixture(scope="module")

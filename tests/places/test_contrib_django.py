@@ -14,7 +14,6 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterator, List
 
-import django
 import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -25,7 +24,6 @@ import mcp_sync
 from mcp_sync.contrib import django as mcp_django
 
 from .._procs import (
-    EXAMPLES,
     LineWatcher,
     demo_servers,
     free_port,
@@ -34,25 +32,11 @@ from .._procs import (
     wait_listening,
 )
 from ..conftest import ROOT, child_pids
+from ._django import PROJECT, setup_django
 
-PROJECT = EXAMPLES / "django_project"
 DEMO = {"command": sys.executable, "args": ["-m", "mcp_sync.demo_server"]}
 
-
-def _setup_django() -> None:
-    """Configure Django once per test process from the example project's settings."""
-    if settings.configured:
-        return
-    if str(PROJECT) not in sys.path:
-        sys.path.insert(0, str(PROJECT))
-    from mcpsite import settings as example_settings
-
-    settings.configure(**{name: getattr(example_settings, name)
-                          for name in dir(example_settings) if name.isupper()})
-    django.setup()
-
-
-_setup_django()
+setup_django()
 
 
 @pytest.fixture(autouse=True)
