@@ -282,3 +282,24 @@ def test_the_expressions_of_one_schema_are_bounded_in_all() -> None:
         list(linear.items())[:50], **dict(list(copies.items())[:1]))}, "tool", "server")
     schema.check({"key": 1})
     assert sum(matcher.size for matcher in schema.matchers.values()) <= MAX_PATTERN_SIZE
+
+
+def test_an_expression_for_regex_is_kept_out_of_its_process_wide_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """regex keeps the last 500 expressions it compiled for the whole process, whatever
+    schema they came from (each up to MAX_COPIES: 26 MB): the matcher asks it not to, and
+    a server's expressions go when its schema goes."""
+    import regex
+
+    seen: List[Any] = []
+    compile_for_real = regex.compile
+
+    def compile_and_note(pattern: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append((pattern, kwargs))
+        return compile_for_real(pattern, *args, **kwargs)
+
+    monkeypatch.setattr(regex, "compile", compile_and_note)
+    matcher = compile_pattern("(?=a)a{500}")
+    assert not isinstance(matcher, _Linear)
+    assert seen == [("(?=a)a{500}", {"cache_pattern": False})]
