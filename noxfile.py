@@ -46,7 +46,7 @@ OLDEST_DEPS = [
     "sseclient-py==1.8.0",
     "pydantic==2.5.0",
     "jsonschema==4.18.0",
-    "regex==2022.1.18",
+    "regex==2022.6.2",
 ]
 
 # `nox` alone runs the matrix (as .ci/run does), not the everyday loop.

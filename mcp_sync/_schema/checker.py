@@ -17,8 +17,10 @@ naming the tool -- when:
   ``not``, ``if``/``then``/``else``, ``dependentSchemas``) comes back to where it
   started without looking into the value (``{"$ref": "#"}``): a check would never end;
 * a ``pattern`` or ``patternProperties`` expression is one the bounded matcher
-  (``_pattern``) cannot run (broken syntax included), and the ``regex`` package is not
-  installed or refuses it too.
+  (``mcp_sync._schema.pattern``) cannot run (broken syntax included), and the ``regex``
+  package is not installed, refuses it too or would build more than ``MAX_COPIES`` copies
+  of its parts to compile it; or the expressions together compile to more than
+  :data:`MAX_PATTERN_SIZE` instructions.
 
 :meth:`OutputSchema.check` then checks each result with jsonschema's validator for the
 dialect, changed in two ways. Every keyword applied costs steps from a :class:`Budget`
@@ -51,7 +53,8 @@ from referencing.exceptions import Unresolvable
 from ..exceptions import InvalidToolSchema, ProtocolError, excerpt
 from .pattern import Budget, Matcher, OverBudget, Unsupported, compile_pattern
 
-__all__ = ["MAX_SCHEMA_DEPTH", "MAX_SCHEMA_VALUES", "OutputSchema", "budget_for"]
+__all__ = ["MAX_PATTERN_SIZE", "MAX_SCHEMA_DEPTH", "MAX_SCHEMA_VALUES", "OutputSchema",
+           "budget_for"]
 
 #: The most JSON values (objects, arrays, scalars, keys) one outputSchema may hold.
 MAX_SCHEMA_VALUES = 20_000
@@ -59,6 +62,10 @@ MAX_SCHEMA_VALUES = 20_000
 MAX_SCHEMA_DEPTH = 64
 #: The most characters its strings and keys may hold, all together.
 MAX_SCHEMA_CHARACTERS = 1_000_000
+#: The most instructions its regular expressions may compile to, all together (the copies
+#: the ``regex`` package builds counted alike): 9,000 distinct expressions within the
+#: bounds above took 15 s and 170 MB to compile; this many take a fifth of a second.
+MAX_PATTERN_SIZE = 200_000
 #: The budget of one check: this many steps, plus STEPS_PER_VALUE for each JSON value of
 #: the result and STEPS_PER_CHARACTER for each character of its strings and keys...
 BASE_STEPS = 100_000
@@ -140,12 +147,7 @@ class _Check:
     def search(self, pattern: str, text: str) -> bool:
         matcher = self.schema.matchers.get(pattern)
         if matcher is None:  # not seen in the schema's walk: compiled on the way, once
-            try:
-                matcher = compile_pattern(pattern)
-            except Unsupported as exc:
-                raise self.schema.refuse(f"its pattern {excerpt(repr(pattern), 100)} "
-                                         f"uses {exc}") from None
-            self.schema.matchers[pattern] = matcher
+            matcher = self.schema.compile(pattern)
         return matcher.search(text, self.budget)
 
     def valid(self, validator: Any, instance: Any, subschema: Any) -> bool:
@@ -361,21 +363,41 @@ class OutputSchema:
         #: Where each reference leads: (id(subschema), keyword) -> the subschema it names.
         self.targets: Dict[Tuple[int, str], Any] = {}
         self.matchers: Dict[str, Matcher] = {}
+        self.pattern_size = 0
         expressions = self._walk(specification)
         self._resolve_references()
         self._find_loops()
         for expression in expressions:
-            try:
-                self.matchers[expression] = compile_pattern(expression)
-            except Unsupported as exc:
-                raise self.refuse(f"its pattern {excerpt(repr(expression), 100)} uses {exc}"
-                                  ) from None
+            self.compile(expression)
         self.validator = _validator_class(dialect)(self.root, registry=Registry())
 
     def refuse(self, reason: str) -> InvalidToolSchema:
         return InvalidToolSchema(
             f"outputSchema of tool {excerpt(repr(self.tool), 120)} of {self.server} cannot "
             f"check its results: {reason}", tool=self.tool, server=self.server, reason=reason)
+
+    def compile(self, expression: str) -> Matcher:
+        """The bounded matcher of one of the schema's expressions, counted against
+        :data:`MAX_PATTERN_SIZE` (each expression is bounded on its own as well: see
+        :func:`~mcp_sync._schema.pattern.compile_pattern`).
+
+        Raises:
+            InvalidToolSchema: the expression cannot be run so, or the schema's
+                expressions together pass the bound.
+        """
+        try:
+            matcher = compile_pattern(expression)
+        except Unsupported as exc:
+            raise self.refuse(f"its pattern {excerpt(repr(expression), 100)} uses {exc}"
+                              ) from None
+        # Past the walk (see _Check.search) this runs under no lock: two threads may both
+        # count one expression, which only refuses sooner.
+        self.pattern_size += matcher.size
+        if self.pattern_size > MAX_PATTERN_SIZE:
+            raise self.refuse(f"its patterns compile to more than {MAX_PATTERN_SIZE:,} "
+                              "instructions in all")
+        self.matchers[expression] = matcher
+        return matcher
 
     def _walk(self, specification: Any) -> Set[str]:
         """Visit every subschema: note its resolver, take out its ``$schema``; return the

@@ -22,11 +22,41 @@ nested deeper than :data:`MAX_NESTING` or whose automaton passes :data:`MAX_PROG
 
 For those, :func:`compile_pattern` uses the ``regex`` package (a dependency): it releases
 the GIL while it matches and stops at a timeout, which :class:`Budget` bounds
-(:data:`REGEX_SECONDS` for one check in all). Without it (installed without its
-dependencies), such an expression is refused (:class:`Unsupported`).
+(:data:`REGEX_SECONDS` for one check in all). It does not release the GIL while it
+compiles, and builds every copy a counted repeat asks for then: an expression asking for
+more than :data:`MAX_COPIES` (its repeats multiplied out, read before ``regex`` sees it)
+is refused. Without the package (installed without its dependencies), such an expression
+is refused too (:class:`Unsupported`).
 
 The parser refuses what it does not know, broken syntax included (``re`` never sees a
 server's expression, not even to compile it: a few wide Unicode classes take it seconds).
+
+Why hand-written, when libraries exist: ``bench/bench_patterns.py`` ran the tests' hostile
+expressions through ``google-re2`` (1.1, with ``regex`` for what it refuses) and through
+``regex`` alone with the timeout (2 busy cores; the figures are ranges over runs).
+
+* ``google-re2`` is linear and fast, and releases the GIL while it matches (a thread
+  asking for the GIL every half millisecond waited at most 17 ms through a 35 s search,
+  as through a Python loop): a million a's against ``^(a+)+$`` take it 2-10 ms, this
+  matcher 0.4-1 s, and ``a[ab]{20}c`` over a million random a's and b's 0.7 s, where
+  this matcher meets a new state set at almost every character and the check runs out
+  of budget (2-5.5 s, refused). But nothing counts its work and nothing stops it: once its DFA runs
+  out of memory it falls back to an automaton that costs text times program, and
+  ``[\\s\\S]{1000}x`` over a million distinct characters ran 35-81 s (the 64 MiB a message
+  may hold, a quarter of an hour), where this matcher stops at the check's budget in
+  2-9 s. Nor does it answer what ``re.search`` answers: ``\\d \\w \\s \\b`` are ASCII,
+  ``$`` is the very end, ``{,2}`` is literal -- 198 of 3,000 expressions of the property
+  test's grammar answered otherwise -- and it refuses ``\\Z``, ``\\u00e9`` and counts past
+  1,000 (752 of the 3,000), which would then backtrack in ``regex``; a lone surrogate in
+  a text raises ``UnicodeEncodeError``. Keeping ``re.search``'s meaning over it would
+  take a parser of our own all the same, and a Unicode ``\\b`` or ``re``'s ``$`` cannot be
+  written in its syntax.
+* ``regex`` alone backtracks: ``^(a+)+$`` over a million a's and ``a+a+a+a+b`` over
+  100,000 ran into the timeout (1.9-4.3 and 2.3-3.5 s: the check refused, where this
+  matcher says "no match" in 0.4-1 and 0.02-0.05 s), and it compiles holding the GIL
+  (``(?:a{1000}){1000}``: 0.6-4 s and 260 MB, hence :data:`MAX_COPIES`).
+
+So the automaton stays, and ``regex`` runs only what it cannot.
 """
 
 from __future__ import annotations
@@ -37,7 +67,8 @@ import threading
 import time
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple, Union
 
-__all__ = ["MAX_PATTERN_LENGTH", "Budget", "OverBudget", "Unsupported", "compile_pattern"]
+__all__ = ["MAX_COPIES", "MAX_PATTERN_LENGTH", "Budget", "Matcher", "OverBudget", "Unsupported",
+           "compile_pattern"]
 
 #: The longest expression the matcher takes, in characters.
 MAX_PATTERN_LENGTH = 10_000
@@ -45,8 +76,14 @@ MAX_PATTERN_LENGTH = 10_000
 MAX_NESTING = 50
 #: The most instructions an expression may compile to (``{m,n}`` repeats its operand).
 MAX_PROGRAM = 2_000
-#: Wall-clock seconds the ``regex`` package may spend matching, per budget (one check).
+#: Seconds the ``regex`` package may spend matching, per budget (one check). Its timeout
+#: counts the process's CPU time (C's ``clock()``, every thread's), the budget the wall
+#: clock's: on a loaded machine a timeout of one second can take three on the wall.
 REGEX_SECONDS = 1.0
+#: The most copies of its parts an expression given to the ``regex`` package may ask for,
+#: its counted repeats multiplied out: ``regex`` builds each one when it compiles, in C
+#: holding the GIL (``a{10000000}`` took it 18 s and 2.6 GB; 100,000 take 0.06 s, 26 MB).
+MAX_COPIES = 100_000
 # The cached transitions of one expression are dropped once their state sets hold this
 # many instructions in all: memory stays bounded whatever the texts.
 _CACHE_WEIGHT = 4_096
@@ -467,6 +504,8 @@ class _Linear:
         compiler.node(tree)
         compiler.emit(("match",))
         self.program = compiler.program
+        #: What it costs to hold: its instructions.
+        self.size = len(self.program)
         self.assertions = parser.assertions
         self._lock = threading.Lock()
         self._cache = _Cache()
@@ -564,8 +603,10 @@ class _Linear:
 class _Backtracking:
     """An expression the ``regex`` package runs: the GIL released, with a timeout."""
 
-    def __init__(self, compiled: Any) -> None:
+    def __init__(self, compiled: Any, copies: int) -> None:
         self.compiled = compiled
+        #: What it costs to hold: the copies of its parts ``regex`` built (:func:`_copies`).
+        self.size = copies
 
     def search(self, text: str, budget: Budget) -> bool:
         budget.spend(len(text) + 1)
@@ -584,12 +625,132 @@ class _Backtracking:
 Matcher = Union[_Linear, _Backtracking]
 
 
+# Escapes whose braces hold a name or a code point, not a count: \p{L}, \N{...}, \x{263a}
+# (not \g: \g{3} is "ggg").
+_BRACED_ESCAPES = frozenset("pPNxuU")
+# What such braces may hold to be passed over whole (nothing that opens or closes a group,
+# a class or a count).
+_BRACED_NAME = re.compile(r"\{[\w ^=:&.+-]*\}")
+# A named set within a class, [:alpha:] or [:^digit:].
+_NAMED_SET = re.compile(r"\[:\^?\w+:\]")
+# The letters of an inline flag group, (?i) or (?s-m:...), in regex's syntax.
+_FLAG_LETTERS = frozenset("abefiLmprsuwxV0123456789-")
+# Past this many copies, counting more tells nothing (it keeps the numbers small).
+_TOO_MANY = MAX_COPIES + 1
+
+
+def _class_end(text: str, index: int) -> int:
+    """Where the class opened just before ``index`` ends (past its "]"), read as regex
+    reads one in its default syntax: a "]" first is a member, "[:name:]" a named set, any
+    other "[" a member."""
+    if text.startswith("^", index):
+        index += 1
+    if text.startswith("]", index):
+        index += 1
+    while index < len(text):
+        ch = text[index]
+        named = _NAMED_SET.match(text, index) if ch == "[" else None
+        if ch == "\\":
+            index += 2
+        elif named:
+            index = named.end()
+        elif ch == "]":
+            return index + 1
+        else:
+            index += 1
+    raise _Invalid("an unclosed class")
+
+
+def _count_at(reader: _Parser, index: int) -> Optional[int]:
+    """How many times the count at ``index`` repeats what it follows, at most (``{m,}``
+    as m + 1), or None when the "{" there starts no count."""
+    counts = reader.counts(peek=True, at=index)
+    if counts is None:
+        return None
+    low, high = counts
+    return max(1, low + 1 if high is None else high)
+
+
+def _copies(pattern: str) -> int:
+    """How many copies of its parts ``pattern`` asks for once its counted repeats are
+    multiplied out (``(?:a{1000}){1000}`` a million, and a little more), at most
+    :data:`MAX_COPIES` + 1: what the ``regex`` package builds to compile it. Read in
+    regex's syntax, with a bias to count more, never fewer: a class is one part, so is an
+    escape, a group is what it holds, a count multiplies what it follows (``{m,}`` as
+    m + 1), alternatives add up.
+
+    Raises:
+        Unsupported: the expression is not read so (verbose mode, where "#" starts a
+            comment that may hide a parenthesis; version 1's nested classes), or it is
+            broken (an unclosed class, group or comment).
+    """
+    reader = _Parser(pattern)
+    text = pattern
+    held = [0]  # the copies each open group holds so far, the whole expression first
+    last = 0  # the copies of what a count here would repeat
+    index = 0
+    while index < len(text):
+        ch = text[index]
+        index += 1
+        times = _count_at(reader, index - 1) if ch == "{" else None
+        if ch == "\\":
+            named = _BRACED_NAME.match(text, index + 1) if (
+                text[index:index + 1] in _BRACED_ESCAPES) else None
+            index = named.end() if named else index + 1
+            last = 1
+        elif ch == "[":
+            index = _class_end(text, index)
+            last = 1
+        elif ch == "(" and text.startswith("?#", index):
+            index += 1  # a comment: to the first ")" not escaped
+            while index < len(text) and text[index] != ")":
+                index += 2 if text[index] == "\\" else 1
+            if index >= len(text):
+                raise _Invalid("an unclosed comment")
+            index += 1
+            continue  # a count after it repeats what came before it
+        elif ch == "(":
+            letters = index + 1 if text.startswith("?", index) else index
+            while letters < len(text) and text[letters] in _FLAG_LETTERS:
+                letters += 1
+            flags = text[index + 1:letters]
+            if flags and text[letters:letters + 1] in (")", ":"):
+                if "x" in flags:
+                    raise Unsupported("verbose mode (the x flag)")
+                if "V1" in flags:
+                    raise Unsupported("version 1 of the regex syntax")
+            held.append(0)
+            last = 0
+            continue
+        elif ch == ")":
+            if len(held) == 1:
+                raise _Invalid(f"unexpected ')' at {index - 1}")
+            last = held.pop()
+            held[-1] = min(_TOO_MANY, held[-1] + last)
+            continue
+        elif times is not None:
+            held[-1] = min(_TOO_MANY, held[-1] + last * (times - 1))  # once is counted
+            last = min(_TOO_MANY, last * times)
+            index = text.index("}", index) + 1
+            continue
+        elif ch in "*+?|^$":
+            held[-1] = min(_TOO_MANY, held[-1] + 1)
+            continue  # a quantifier, an anchor: what a count would repeat stays as it was
+        else:
+            last = 1
+        held[-1] = min(_TOO_MANY, held[-1] + last)
+    if len(held) > 1:
+        raise _Invalid("an unclosed group")
+    return held[0]
+
+
 def compile_pattern(pattern: str) -> Matcher:
     """A matcher for ``pattern`` (already accepted by ``re.compile``).
 
     Raises:
         Unsupported: the bounded matcher does not run it, and the ``regex`` package is
-            not installed (or refuses it too).
+            not installed, refuses it too, or would build more than :data:`MAX_COPIES`
+            copies of its parts to compile it.
     """
     if len(pattern) > MAX_PATTERN_LENGTH:
         raise Unsupported(f"an expression longer than {MAX_PATTERN_LENGTH:,} characters")
@@ -597,16 +758,26 @@ def compile_pattern(pattern: str) -> Matcher:
         return _Linear(pattern)
     except Unsupported as exc:
         reason = exc
+    broken = isinstance(reason, _Invalid)
+    try:
+        copies = _copies(pattern)
+    except Unsupported as exc:
+        raise Unsupported(f"invalid syntax: {reason if broken else exc}"
+                          if broken or isinstance(exc, _Invalid) else str(exc)) from None
+    if copies > MAX_COPIES:
+        raise Unsupported(f"invalid syntax: {reason}" if broken else
+                          f"repeats asking for more than {MAX_COPIES:,} copies") from None
     try:
         regex = importlib.import_module("regex")  # untyped
     except ImportError:
-        if isinstance(reason, _Invalid):
+        if broken:
             raise Unsupported(f"invalid syntax: {reason}") from None
         raise Unsupported(f"{reason} (install the regex package to allow it)") from None
     try:
-        compiled = regex.compile(pattern)
+        # Not kept in regex's own cache, which holds 500 expressions for the process:
+        # a server's go when its schema goes.
+        compiled = regex.compile(pattern, cache_pattern=False)
         compiled.search("", timeout=REGEX_SECONDS)  # an old regex has no timeout: not used
     except Exception:  # noqa: BLE001 - regex.error, a TypeError, a recursion in its parser
-        raise Unsupported(f"invalid syntax: {reason}" if isinstance(reason, _Invalid)
-                          else str(reason)) from None
-    return _Backtracking(compiled)
+        raise Unsupported(f"invalid syntax: {reason}" if broken else str(reason)) from None
+    return _Backtracking(compiled, copies)
