@@ -63,11 +63,10 @@ passes).
 
 The hot path does what ``requests.Session.post`` does minus what need not be redone per
 call: proxies from the environment, the CA bundle, ``.netrc`` and the merged headers are
-worked out once in :meth:`HttpTransport.start`; each message then costs one prepared
-request, one ``requests.Session.send`` and big reads of its body. On the session the
-transport creates, and with no ``auth``, the message goes to the adapter's ``send``
-directly; what ``Session.send`` adds after it (response hooks, cookies, redirects) is done
-for the replies that redirect or set a cookie (:meth:`HttpTransport._send_direct`).
+worked out once in :meth:`HttpTransport.start`, with ``requests``' public helpers; each
+message then costs one prepared request (its cookies and auth prepared by ``requests``),
+one ``requests.Session.send`` (its hooks, cookies and redirects, all ``requests``' own)
+and big reads of its body.
 """
 
 from __future__ import annotations
@@ -81,8 +80,6 @@ from typing import (
     Any,
     Callable,
     Dict,
-    ItemsView,
-    Iterator,
     List,
     Mapping,
     Optional,
@@ -94,9 +91,7 @@ from urllib.parse import urlsplit
 import requests
 import urllib3
 from requests.auth import HTTPBasicAuth
-from requests.cookies import extract_cookies_to_jar as _extract_cookies_to_jar
-from requests.hooks import dispatch_hook as _dispatch_hook
-from requests.models import REDIRECT_STATI, PreparedRequest
+from requests.models import PreparedRequest
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_netrc_auth
 
@@ -162,44 +157,14 @@ _LISTENER_MAX_FAILURES = 8
 # Statuses worth retrying a GET for; any other 4xx means "not here, not now".
 _TRANSIENT = frozenset({408, 409, 425, 429})
 _SESSION_ID = re.compile(r"^[\x21-\x7e]+$")
-# requests' helpers that Session.send uses after its adapter (untyped in the stubs).
-_extract_cookies: Callable[..., None] = _extract_cookies_to_jar
-_dispatch_hooks: Callable[..., requests.Response] = _dispatch_hook
 
 Timeout = Union[None, float, Tuple[Optional[float], Optional[float]]]
 
 
 if TYPE_CHECKING:
-    _HeadersBase = CaseInsensitiveDict[str]
+    _Headers = CaseInsensitiveDict[str]
 else:  # not subscriptable at run time in older requests
-    _HeadersBase = CaseInsensitiveDict
-
-
-class _Headers(_HeadersBase):
-    """The headers of one message: ``requests``' case-insensitive dict whose ``copy()``
-    copies its store at C speed instead of re-inserting (and re-lowering) each header.
-    Every message copies the connection's headers, and urllib3 copies them once more
-    before it sends them: two copies per request at ~2 µs each the slow way.
-    """
-
-    def copy(self) -> _Headers:
-        clone = _Headers.__new__(_Headers)
-        # requests keeps lower-case key -> (key as given, value) in _store, as it has
-        # since 1.0; tests/transports/test_http.py's wire-header checks fail on a shared store.
-        clone._store = self._store.copy()  # type: ignore[attr-defined]
-        return clone
-
-    def items(self) -> ItemsView[str, str]:
-        """What urllib3 writes the headers from: the (key as given, value) pairs straight
-        from the store, not one lower-casing lookup per key."""
-        return _HeaderItems(self)
-
-
-class _HeaderItems(ItemsView[str, str]):
-    _mapping: _Headers
-
-    def __iter__(self) -> Iterator[Tuple[str, str]]:
-        return iter(self._mapping._store.values())  # type: ignore[attr-defined]
+    _Headers = CaseInsensitiveDict
 
 
 def _server_name(url: str) -> str:
@@ -365,7 +330,6 @@ class HttpTransport(Transport):
         self._headers = _Headers()
         self._send_kwargs: Dict[str, Any] = {}
         self._request_auth: Any = None
-        self._adapter: Optional[InterruptibleAdapter] = None
         # (connect_timeout, read_timeout) and the urllib3 Timeout a request's POST gets
         # (requests takes one as it takes a tuple; the stubs know only the tuple).
         self._request_timeout: Tuple[Any, Any] = (None, None)
@@ -410,7 +374,6 @@ class HttpTransport(Transport):
             self._on_message, self._on_close = on_message, on_close
             self._on_request_failed = on_request_failed
         http = self.session
-        adapter: Optional[InterruptibleAdapter] = None
         if http is None:
             http = requests.Session()
             # Room for a busy client: every request in flight holds a connection until its
@@ -439,10 +402,6 @@ class HttpTransport(Transport):
         if isinstance(auth, tuple) and len(auth) == 2:
             auth = HTTPBasicAuth(*auth)
         self._request_auth = auth
-        # Our own session has no hooks, no auth of its own and our adapter: with no auth
-        # either, its send() adds nothing to the adapter's but for a redirect or a cookie
-        # (_send_direct).
-        self._adapter = adapter if auth is None else None
         session_hooks = http.hooks.get("response") or []
         self._hooks = {"response": [refuse_cross_origin, *(
             [session_hooks] if callable(session_hooks) else session_hooks)]}
@@ -647,20 +606,13 @@ class HttpTransport(Transport):
             headers["Content-Length"] = str(len(body))
         elif method != "GET":
             headers["Content-Length"] = "0"
-        cookies = http.cookies
-        if len(cookies):
-            prepared.prepare_cookies(cookies)
-        else:
-            setattr(prepared, "_cookies", cookies)  # what redirects copy  # noqa: B010
+        prepared.prepare_cookies(http.cookies)
         if self._request_auth is not None:
             prepared.prepare_auth(self._request_auth)
         if exchange is not None:
             sending(exchange)
         try:
-            if self._adapter is not None:
-                response = self._send_direct(http, self._adapter, prepared, timeout)
-            else:
-                response = http.send(prepared, timeout=timeout, **self._send_kwargs)
+            response = http.send(prepared, timeout=timeout, **self._send_kwargs)
         except requests.RequestException as exc:
             raise self._unreachable(exc, method, what) from exc
         finally:
@@ -668,37 +620,6 @@ class HttpTransport(Transport):
                 sending(None)
         if exchange is not None:
             exchange.attach_response(response)
-        return response
-
-    def _send_direct(self, http: requests.Session, adapter: InterruptibleAdapter,
-                     prepared: PreparedRequest, timeout: Timeout) -> requests.Response:
-        """``http.send(prepared)`` on the session the transport made, without the work
-        ``requests.Session.send`` does per call for what only a redirect or a cookie needs
-        (~7% of a JSON-reply call's instructions).
-
-        That session has no hooks and no auth, and the transport adds none of its own but
-        :func:`~._requests.refuse_cross_origin`, which acts on redirects only; so a reply
-        that neither redirects nor sets a cookie needs nothing but the adapter's send.
-        Otherwise what ``Session.send`` does after its adapter is done here, in its order:
-        the response hooks, the cookies into the session's jar, then the redirect's hops
-        (each through ``Session.send``). The reply's ``elapsed`` stays zero: nothing reads
-        it.
-        """
-        kwargs = self._send_kwargs
-        # (connect=None is as fine as read=None, whatever the stubs say)
-        response = adapter.send(prepared, timeout=timeout, **kwargs)  # type: ignore[arg-type]
-        raw_headers = response.raw.headers
-        if (response.status_code not in REDIRECT_STATI and "set-cookie" not in raw_headers
-                and "set-cookie2" not in raw_headers):
-            return response
-        response = _dispatch_hooks("response", prepared.hooks, response, timeout=timeout,
-                                   **kwargs)
-        _extract_cookies(http.cookies, prepared, response.raw)
-        hops = list(http.resolve_redirects(response, prepared, timeout=timeout, **kwargs))
-        if hops:
-            history = [response, *hops]
-            response = history.pop()
-            response.history = history
         return response
 
     def _unreachable(self, exc: requests.RequestException, method: str,
