@@ -40,7 +40,6 @@ CORE_TEST_DEPS = ["pytest>=7", "pytest-timeout>=2"]
 # (tests/project/test_packaging.py holds the two lists together).
 OLDEST_DEPS = [
     "requests==2.28.0",
-    "sseclient-py==1.8.0",
     "pydantic==2.5.0",
     "jsonschema==4.18.0",
     "regex==2022.1.18",
