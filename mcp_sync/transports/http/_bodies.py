@@ -164,6 +164,17 @@ def decoded_reader(response: Any) -> Callable[[int], bytes]:
 def read_decoded(response: Any, limit: int) -> List[bytes]:
     """Up to ``limit`` decoded bytes of the body, in pieces (join them once), stopping
     there or at the end of the body; the response stays open."""
+    headers = getattr(response, "headers", None) or {}
+    declared = str(headers.get("Content-Length", "") or "")
+    if (declared.isdigit() and int(declared) <= limit and "Transfer-Encoding" not in headers
+            and str(headers.get("Content-Encoding", "") or "").strip().lower()
+            in ("", "identity")):
+        # A plain body of a length within the bound: read whole in one call (which ends
+        # at that length whatever the server sends after it, and hands the connection
+        # back to the pool).
+        raw = getattr(response, "raw", response)
+        whole: bytes = raw.read(decode_content=False) or b""
+        return [whole]
     read = decoded_reader(response)
     pieces: List[bytes] = []
     left = limit
