@@ -18,6 +18,14 @@ The same connections send a request again on a new connection when the pooled on
 server closed failed it before one byte went out, and never otherwise, and are not reused
 near the end of the idle time the server announced (``Keep-Alive: timeout=N``), when its
 close could cross a request on the wire (:class:`_TrackedConnection`).
+
+Only public doors of ``requests`` and urllib3 are used: the methods ``HTTPAdapter`` offers
+to subclasses, urllib3's pool and connection classes (``pool_classes_by_scheme``,
+``ConnectionCls``) with the ``http.client`` methods a connection subclass overrides, a
+response's ``connection`` and its ``sock``, and ``HTTPResponse.shutdown()`` where urllib3
+has it (2.3 and later). Under urllib3 1.x, which reads no "whatever has arrived", the
+``http.client`` response the connections return is kept for its ``read1``
+(:func:`plain_response`).
 """
 
 from __future__ import annotations
@@ -122,7 +130,7 @@ def set_read_timeout(response: requests.Response, timeout: Optional[float]) -> N
 
 class AbortFlag:
     """``Interruptible.aborted``: a one-way flag with ``threading.Event``'s ``set``,
-    ``is_set`` and ``wait``, whose Event (a Condition and its lock, ~3 µs) is made only
+    ``is_set`` and ``wait``, whose Event (a Condition and its lock) is made only
     when a thread waits on it: most exchanges end without anyone waiting, or stopping
     them. ``set()`` marks the flag before it looks for a waiter's Event, and ``wait()``
     publishes its Event before it looks at the flag, so no wake-up is lost.
@@ -424,10 +432,10 @@ class InterruptibleAdapter(requests.adapters.HTTPAdapter):
 
     Without a proxy, the connection pool and the path a URL is sent to are looked up once
     per URL and TLS settings, not on every request (``requests`` parses the URL three
-    times, looks at the CA bundle on disk and hashes a pool key for each one, ~20 µs):
-    a pool found closed is looked up afresh, and :meth:`close` (the session's) forgets
-    them all, as the pool manager does, and closes them. Requests through a proxy take
-    ``requests``' path every time.
+    times, looks at the CA bundle on disk and hashes a pool key for each one), through
+    the methods ``HTTPAdapter`` offers to subclasses: a pool found closed is looked up
+    afresh, and :meth:`close` (the session's) forgets them all, as the pool manager does,
+    and closes them. Requests through a proxy take ``requests``' path every time.
     """
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
