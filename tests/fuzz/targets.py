@@ -29,8 +29,8 @@ from mcp_sync._rpc.core import ANSWERS, Kind, Waiter, classify
 from mcp_sync._rpc.session import RpcSession
 from mcp_sync.transports.base import CloseCallback, MessageCallback, Transport
 from mcp_sync.transports.http import HttpTransport
-from mcp_sync.transports.http._sse import ServerSentEvent, SSEDecoder, iter_events
 from mcp_sync.transports.http._exchange import Exchange
+from mcp_sync.transports.http._sse import ServerSentEvent, SSEDecoder, iter_events
 from mcp_sync.transports.stdio import StdioTransport
 
 __all__ = ["check_classify", "check_jsonl", "check_output_schema", "check_routing",
