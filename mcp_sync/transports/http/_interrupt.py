@@ -300,9 +300,10 @@ class _TrackedConnection(_ConnectionBase):
     be sent again (see above) and fails. So a connection idle for longer than
     :func:`reuse_window` (``N`` less a second) reports itself not connected
     (:attr:`is_connected`, which urllib3 2 asks before it reuses a pooled connection) and
-    the pool opens a new one instead. Idle time is counted from the last response's
-    headers, not its end: a connection whose last reply streamed for a while is given
-    up early, never late.
+    the pool opens a new one instead; under urllib3 1.x, which does not ask, the
+    connection lets its socket go when the request starts, and a new one is opened.
+    Idle time is counted from the last response's headers, not its end: a connection
+    whose last reply streamed for a while is given up early, never late.
 
     **A request with a small body goes out in one write**: http.client writes the head
     (request line and headers) and then the body, two system calls and, with
@@ -333,16 +334,27 @@ class _TrackedConnection(_ConnectionBase):
     def is_connected(self) -> bool:
         """urllib3's check before it reuses a pooled connection (see the class docstring):
         False also once the connection has been idle past the server's keep-alive."""
-        window = self._reuse_window
-        if window is not None and self.sock is not None and (
-                time.monotonic() - self._answered_at >= window):
-            log.debug("not reusing the connection to %s:%s: idle for %.2f s, near the end "
-                      "of the keep-alive the server announced (reused for %.2f s at most)",
-                      self.host, self.port, time.monotonic() - self._answered_at, window)
+        if self._idle_too_long():
             return False
         return super().is_connected
 
+    def _idle_too_long(self) -> bool:
+        window = self._reuse_window
+        if window is None or self.sock is None:
+            return False
+        idle = time.monotonic() - self._answered_at
+        if idle < window:
+            return False
+        log.debug("not reusing the connection to %s:%s: idle for %.2f s, near the end of "
+                  "the keep-alive the server announced (reused for %.2f s at most)",
+                  self.host, self.port, idle, window)
+        return True
+
     def request(self, *args: Any, **kwargs: Any) -> None:
+        if self._idle_too_long():
+            # urllib3 1.x asks no is_connected before it reuses a connection: the socket
+            # goes here instead, and http.client opens a new one for the request.
+            self.close()
         self._first_write_pending = self.sock is not None and self.sock is self._served
         body = kwargs.get("body", args[2] if len(args) > 2 else None)
         self._hold_head = isinstance(body, bytes) and 0 < len(body) <= _ONE_WRITE
