@@ -314,7 +314,7 @@ def test_sse_decoder_bounds_one_event_whatever_the_chunking() -> None:
 
 
 def test_sse_decoder_bound_keeps_the_line_readers_rules() -> None:
-    """The bound is counted by the line reader after its own steps: a BOM is not part of
+    """The bound is counted by the decoder after its own steps: a BOM is not part of
     the event, ``\r\n`` line ends do not count (split across reads or not), comments and
     ``id`` lines do; the ``id`` of the dropped event does not count either (it was cut),
     and events under the bound are still parsed."""
