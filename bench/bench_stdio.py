@@ -795,7 +795,7 @@ print(json.dumps({"maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxr
 # fork rather than exec the last command.)
 _FRESH_RSS = ["/bin/sh", "-c", '"$@"; exit $?', "sh"] if os.path.exists("/bin/sh") else []
 
-WATCHED_MODULES = ("requests", "pydantic", "sseclient", "urllib3", "mcp_sync.types",
+WATCHED_MODULES = ("requests", "pydantic", "urllib3", "mcp_sync.types",
                    "mcp_sync.transports.http", "asyncio", "anyio")
 
 

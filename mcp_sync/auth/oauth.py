@@ -51,7 +51,6 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import requests
 import requests.auth
 import urllib3.exceptions
-from requests.cookies import extract_cookies_to_jar
 
 from ..exceptions import AuthError, excerpt
 from . import metadata as md
@@ -86,8 +85,6 @@ _BODY_LIMIT = 64 * 1024
 # Re-sends of one request, whatever happens: a server that keeps answering 401 to fresh
 # tokens cannot keep the loop going.
 _MAX_RESENDS = 8
-# Untyped in the stubs: what requests' digest auth does to carry cookies set by a 401.
-_extract_cookies: Callable[..., None] = extract_cookies_to_jar
 
 
 class AssertionSource(Protocol):
@@ -403,10 +400,12 @@ class OAuth(requests.auth.AuthBase):
         """Send a copy of ``original`` with the current token, on the same adapter."""
         _release(current)
         prepared = original.copy()
-        jar = getattr(prepared, "_cookies", None)
-        if jar is not None:
-            _extract_cookies(jar, current.request, current.raw)
-            prepared.prepare_cookies(jar)
+        # A cookie the refusal set (a load balancer's affinity, say) goes with the copy,
+        # as requests' digest auth sends it: when the request carried no cookie of its own
+        # (a Cookie header is left as it is). The refusal's cookies reach the session's
+        # jar through Session.send, which reads every response of the history.
+        if current.cookies and "Cookie" not in prepared.headers:
+            prepared.prepare_cookies(current.cookies)
         token = self._current_access_token()
         if token is None:  # pragma: no cover - every outcome leaves a token
             raise AuthError("no access token after authorization")

@@ -379,6 +379,20 @@ def test_every_request_after_the_login_carries_the_token(server: OAuthTestServer
     assert len(server.authorizations) == 1
 
 
+def test_a_cookie_set_with_the_401_goes_with_the_request_sent_again(
+        server: OAuthTestServer) -> None:
+    """A cookie the MCP server sets with its 401 (a load balancer's affinity, say) comes
+    back with the request sent again after the login, and with every later request."""
+    server.challenge_cookie = "affinity=node-7; Path=/"
+    with make_oauth() as oauth, connect(server, oauth) as client:
+        client.ping()
+    posts = server.seen("mcp", "/mcp")
+    assert posts[0].headers.get("cookie") is None  # the first one gets the 401
+    assert len(posts) >= 3  # initialize again, notifications/initialized, ping
+    assert [r.headers.get("cookie") for r in posts[1:]] == ["affinity=node-7"] * (
+        len(posts) - 1)
+
+
 def test_the_client_negotiates_the_era_through_the_login(server: OAuthTestServer) -> None:
     with make_oauth() as oauth, connect(server, oauth, protocol_version=None) as client:
         assert client.protocol_version == "2025-11-25"

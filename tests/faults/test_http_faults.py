@@ -569,8 +569,10 @@ def call_body(request_id: int, text: str) -> bytes:
 
 
 def echoed(response: Any) -> str:
-    """The text of an echo answered on a connection used directly (urllib3 preloads it)."""
-    text: str = json.loads(response.data)["result"]["content"][0]["text"]
+    """The text of an echo answered on a connection used directly: urllib3 2's response
+    (preloaded, ``data``), or under urllib3 1.x the ``http.client`` one (read here)."""
+    body = response.data if hasattr(response, "data") else response.read()
+    text: str = json.loads(body)["result"]["content"][0]["text"]
     return text
 
 

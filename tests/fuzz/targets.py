@@ -29,8 +29,8 @@ from mcp_sync._rpc.core import ANSWERS, Kind, Waiter, classify
 from mcp_sync._rpc.session import RpcSession
 from mcp_sync.transports.base import CloseCallback, MessageCallback, Transport
 from mcp_sync.transports.http import HttpTransport
+from mcp_sync.transports.http._exchange import Exchange
 from mcp_sync.transports.http._sse import ServerSentEvent, SSEDecoder, iter_events
-from mcp_sync.transports.http._transport import _Exchange
 from mcp_sync.transports.stdio import StdioTransport
 
 __all__ = ["check_classify", "check_jsonl", "check_output_schema", "check_routing",
@@ -352,7 +352,7 @@ def check_sse(data: bytes, cuts: Sequence[int], read_size: int = 7) -> None:
         firsts.append(first)
 
     transport._on_message = on_message
-    stream = _Exchange(1, "tools/call", None)  # every event on one request's stream
+    stream = Exchange(1, "tools/call", None)  # every event on one request's stream
     for event in expected:
         transport._deliver_event(event.data, event.event, stream)
     assert firsts[1:] == [False] * (len(firsts) - 1), firsts  # only its first is first

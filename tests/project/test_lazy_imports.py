@@ -39,7 +39,7 @@ NOT_AT_IMPORT = [
 NOT_FOR_STDIO_CALLS = [
     "mcp_sync.manager", "mcp_sync.manager._toolcache", "mcp_sync.toolbox", "mcp_sync.config",
     "mcp_sync.transports.memory", "mcp_sync.transports.http", "mcp_sync.transports.sse",
-    "mcp_sync.cli", "mcp_sync.auth", "requests", "urllib3", "sseclient", "hashlib",
+    "mcp_sync.cli", "mcp_sync.auth", "requests", "urllib3", "hashlib",
     # The tools called declare no outputSchema: nothing to check them with.
     "mcp_sync._schema.checker", "jsonschema", "referencing", "regex",
     # Installed with the test extras, so a client could trace: it waits for the

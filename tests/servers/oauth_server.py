@@ -167,6 +167,7 @@ class OAuthTestServer:
         self.metadata_overrides: Dict[str, Any] = {}  # merged into the AS metadata
         self.redirects: Dict[Tuple[str, str], str] = {}  # (role, path) -> 302 Location
         self.prm_paths: Set[str] = set()  # more paths of the MCP server serving the PRM
+        self.challenge_cookie: Optional[str] = None  # a Set-Cookie sent with every 401
         # -- records (guarded by _lock; _changed is notified on every request)
         # Reentrant: wait_for() predicates call seen(), which takes it again.
         self._lock = threading.RLock()
@@ -348,8 +349,10 @@ class OAuthTestServer:
             grant = None
         if grant is None:
             error = "invalid_token" if token else None
-            return handler._send(401, {"error": error or "unauthorized"},
-                                 {"WWW-Authenticate": self._challenge(error=error)})
+            refusal = {"WWW-Authenticate": self._challenge(error=error)}
+            if self.challenge_cookie is not None:
+                refusal["Set-Cookie"] = self.challenge_cookie
+            return handler._send(401, {"error": error or "unauthorized"}, refusal)
         if seen.method != "POST":
             return handler._send(405, {"error": "method_not_allowed"}, {"Allow": "POST"})
         message = json.loads(seen.body or b"{}")

@@ -158,3 +158,54 @@ def test_one_read_of_a_single_member_bomb_inflates_only_what_it_asks(
     # However the raw bytes arrive, no read returns more than it asked for.
     assert all(0 < len(piece) <= 65536 for piece in pieces), [len(p) for p in pieces]
     assert set(b"".join(pieces)) == {ord(" ")}
+
+
+def test_a_plain_json_reply_is_read_whole_and_its_connection_kept(
+        server: McpHttpServer) -> None:
+    """A JSON reply of a declared length, not encoded, is read in one call to its end:
+    the connection goes back to the pool, and five calls in a row take one connection."""
+    ports = []
+
+    def hook(handler: Any, message: Any) -> bool:
+        if isinstance(message, dict) and message.get("method") == "tools/call":
+            ports.append(handler.client_address[1])
+        return False  # answered as usual
+
+    server.post_hook = hook
+    with connect(server) as client:
+        for n in range(5):
+            assert client.call_tool("echo", {"text": f"call {n}"}).text == f"call {n}"
+    assert len(ports) == 5 and len(set(ports)) == 1, ports
+
+
+def test_a_declared_length_does_not_bound_a_chunked_body(server: McpHttpServer) -> None:
+    """A reply that declares ``Content-Length: 64`` but is chunked (the length is then
+    ignored, RFC 9112 6.3) is read to the bound, not to its end: 128 MiB of it fails the
+    call at 1 MiB, and the process's peak grows by far less than the body."""
+    def chunked(handler: Any, message: Any) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", "64")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        piece = b"x" * MIB
+        handler.wfile.write(b"%x\r\n%s\r\n" % (len(response_start(message)),
+                                                response_start(message)))
+        for _ in range(128):
+            handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        handler.wfile.write(b"0\r\n\r\n")
+
+    on_tool(server, "chunked", chunked)
+    transport = HttpTransport(server.url, close_timeout=2.0, listen=False,
+                              max_message_size=MIB)
+    with mcp_sync.Client(transport, timeout=30.0, close_timeout=2.0,
+                         protocol_version=PINNED).connect() as client:
+        assert client.call_tool("echo", {"text": "warm"}).text == "warm"
+        reset_peak_memory()
+        before = memory_kib()["VmRSS"]
+        with pytest.raises(MessageTooLarge) as info:
+            client.call_tool("chunked", {}, timeout=30.0)
+        growth_mib = (memory_kib()["VmHWM"] - before) / 1024
+        assert info.value.request_id is not None and info.value.limit == MIB
+        assert growth_mib < 48, f"peak grew by {growth_mib:.0f} MiB"
+        assert client.call_tool("echo", {"text": "after"}).text == "after"

@@ -1,16 +1,15 @@
-"""SSE parsing: sseclient-py fed by the line reader of ``mcp_sync/transports/http/_sse.py``.
+"""SSE parsing: the incremental decoder of ``mcp_sync/transports/http/_sse.py``.
 
 Over real sockets, against the threaded servers of ``tests/servers/`` (Streamable HTTP and
-legacy HTTP+SSE): what the line reader must do for sseclient-py (keep the ID and ``retry``
-of a priming event without data, strip a BOM, join a ``\\r\\n`` split between reads,
-replace invalid UTF-8, bound the cost of an event of many lines), and that ``sseclient``
-is imported on the first SSE reply, not with ``mcp_sync``.
+legacy HTTP+SSE): the decoder keeps the ID and ``retry`` of a priming event without data,
+strips a BOM, joins a ``\\r\\n`` split between reads, replaces invalid UTF-8 and parses an
+event of many lines in linear time; and it is the only SSE parser: no third-party one is
+ever imported.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import subprocess
 import textwrap
 import threading
@@ -75,36 +74,41 @@ def resumptions(server: McpHttpServer, prefix: str = "s") -> List[Recorded]:
                            and (r.header("Last-Event-ID") or "").startswith(prefix))
 
 
-# -- sseclient-py is loaded lazily ---------------------------------------------------------
+# -- one parser ------------------------------------------------------------------------------
 
 
-def test_sseclient_is_imported_by_the_first_sse_reply_not_by_import_mcp_sync() -> None:
+def test_sse_replies_are_parsed_by_the_decoder_alone() -> None:
+    """A JSON reply and an SSE reply, in a fresh interpreter: the events are parsed by
+    ``SSEDecoder`` (counted), and no third-party SSE parser (sseclient-py) is imported,
+    neither by ``import mcp_sync`` nor by the replies."""
     with McpHttpServer(echo_fake("json"), reply="json") as json_server, \
             McpHttpServer(echo_fake("sse")) as sse_server:
         code = textwrap.dedent(f"""
             import sys
             import mcp_sync
-            print('sseclient' in sys.modules)
+            from mcp_sync.transports.http import _sse
+            fed = []
+            feed = _sse.SSEDecoder.feed
+            _sse.SSEDecoder.feed = lambda self, chunk: fed.append(len(chunk)) or feed(self, chunk)
+            print('sseclient' in sys.modules, len(fed) > 0)
             with mcp_sync.connect({json_server.url!r}, timeout=10) as client:
                 assert client.call_tool('echo', {{'text': 'json'}}).text == 'json'
-            print('sseclient' in sys.modules)
+            calls = len(fed)
             with mcp_sync.connect({sse_server.url!r}, timeout=10) as client:
                 assert client.call_tool('echo', {{'text': 'sse'}}).text == 'sse'
-            print('sseclient' in sys.modules)
+            print('sseclient' in sys.modules, len(fed) > calls)
         """)
         out = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60,
                              cwd=str(ROOT))
     assert out.returncode == 0, out.stderr[-3000:]
-    # Not at import, not for JSON replies (the GET stream's priming events carry no data
-    # to parse); the first SSE reply with data loads it.
-    assert out.stdout.split() == ["False", "False", "True"]
+    assert out.stdout.split() == ["False", "False", "False", "True"]
 
 
 # -- priming events: an id and a retry, no data ----------------------------------------------
 
 
 def test_a_priming_event_without_data_is_resumed_from(server: McpHttpServer) -> None:
-    server.priming_data = False  # "id: s2-0\nretry: 10\n\n": sseclient-py alone drops it
+    server.priming_data = False  # "id: s2-0\nretry: 10\n\n": no data, an ID to resume from
     server.retry_ms = 10
     with connect(server) as client:
         client.list_tools()  # so that the call's is the next request (it lists them first)
@@ -150,7 +154,7 @@ def test_the_id_of_an_event_cut_short_is_not_resumed_from(server: McpHttpServer)
     assert (resumes[0].header("Last-Event-ID") or "").endswith("-0")
 
 
-# -- what the line reader does with the bytes ----------------------------------------------
+# -- what the decoder does with the bytes ----------------------------------------------
 
 
 def test_a_byte_order_mark_split_across_chunks(server: McpHttpServer) -> None:
@@ -197,35 +201,42 @@ def test_invalid_utf8_is_replaced_not_fatal(server: McpHttpServer) -> None:
     assert logged == ["bad \ufffd byte"]
 
 
-def test_an_event_of_too_many_lines_is_skipped_quickly(
-        server: McpHttpServer, caplog: pytest.LogCaptureFixture) -> None:
-    """8 MiB in 40,000 lines: sseclient-py would copy about 160 GB joining them (minutes);
-    the line reader stops holding its lines once that passes the budget."""
-    line = b"data: " + b"x" * 200 + b"\n"
+def test_an_event_of_many_lines_is_parsed_whole_in_linear_time(server: McpHttpServer) -> None:
+    """A notification of 8 MiB in 40,000 ``data`` lines (JSON may break lines anywhere
+    between its tokens), then the response: the notification reaches its handler whole,
+    and the call returns well within its timeout (a parser that re-copied the event per
+    line, as sseclient-py did, would copy about 160 GB: minutes)."""
+    items = ["x" * 200] * 40_000
 
     def reply(handler: Any, message: Dict[str, Any]) -> None:
-        handler.write_raw(line * 40_000 + b"\n")
+        note = {"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": items}}
+        lines = json.dumps(note, indent=0).split("\n")
+        assert len(lines) > 40_000
+        handler.write_raw(b"".join(b"data: " + line.encode() + b"\n" for line in lines)
+                          + b"\n")
         handler.write_event(response_to(message, "after the long event"))
 
     on_call(server, reply)
-    with connect(server) as client, caplog.at_level(logging.WARNING):
+    logged: List[Any] = []
+    with connect(server, logging_handler=lambda params: logged.append(params.data)) as client:
         assert client.call_tool("echo", {"text": "x"}, timeout=WAIT).text == (
             "after the long event")
-    assert any("skipping a server-sent event of 8280000 bytes in 40000 lines"
-               in r.getMessage() for r in caplog.records), caplog.records
+    assert logged == [items]
 
 
-def test_the_join_budget_keeps_events_of_a_few_hundred_lines() -> None:
-    """About 800 KiB in 400 lines is parsed (JSON an editor indented, say); 10 MiB in
-    5,000 lines is skipped."""
+def test_events_of_thousands_of_lines_are_kept_whole() -> None:
+    """About 800 KiB in 400 lines and 10 MiB in 5,000 lines: each is returned, its data
+    lines joined with ``\\n``, its ID counted."""
     def event(lines: int) -> bytes:
         return b"".join(b"data: " + b"y" * (2048 - 7) + b"\n" for _ in range(lines)) + b"\n"
 
     kept = SSEDecoder().feed(b"id: 1\n" + event(400))
     assert len(kept) == 1 and len(kept[0].data) == 400 * (2048 - 7) + 399
     decoder = SSEDecoder()
-    assert decoder.feed(b"id: 2\n" + event(5000)) == []
-    assert decoder.last_event_id == "2"  # skipped, but received: its ID counts
+    [large] = decoder.feed(b"id: 2\n" + event(5000))
+    assert large.data == "\n".join(["y" * (2048 - 7)] * 5000) and large.id == "2"
+    assert decoder.last_event_id == "2"
 
 
 def test_events_arriving_in_one_chunk_are_returned_in_order() -> None:
@@ -275,7 +286,7 @@ def test_events_arriving_in_one_chunk_are_delivered_in_order_over_http(
     assert firsts == [True, False, False]
 
 
-# -- the legacy HTTP+SSE transport reads with the same line reader ---------------------------
+# -- the legacy HTTP+SSE transport reads with the same decoder ---------------------------
 
 
 @pytest.fixture
@@ -291,8 +302,9 @@ def test_legacy_stream_starting_with_a_byte_order_mark(legacy: LegacySseServer) 
 
 
 def test_legacy_endpoint_event_without_data_is_reported(legacy: LegacySseServer) -> None:
-    """sseclient-py drops an event without data; the transport must see this one to say
-    what is wrong, rather than wait for an endpoint until its timeout."""
+    """An event without data is reported to the legacy transport (``include_empty``): it
+    must see this one to say what is wrong, rather than wait for an endpoint until its
+    timeout."""
     legacy.endpoint = lambda sid: None
     legacy.preamble = b"event: endpoint\n\n"
     with pytest.raises(ProtocolError, match="invalid endpoint event"):  # not a timeout

@@ -19,9 +19,11 @@ of the body. A body whose encoding is broken raises ``urllib3.exceptions.DecodeE
 from __future__ import annotations
 
 import zlib
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Iterator, List, Optional
 
 import urllib3.exceptions
+
+from ._interrupt import plain_response
 
 __all__ = ["ACCEPT_ENCODING", "decoded_reader", "read_decoded"]
 
@@ -46,14 +48,36 @@ def _raw_reader(response: Any, decode: bool) -> Callable[[int], bytes]:
         return read
     if decode:  # urllib3 1.x: its own decoding of a read of at most n raw bytes
         return lambda n: bytes(raw.read(n, decode_content=True) or b"")
-    fp = getattr(raw, "_fp", None)  # urllib3 1.x: the http.client response underneath
-    if fp is not None and hasattr(fp, "read1"):
-        fp_read1: Callable[[int], bytes] = fp.read1
-        return fp_read1
+    # urllib3 1.x: the http.client response the transports' connections returned reads
+    # whatever has arrived (read1); a chunked body read by urllib3 comes chunk by chunk.
+    plain = plain_response(response) if response is not raw else None
+    if plain is not None:
+        plain_read1: Callable[[int], bytes] = plain.read1
+        return plain_read1
+    if getattr(raw, "chunked", False) and raw.supports_chunked_reads():
+        return _ChunkReader(raw).read
     # Anything else with read(): one byte at a time never waits for bytes that are not
-    # coming. Slow, but only for exotic adapters.
+    # coming. Slow, but only for a session passed in, under urllib3 1.x, on a body that
+    # is not chunked.
     raw_read: Callable[[int], bytes] = raw.read
     return lambda n: raw_read(1)
+
+
+class _ChunkReader:
+    """``read(n)`` over urllib3 1.x's ``read_chunked``: each chunk as soon as it is whole
+    (at most ``n`` bytes of it at a time; the size of the first read holds for all)."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self._chunks: Optional[Iterator[bytes]] = None
+
+    def read(self, n: int) -> bytes:
+        if self._chunks is None:
+            self._chunks = iter(self._raw.read_chunked(n, decode_content=False))
+        for chunk in self._chunks:
+            if chunk:
+                return bytes(chunk)
+        return b""
 
 
 class _Inflater:
@@ -140,6 +164,17 @@ def decoded_reader(response: Any) -> Callable[[int], bytes]:
 def read_decoded(response: Any, limit: int) -> List[bytes]:
     """Up to ``limit`` decoded bytes of the body, in pieces (join them once), stopping
     there or at the end of the body; the response stays open."""
+    headers = getattr(response, "headers", None) or {}
+    declared = str(headers.get("Content-Length", "") or "")
+    if (declared.isdigit() and int(declared) <= limit and "Transfer-Encoding" not in headers
+            and str(headers.get("Content-Encoding", "") or "").strip().lower()
+            in ("", "identity")):
+        # A plain body of a length within the bound: read whole in one call (which ends
+        # at that length whatever the server sends after it, and hands the connection
+        # back to the pool).
+        raw = getattr(response, "raw", response)
+        whole: bytes = raw.read(decode_content=False) or b""
+        return [whole]
     read = decoded_reader(response)
     pieces: List[bytes] = []
     left = limit

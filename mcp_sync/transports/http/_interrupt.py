@@ -18,6 +18,14 @@ The same connections send a request again on a new connection when the pooled on
 server closed failed it before one byte went out, and never otherwise, and are not reused
 near the end of the idle time the server announced (``Keep-Alive: timeout=N``), when its
 close could cross a request on the wire (:class:`_TrackedConnection`).
+
+Only public doors of ``requests`` and urllib3 are used: the methods ``HTTPAdapter`` offers
+to subclasses, urllib3's pool and connection classes (``pool_classes_by_scheme``,
+``ConnectionCls``) with the ``http.client`` methods a connection subclass overrides, a
+response's ``connection`` and its ``sock``, and ``HTTPResponse.shutdown()`` where urllib3
+has it (2.3 and later). Under urllib3 1.x, which reads no "whatever has arrived", the
+``http.client`` response the connections return is kept for its ``read1``
+(:func:`plain_response`).
 """
 
 from __future__ import annotations
@@ -37,8 +45,8 @@ import urllib3.poolmanager
 
 from ..._util.text import pattern
 
-__all__ = ["AbortFlag", "Interruptible", "InterruptibleAdapter", "reuse_window", "sending",
-           "set_read_timeout", "shutdown_response", "socket_of"]
+__all__ = ["AbortFlag", "Interruptible", "InterruptibleAdapter", "plain_response",
+           "reuse_window", "sending", "set_read_timeout", "shutdown_response", "socket_of"]
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +75,17 @@ def reuse_window(keep_alive: Optional[str]) -> Optional[float]:
 
 
 def socket_of(response: requests.Response) -> Optional[socket.socket]:
-    """The socket under a streamed response, if it can be found (private attributes)."""
-    raw = response.raw
-    connection = getattr(raw, "_connection", None)
+    """The socket under a streamed response, while the response holds its connection
+    (urllib3's ``HTTPResponse.connection``, and that connection's ``sock``); None once the
+    connection went back to the pool. A response that ends its connection (HTTP/1.0) holds
+    the socket without it: found only under the connections of :class:`InterruptibleAdapter`.
+    """
+    connection = getattr(response.raw, "connection", None)
     sock = getattr(connection, "sock", None)
     if sock is None:
-        fp = getattr(getattr(raw, "_fp", None), "fp", None)
-        sock = getattr(getattr(fp, "raw", None), "_sock", None)
+        # http.client hands the socket over to a response that ends the connection
+        # (HTTP/1.0, "Connection: close"): the transports' connections remember it.
+        sock = getattr(connection, "response_socket", None)
     return sock if isinstance(sock, socket.socket) else None
 
 
@@ -91,17 +103,14 @@ def shutdown_response(response: requests.Response) -> None:
     connection already handed back to the pool is left alone (it may serve another
     request by now).
     """
-    raw = response.raw
-    shutdown = getattr(raw, "shutdown", None)
+    shutdown = getattr(response.raw, "shutdown", None)
     if shutdown is not None:  # urllib3 >= 2.3 checks that the connection is still ours
         try:
             shutdown()
         except (ValueError, RuntimeError, OSError):
             pass  # closed or released already
         return
-    if getattr(raw, "_connection", None) is None:
-        return
-    sock = socket_of(response)
+    sock = socket_of(response)  # None once released
     if sock is not None:
         _shutdown_socket(sock)
 
@@ -121,7 +130,7 @@ def set_read_timeout(response: requests.Response, timeout: Optional[float]) -> N
 
 class AbortFlag:
     """``Interruptible.aborted``: a one-way flag with ``threading.Event``'s ``set``,
-    ``is_set`` and ``wait``, whose Event (a Condition and its lock, ~3 µs) is made only
+    ``is_set`` and ``wait``, whose Event (a Condition and its lock) is made only
     when a thread waits on it: most exchanges end without anyone waiting, or stopping
     them. ``set()`` marks the flag before it looks for a waiter's Event, and ``wait()``
     publishes its Event before it looks at the flag, so no wake-up is lost.
@@ -233,6 +242,22 @@ def _note_socket(sock: Any) -> None:
         exchange.attach_socket(sock)
 
 
+# urllib3 2 reads "whatever has arrived" itself (HTTPResponse.read1); urllib3 1.x has no
+# such read, and its connections return the http.client response, which has one.
+_URLLIB3_READS_SOME = hasattr(urllib3.HTTPResponse, "read1")
+
+
+def plain_response(response: requests.Response) -> Any:
+    """Under urllib3 1.x, the ``http.client`` response under a streamed ``response`` sent
+    through :class:`InterruptibleAdapter` (its ``read1`` returns whatever has arrived);
+    None otherwise. Ask while the response holds its connection: before its body is read.
+    """
+    if _URLLIB3_READS_SOME:
+        return None
+    connection = getattr(response.raw, "connection", None)
+    return getattr(connection, "plain_response", None)
+
+
 # For the type checker, the mixin below is the connection class it is mixed into.
 if TYPE_CHECKING:
     _ConnectionBase = urllib3.connection.HTTPConnection
@@ -275,9 +300,10 @@ class _TrackedConnection(_ConnectionBase):
     be sent again (see above) and fails. So a connection idle for longer than
     :func:`reuse_window` (``N`` less a second) reports itself not connected
     (:attr:`is_connected`, which urllib3 2 asks before it reuses a pooled connection) and
-    the pool opens a new one instead. Idle time is counted from the last response's
-    headers, not its end: a connection whose last reply streamed for a while is given
-    up early, never late.
+    the pool opens a new one instead; under urllib3 1.x, which does not ask, the
+    connection lets its socket go when the request starts, and a new one is opened.
+    Idle time is counted from the last response's headers, not its end: a connection
+    whose last reply streamed for a while is given up early, never late.
 
     **A request with a small body goes out in one write**: http.client writes the head
     (request line and headers) and then the body, two system calls and, with
@@ -297,21 +323,38 @@ class _TrackedConnection(_ConnectionBase):
     #: that the connection may be reused (from its ``Keep-Alive``; None: no limit).
     _answered_at = 0.0
     _reuse_window: Optional[float] = None
+    #: The socket the last response is read from (http.client gives it to a response
+    #: that ends the connection, and forgets it): see :func:`socket_of`.
+    response_socket: Optional[socket.socket] = None
+    #: Under urllib3 1.x, the ``http.client`` response of the last request (what
+    #: ``getresponse()`` returned): see :func:`plain_response`.
+    plain_response: Any = None
 
     @property
     def is_connected(self) -> bool:
         """urllib3's check before it reuses a pooled connection (see the class docstring):
         False also once the connection has been idle past the server's keep-alive."""
-        window = self._reuse_window
-        if window is not None and self.sock is not None and (
-                time.monotonic() - self._answered_at >= window):
-            log.debug("not reusing the connection to %s:%s: idle for %.2f s, near the end "
-                      "of the keep-alive the server announced (reused for %.2f s at most)",
-                      self.host, self.port, time.monotonic() - self._answered_at, window)
+        if self._idle_too_long():
             return False
         return super().is_connected
 
+    def _idle_too_long(self) -> bool:
+        window = self._reuse_window
+        if window is None or self.sock is None:
+            return False
+        idle = time.monotonic() - self._answered_at
+        if idle < window:
+            return False
+        log.debug("not reusing the connection to %s:%s: idle for %.2f s, near the end of "
+                  "the keep-alive the server announced (reused for %.2f s at most)",
+                  self.host, self.port, idle, window)
+        return True
+
     def request(self, *args: Any, **kwargs: Any) -> None:
+        if self._idle_too_long():
+            # urllib3 1.x asks no is_connected before it reuses a connection: the socket
+            # goes here instead, and http.client opens a new one for the request.
+            self.close()
         self._first_write_pending = self.sock is not None and self.sock is self._served
         body = kwargs.get("body", args[2] if len(args) > 2 else None)
         self._hold_head = isinstance(body, bytes) and 0 < len(body) <= _ONE_WRITE
@@ -357,11 +400,13 @@ class _TrackedConnection(_ConnectionBase):
         super().send(data)
 
     def getresponse(self) -> Any:
-        self._served = self.sock
+        self._served = self.response_socket = self.sock
         _note_socket(self.sock)
         response = super().getresponse()
         self._answered_at = time.monotonic()
         self._reuse_window = reuse_window(response.headers.get("Keep-Alive"))
+        if not _URLLIB3_READS_SOME:
+            self.plain_response = response
         return response
 
 
@@ -399,15 +444,10 @@ class InterruptibleAdapter(requests.adapters.HTTPAdapter):
 
     Without a proxy, the connection pool and the path a URL is sent to are looked up once
     per URL and TLS settings, not on every request (``requests`` parses the URL three
-    times, looks at the CA bundle on disk and hashes a pool key for each one, ~20 µs):
-    a pool found closed is looked up afresh, and :meth:`close` (the session's) forgets
-    them all, as the pool manager does, and closes them. Requests through a proxy take
-    ``requests``' path every time.
-
-    A response that sets no cookie skips ``requests``' search for cookies in it, which
-    would find none (:meth:`build_response`): a mock request and response, the URL
-    parsed, the jar locked, the headers scanned twice, ~1.4% of a JSON-reply call's
-    instructions.
+    times, looks at the CA bundle on disk and hashes a pool key for each one), through
+    the methods ``HTTPAdapter`` offers to subclasses: a pool found closed is looked up
+    afresh, and :meth:`close` (the session's) forgets them all, as the pool manager does,
+    and closes them. Requests through a proxy take ``requests``' path every time.
     """
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
@@ -452,21 +492,6 @@ class InterruptibleAdapter(requests.adapters.HTTPAdapter):
         super().close()
         for pool in pools:
             pool.close()
-
-    def build_response(self, req: requests.PreparedRequest, resp: Any) -> requests.Response:
-        headers = getattr(resp, "headers", None)
-        if (headers is None or "set-cookie" in headers or "set-cookie2" in headers
-                or not getattr(resp, "_original_response", None)):
-            return super().build_response(req, resp)
-        # requests reads cookies from the http.client response under the urllib3 one,
-        # and returns at once when there is none: hidden while the Response is built, it
-        # spares the search. Put back at once: it is the raw response's to use.
-        original = resp._original_response
-        resp._original_response = None
-        try:
-            return super().build_response(req, resp)
-        finally:
-            resp._original_response = original
 
     def request_url(self, request: requests.PreparedRequest, proxies: Any) -> str:
         url = request.url

@@ -1,36 +1,21 @@
-"""Server-sent events: sseclient-py parses each event; the line reader here feeds it.
+"""Server-sent events, parsed incrementally as the bytes arrive: the one SSE parser of the
+HTTP transports.
 
-``sseclient.SSEClient`` turns the lines of an event into its type and its data (the
-``data`` lines joined with ``"\\n"``). What it is given is decided here, because of how
-it reads:
+The decoder follows the WHATWG event-stream rules: ``\\n``, ``\\r`` and ``\\r\\n`` line ends
+(one split between two reads is still one line end), a leading BOM, ``:`` comments, the
+``data``, ``event``, ``id`` and ``retry`` fields (any other is ignored), an event dispatched
+by its blank line and discarded when the stream ends first, invalid UTF-8 replaced. It keeps
+the stream's last event ID and ``retry`` from every event, with data or not: a server's
+priming event (an ``id`` and a ``retry``, sent first so that the client can resume with
+``Last-Event-ID``) usually has no data. An event's ``id`` counts once its blank line
+arrives: the ID of an event cut short was not received.
 
-* It splits each piece of its source into lines and appends each to the event so far
-  (``data += line``): fed a socket's reads, an event arriving in many small chunks is
-  copied again for every chunk, quadratic in its size (10 MiB in 1 KiB chunks: 5 s). So
-  it is fed whole lines, each joined here once from the reads it spans: a 10 MiB event
-  costs a few copies of 10 MiB however it was chunked (about 70 ms).
-* It drops an event without data, and its ``id`` and ``retry`` with it; a server's
-  priming event (an ``id`` and a ``retry``, sent first so that the client can resume with
-  ``Last-Event-ID``) often has none. The line reader keeps the stream's last event ID and
-  ``retry`` itself, from every event, and feeds sseclient-py only ``data`` and ``event``
-  lines, only of events with data (``include_empty`` adds an empty ``data`` line to the
-  others, so that they are reported too).
-* At the end of its source it dispatches an unfinished event, which the standard
-  discards; it decodes strictly (invalid UTF-8 raises); a leading BOM would spoil the
-  first field name, and a ``\\r\\n`` split between two reads would end two lines. The
-  line reader hands over one finished event at a time, to a new ``SSEClient`` each (the
-  transports' read loops push bytes into :class:`SSEDecoder`, while ``SSEClient`` pulls
-  its source until it ends); it strips the BOM and joins a split ``\\r\\n``; an event that
-  fails to decode is handed over again with invalid bytes replaced.
-* Its joining is quadratic in the number of lines of one event as well (an event of many
-  ``data`` lines; MCP servers send a message as one line). An event whose lines would make
-  it copy more than four times the event's size plus 256 MiB is skipped with a warning
-  (about 1 MiB in 500 lines, 64 KiB in 8,000 get through), so the cost of any event stays
-  linear in its size, at most about 0.1 s beyond that.
+Its cost is linear in the bytes, however they are chunked and however many lines an event
+has: a line that spans many reads is joined once, when its end arrives, and the values of
+an event's ``data`` lines once, when it is dispatched (10 MiB in 1 KiB reads, or in 40,000
+lines, costs a few copies of 10 MiB).
 
-``sseclient`` is imported when the first event is handed to it, not with ``mcp_sync``.
-
-**A bound on one event** (``max_event_size``), kept by the line reader: it counts the bytes
+**A bound on one event** (``max_event_size``), kept by the decoder: it counts the bytes
 of every line since the last blank line (line ends not counted; comments, ``id`` and
 ``retry`` lines too), the unfinished line included. Past the bound it raises
 :class:`EventTooLarge` (carrying up to 4 KiB of the start of the event's data, to read a
@@ -42,9 +27,8 @@ hold more than the bound and one read.
 Two layers, usable separately:
 
 * :class:`SSEDecoder` is sans-I/O: ``feed(chunk)`` takes whatever bytes arrived and returns
-  the events they completed, following the WHATWG event-stream rules (``\\n``, ``\\r`` and
-  ``\\r\\n`` line ends, ``:`` comments, ``data``/``event``/``id``/``retry`` fields, a
-  leading BOM) and keeping the stream's ``last_event_id`` and ``retry`` for resumption.
+  the events they completed, keeping the stream's ``last_event_id`` and ``retry`` for
+  resumption.
 * :func:`iter_events` reads a streamed ``requests`` response (``stream=True``) with
   ``response.raw.read1``, i.e. whatever the socket has, never waiting for a fixed-size
   block, and yields each event the moment its blank line arrives.
@@ -59,7 +43,7 @@ Usage::
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional
 
 __all__ = ["DEFAULT_READ_SIZE", "EventTooLarge", "SSEDecoder", "ServerSentEvent", "iter_events",
            "read1_of"]
@@ -70,10 +54,6 @@ log = logging.getLogger(__name__)
 DEFAULT_READ_SIZE = 1 << 16
 
 _BOM = b"\xef\xbb\xbf"
-# An event is skipped when sseclient-py would copy more than this, beyond four times the
-# event's size, joining its lines (see the module docstring): about 0.1 s of copying.
-_JOIN_BUDGET = 256 << 20
-_JOIN_FACTOR = 4
 # How much of an oversized event's data EventTooLarge keeps (to read a response id from).
 _HEAD = 4096
 
@@ -140,13 +120,12 @@ class EventTooLarge(ValueError):
 
 
 class SSEDecoder:
-    """The line reader: event-stream bytes in, :class:`ServerSentEvent` objects out.
+    """Event-stream bytes in, :class:`ServerSentEvent` objects out.
 
-    Splits whatever bytes arrive into whole lines, keeps the stream's state (last event
-    ID, ``retry``), and hands each finished event with data to sseclient-py to parse. An
-    event of so many lines that joining them would cost too much is skipped with a
-    warning (see the module docstring); an event longer than ``max_event_size`` raises
-    :class:`EventTooLarge`. Not thread-safe: one decoder per stream, fed by one reader.
+    Splits whatever bytes arrive into whole lines, parses each line's field, keeps the
+    stream's state (last event ID, ``retry``) and returns each event when its blank line
+    arrives; an event longer than ``max_event_size`` raises :class:`EventTooLarge`. Not
+    thread-safe: one decoder per stream, fed by one reader.
 
     Args:
         last_event_id: the ID to start from (a resumed stream continues the old one's).
@@ -184,14 +163,11 @@ class SSEDecoder:
         self._first_data: Optional[bytes] = None
         self._last_was_cr = False
         self._started = False
-        # The event being assembled: its data and event lines for sseclient-py (each
-        # ending with b"\n"), their size, and what joining them would copy there.
-        self._lines: List[bytes] = []
-        self._size = 0
-        self._copies = 0
-        self._line_count = 0
-        self._too_costly = False
+        # The event being assembled: the values of its data lines (views of the lines,
+        # joined once when it is dispatched), its type, ID and retry.
+        self._data: List[memoryview] = []
         self._has_data = False
+        self._event_type: Optional[bytes] = None
         self._event_id: Optional[str] = None
         self._event_retry: Optional[int] = None
         self._dirty = False
@@ -232,7 +208,7 @@ class SSEDecoder:
                 self._partial.append(chunk)
                 self._partial_size += len(chunk)
             return events
-        # Only b"\n" ends a line now; each line keeps it, as sseclient-py needs.
+        # Only b"\n" ends a line now; each line keeps it.
         lines = chunk.splitlines(True)
         tail = b"" if lines[-1].endswith(b"\n") else lines.pop()
         if self._partial:
@@ -316,13 +292,14 @@ class SSEDecoder:
             name = line[:colon]
             start = colon + 2 if line[colon + 1:colon + 2] == b" " else colon + 1
         if name == b"data":
-            if start < len(line) - 1 or self.include_empty:
+            end = len(line) - 1
+            if start < end or self.include_empty:
                 self._has_data = True
             if self._first_data is None:
-                self._first_data = line[start:min(len(line) - 1, start + _HEAD)]
-            self._hold(line)
+                self._first_data = line[start:min(end, start + _HEAD)]
+            self._data.append(memoryview(line)[start:end])  # no copy of a long line
         elif name == b"event":
-            self._hold(line)
+            self._event_type = line[start:-1]
         elif name == b"id":
             value = line[start:-1]
             if b"\x00" not in value:
@@ -335,76 +312,31 @@ class SSEDecoder:
             return  # any other field name is ignored, as the standard says
         self._dirty = True
 
-    def _hold(self, line: bytes) -> None:
-        """Keep a line for sseclient-py, unless joining the event would cost too much."""
-        self._line_count += 1
-        self._size += len(line)
-        if self._line_count > 1:
-            self._copies += self._size  # sseclient-py's ``data += line``
-        if self._too_costly:
-            return
-        if self._copies > _JOIN_FACTOR * self._size + _JOIN_BUDGET:
-            self._too_costly = True
-            self._lines = []  # nothing of it will be parsed: let it go now
-            return
-        self._lines.append(line)
-
     def _dispatch(self) -> Optional[ServerSentEvent]:
-        """The blank line after an event: note its ID, and parse it if it has data."""
+        """The blank line after an event: note its ID, and return it if it has data."""
         if self._event_id is not None:
             self.last_event_id = self._event_id
-        lines, retry = self._lines, self._event_retry
-        has_data, too_costly = self._has_data, self._too_costly
-        size, line_count = self._size, self._line_count
+        values, event_type, retry = self._data, self._event_type, self._event_retry
+        has_data = self._has_data or self.include_empty
         self._reset_event()
         if not has_data:
-            if not self.include_empty:
-                return None
-            lines.append(b"data\n")  # sseclient-py drops an event without data
-        if too_costly:
-            log.warning("skipping a server-sent event of %d bytes in %d lines: joining that "
-                        "many lines costs sseclient-py too much", size, line_count)
             return None
-        parsed = _parse_event(lines)
-        if parsed is None:  # pragma: no cover - the event holds data, so it is dispatched
-            return None
-        data, event_type = parsed
-        return ServerSentEvent(data, event_type, self.last_event_id, retry)
+        if len(values) == 1:
+            data = str(values[0], "utf-8", "replace")
+        else:
+            data = b"\n".join(values).decode("utf-8", "replace")
+        kind = event_type.decode("utf-8", "replace") if event_type else "message"
+        return ServerSentEvent(data, kind, self.last_event_id, retry)
 
     def _reset_event(self) -> None:
-        self._lines = []
-        self._size = 0
-        self._copies = 0
-        self._line_count = 0
-        self._too_costly = False
+        self._data = []
         self._has_data = False
+        self._event_type = None
         self._event_id = None
         self._event_retry = None
         self._dirty = False
         self._event_bytes = 0
         self._first_data = None
-
-
-def _parse_event(lines: List[bytes]) -> Optional[Tuple[str, str]]:
-    """``(data, event type)`` of one event's ``data`` and ``event`` lines, by sseclient-py.
-
-    Each line ends with ``b"\\n"``; ``lines`` gets the blank line that ends the event.
-    """
-    from sseclient import SSEClient  # here, not at import: most clients never see SSE
-
-    lines.append(b"\n")
-    # An iterator, not the list: sseclient-py logs its source at DEBUG, and the data of
-    # the event does not belong in a log.
-    try:
-        event = next(SSEClient(iter(lines)).events(), None)
-    except UnicodeDecodeError:  # it decodes strictly; the standard replaces bad bytes
-        lines = [line.decode("utf-8", "replace").encode("utf-8") for line in lines]
-        event = next(SSEClient(iter(lines)).events(), None)
-    if event is None:
-        return None
-    data: str = event.data
-    event_type: str = event.event
-    return data, event_type
 
 
 def read1_of(response: Any) -> Callable[[int], bytes]:

@@ -17,97 +17,39 @@ is no session, no GET stream, no resumption, and closing a request's stream is i
 cancellation. The transport learns the era from the agreement the session hands down
 (:meth:`HttpTransport.agree`), never from a message's ``_meta``.
 
-How one request flows::
-
-    caller thread                    stream thread (pool)               dispatch thread
-    -------------                    --------------------               ---------------
-    session.submit() -> send(msg)
-      queue the exchange  -------->  POST, read the status and headers
-    future.result(deadline)          JSON body: parse, on_message -->   resolve the future
-                                     SSE body: each event as it lands
-                                       on_message(...)  ------------>   notifications,
-                                     ...keeps draining the stream        server requests,
-                                     until it ends                       the response
-
-A message is handed over with ``first`` True when it opens its stream (the JSON body; the
-first event of a request's stream, resumptions included): the response to a blocked
-``request()`` is then resolved on the stream thread itself, without the dispatch thread
-(``RpcSession._enqueue``); one behind other messages of its stream waits for them there.
-
-``send()`` never blocks on the server for a request: the POST runs on a stream thread, so
-the session's deadline holds even against a server that sits on its response headers
-(a JSON reply to a long tool call), and ``submit()`` really returns at once. An error
-from that POST (a non-2xx status, an unreachable server, an unparsable body) reaches the
-caller through the ``on_request_failed`` callback the session gives :meth:`HttpTransport.start`.
-Notifications and responses to the server are POSTed on the sending thread: the server
-accepts them at once.
+The exchanges themselves (POSTing each message, reading its reply, resuming a broken
+event stream, stopping any of it from another thread, the hot path) are
+:class:`~._exchange.ExchangeEngine`'s, in ``_exchange.py``; this module is the MCP session
+over them: its settings and lifecycle, the session id and its loss, the GET stream and the
+``DELETE`` that ends the session.
 
 Threads (all daemons, so that a client nobody closed never keeps the interpreter alive;
-``close()`` interrupts and joins each of them with a bound):
+``close()`` interrupts and joins each of them with a bound): the stream threads and the
+deadline thread of the exchanges (``_exchange.py``), and
 
-* ``mcp-sync-stream-<name>-<n>``: a small pool, one thread per request in flight. Each
-  POSTs its request, reads the reply, resumes a broken event stream, and ends its exchange
-  when the stream ends. Idle threads wait for the next request and retire after a while.
 * ``mcp-sync-listener-<name>``: the optional GET stream, opened between ``initialize``
   and ``notifications/initialized`` and re-opened with backoff when it ends.
-* ``mcp-sync-deadline-<name>``: keeps one deadline for each whole exchange no request
-  deadline covers (a notification's or a response's POST and its body, the ``DELETE`` in
-  ``close()``), and shuts its socket down when it passes (``_deadlines.py``); started
-  on first use, retired when idle.
-
-Blocked reads end when ``cancel()`` or ``close()`` shuts the socket down
-(``_interrupt.py``). On a ``requests.Session`` the transport created itself, that
-includes a request still waiting for its response headers; on a session passed in, such
-a request can only be abandoned, and ends when the server answers (or ``read_timeout``
-passes).
-
-The hot path does what ``requests.Session.post`` does minus what need not be redone per
-call: proxies from the environment, the CA bundle, ``.netrc`` and the merged headers are
-worked out once in :meth:`HttpTransport.start`; each message then costs one prepared
-request, one ``requests.Session.send`` and big reads of its body. On the session the
-transport creates, and with no ``auth``, the message goes to the adapter's ``send``
-directly; what ``Session.send`` adds after it (response hooks, cookies, redirects) is done
-for the replies that redirect or set a cookie (:meth:`HttpTransport._send_direct`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    ItemsView,
-    Iterator,
-    List,
-    Mapping,
-    Optional,
-    Tuple,
-    Union,
-)
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional
 from urllib.parse import urlsplit
 
 import requests
-import urllib3
 from requests.auth import HTTPBasicAuth
-from requests.cookies import extract_cookies_to_jar as _extract_cookies_to_jar
-from requests.hooks import dispatch_hook as _dispatch_hook
-from requests.models import REDIRECT_STATI, PreparedRequest
-from requests.structures import CaseInsensitiveDict
+from requests.models import PreparedRequest
 from requests.utils import get_netrc_auth
 
-from ..._rpc.core import ANSWERS, classify
-from ..._util.jsonwire import decode_line, decode_object, encode
+from ..._util.jsonwire import encode
 from ..._util.pool import ThreadPool
 from ..._util.text import name_safe
 from ..._util.threads import join_or_warn, start_thread
 from ...exceptions import (
     ConnectionClosed,
-    HTTPError,
     MCPError,
     MessageTooLarge,
     ProtocolError,
@@ -115,30 +57,22 @@ from ...exceptions import (
     TransportError,
     excerpt,
 )
-from .._limits import DEFAULT_MAX_MESSAGE_SIZE, ID_PREFIX, response_id_in
-from ..base import (
-    CloseCallback,
-    MessageCallback,
-    RequestFailedCallback,
-    Transport,
-    log_malformed,
-    origin_key,
+from .._limits import DEFAULT_MAX_MESSAGE_SIZE
+from ..base import CloseCallback, MessageCallback, RequestFailedCallback, Transport, origin_key
+from ._bodies import ACCEPT_ENCODING
+from ._deadlines import Watchdog
+from ._exchange import (
+    EVENT_STREAM,
+    JSON,
+    TRANSIENT,
+    Exchange,
+    ExchangeEngine,
+    Headers,
+    Timeout,
 )
-from ._bodies import ACCEPT_ENCODING, read_decoded
-from ._deadlines import Deadline, Watchdog
-from ._interrupt import Interruptible, InterruptibleAdapter, sending, set_read_timeout
-from ._requests import (
-    close_session,
-    connect_failed,
-    doing,
-    endpoint_hint,
-    failure_reason,
-    refuse_cross_origin,
-    refused,
-    split_credentials,
-)
-from ._responses import ERROR_BODY_LIMIT, READ_ERRORS, discard, media_type, read_body
-from ._sse import EventTooLarge, SSEDecoder, read1_of
+from ._interrupt import InterruptibleAdapter, set_read_timeout
+from ._requests import close_session, refuse_cross_origin, refused, split_credentials
+from ._responses import READ_ERRORS, discard, media_type
 
 if TYPE_CHECKING:
     from ..._protocol.agreement import Agreement
@@ -147,59 +81,13 @@ __all__ = ["HttpTransport"]
 
 log = logging.getLogger(__name__)
 
-_JSON = "application/json"
-_EVENT_STREAM = "text/event-stream"
-_READ_SIZE = 1 << 16
-# How much of a body nobody needs (a 202's) is read so that its connection can be reused;
-# a longer one is dropped with its connection.
-_ACK_LIMIT = 64 * 1024
 # Connections kept per host by the requests.Session the transport creates.
 _POOL_SIZE = 64
 # A stream thread that has had no request for this long retires.
 _WORKER_IDLE = 30.0
 # The GET stream gives up after this many openings in a row that brought nothing.
 _LISTENER_MAX_FAILURES = 8
-# Statuses worth retrying a GET for; any other 4xx means "not here, not now".
-_TRANSIENT = frozenset({408, 409, 425, 429})
 _SESSION_ID = re.compile(r"^[\x21-\x7e]+$")
-# requests' helpers that Session.send uses after its adapter (untyped in the stubs).
-_extract_cookies: Callable[..., None] = _extract_cookies_to_jar
-_dispatch_hooks: Callable[..., requests.Response] = _dispatch_hook
-
-Timeout = Union[None, float, Tuple[Optional[float], Optional[float]]]
-
-
-if TYPE_CHECKING:
-    _HeadersBase = CaseInsensitiveDict[str]
-else:  # not subscriptable at run time in older requests
-    _HeadersBase = CaseInsensitiveDict
-
-
-class _Headers(_HeadersBase):
-    """The headers of one message: ``requests``' case-insensitive dict whose ``copy()``
-    copies its store at C speed instead of re-inserting (and re-lowering) each header.
-    Every message copies the connection's headers, and urllib3 copies them once more
-    before it sends them: two copies per request at ~2 µs each the slow way.
-    """
-
-    def copy(self) -> _Headers:
-        clone = _Headers.__new__(_Headers)
-        # requests keeps lower-case key -> (key as given, value) in _store, as it has
-        # since 1.0; tests/transports/test_http.py's wire-header checks fail on a shared store.
-        clone._store = self._store.copy()  # type: ignore[attr-defined]
-        return clone
-
-    def items(self) -> ItemsView[str, str]:
-        """What urllib3 writes the headers from: the (key as given, value) pairs straight
-        from the store, not one lower-casing lookup per key."""
-        return _HeaderItems(self)
-
-
-class _HeaderItems(ItemsView[str, str]):
-    _mapping: _Headers
-
-    def __iter__(self) -> Iterator[Tuple[str, str]]:
-        return iter(self._mapping._store.values())  # type: ignore[attr-defined]
 
 
 def _server_name(url: str) -> str:
@@ -207,49 +95,7 @@ def _server_name(url: str) -> str:
     return name_safe(netloc)[:40] or "server"
 
 
-class _Exchange(Interruptible):
-    """One HTTP exchange in flight (a request's POST and its resumptions, or the GET
-    stream); stopping it from another thread is :class:`~._interrupt.Interruptible`'s.
-
-    ``answered`` is set by whichever thread delivers the response: a plain flag that only
-    ever goes from False to True (a reader that misses the change resumes once too often,
-    and the session ignores what it then reports). ``delivered`` is set by the one thread
-    reading the exchange once it delivered a message: what it delivers later is not its
-    stream's first (see :meth:`HttpTransport._deliver`).
-    """
-
-    __slots__ = ("answered", "body", "delivered", "framing", "headers", "method",
-                 "request_id")
-
-    def __init__(
-        self, request_id: Any, method: str, body: Optional[bytes],
-        headers: Optional[Dict[str, str]] = None, framing: Optional[Agreement] = None,
-    ) -> None:
-        super().__init__()
-        self.request_id = request_id
-        self.method = method
-        self.body = body
-        #: Headers of this message only (the 2026-07-28 mirrored fields, Mcp-Param-*).
-        self.headers = headers
-        #: The agreement this message was framed by (None before negotiation).
-        self.framing = framing
-        self.answered = False
-        self.delivered = False
-
-    @property
-    def cancels_by_closing(self) -> bool:
-        return self.framing is not None and self.framing.cancels_by_closing
-
-    @property
-    def errors_in_status(self) -> bool:
-        return self.framing is not None and self.framing.errors_in_status
-
-    @property
-    def resumable(self) -> bool:
-        return self.framing is None or self.framing.resumable
-
-
-class HttpTransport(Transport):
+class HttpTransport(ExchangeEngine, Transport):
     """Talks to an MCP server over Streamable HTTP (MCP 2025-03-26 and later).
 
     Args:
@@ -345,33 +191,30 @@ class HttpTransport(Transport):
         self._started = False
         self._closing = False
         self._reported = False
-        self._on_message: Optional[MessageCallback] = None
+        self._on_message = None
         self._on_close: Optional[CloseCallback] = None
-        self._on_request_failed: Optional[RequestFailedCallback] = None
-        self._http: Optional[requests.Session] = None
+        self._on_request_failed = None
+        self._http = None
         self._owns_http = False
         self._workers = ThreadPool(f"mcp-sync-stream-{self.name}", idle_timeout=_WORKER_IDLE)
         self._watchdog = Watchdog(f"mcp-sync-deadline-{self.name}")
-        self._exchanges: Dict[Any, _Exchange] = {}
-        self._session_id: Optional[str] = None
+        self._exchanges = {}
+        self._session_id = None
         self.agreement = None
         # The server forgot the MCP session: reported as the close reason; nothing more
         # is delivered or sent (a new session is the client's to start).
         self._expired = False
         self._listener: Optional[threading.Thread] = None
-        self._listener_exchange: Optional[_Exchange] = None
+        self._listener_exchange: Optional[Exchange] = None
         self._listener_disabled = False
-        self._base_headers = _Headers()
-        self._headers = _Headers()
-        self._send_kwargs: Dict[str, Any] = {}
-        self._request_auth: Any = None
-        self._adapter: Optional[InterruptibleAdapter] = None
-        # (connect_timeout, read_timeout) and the urllib3 Timeout a request's POST gets
-        # (requests takes one as it takes a tuple; the stubs know only the tuple).
-        self._request_timeout: Tuple[Any, Any] = (None, None)
+        self._base_headers = Headers()
+        self._headers = Headers()
+        self._send_kwargs = {}
+        self._request_auth = None
+        self._request_timeout = (None, None)
         # Response hooks of every request: the session's, behind the refusal of redirects
         # to another origin (_requests.py).
-        self._hooks: Dict[str, List[Any]] = {"response": [refuse_cross_origin]}
+        self._hooks = {"response": [refuse_cross_origin]}
         self._url = self.url
 
     @property
@@ -410,7 +253,6 @@ class HttpTransport(Transport):
             self._on_message, self._on_close = on_message, on_close
             self._on_request_failed = on_request_failed
         http = self.session
-        adapter: Optional[InterruptibleAdapter] = None
         if http is None:
             http = requests.Session()
             # Room for a busy client: every request in flight holds a connection until its
@@ -439,21 +281,17 @@ class HttpTransport(Transport):
         if isinstance(auth, tuple) and len(auth) == 2:
             auth = HTTPBasicAuth(*auth)
         self._request_auth = auth
-        # Our own session has no hooks, no auth of its own and our adapter: with no auth
-        # either, its send() adds nothing to the adapter's but for a redirect or a cookie
-        # (_send_direct).
-        self._adapter = adapter if auth is None else None
         session_hooks = http.hooks.get("response") or []
         self._hooks = {"response": [refuse_cross_origin, *(
             [session_hooks] if callable(session_hooks) else session_hooks)]}
-        base = _Headers()
+        base = Headers()
         for key, value in http.headers.items():
             base[key] = value if isinstance(value, str) else value.decode("latin-1")
         base.update(self.headers)
-        base["Accept"] = f"{_JSON}, {_EVENT_STREAM}"
+        base["Accept"] = f"{JSON}, {EVENT_STREAM}"
         if not any(key.lower() == "accept-encoding" for key in self.headers):
             base["Accept-Encoding"] = ACCEPT_ENCODING  # what _bodies.py decodes itself
-        base["Content-Type"] = _JSON
+        base["Content-Type"] = JSON
         self._base_headers = base
         self._rebuild_headers()
 
@@ -518,7 +356,7 @@ class HttpTransport(Transport):
                                                                     self.timeout)
         # One deadline for the whole DELETE, its body included: a server trickling its
         # reply cannot hold close() past it.
-        exchange = _Exchange(object(), "DELETE", None)
+        exchange = Exchange(object(), "DELETE", None)
         deadline = self._watchdog.watch(bound, exchange.abort)
         try:
             response = self._send_http("DELETE", None, self._headers.copy(),
@@ -546,7 +384,7 @@ class HttpTransport(Transport):
             on_close(error or ConnectionClosed(f"connection to {self.name} closed by the "
                                                "client"))
 
-    # -- the exchange engine: sending ----------------------------------------------------
+    # -- messages ----------------------------------------------------------------------
 
     def send(self, message: Dict[str, Any], headers: Optional[Mapping[str, str]] = None) -> None:
         """POST one message. Thread-safe.
@@ -582,18 +420,7 @@ class HttpTransport(Transport):
             mirrored = framing.request_headers(method, message.get("params"))
             if mirrored:
                 wire_headers = {**(wire_headers or {}), **mirrored}
-        exchange = _Exchange(request_id, method, body, wire_headers, framing)
-        with self._state_lock:
-            if self._closing:
-                closed = ConnectionClosed(f"connection to {self.name} closed by the client")
-                closed.request_sent = False
-                raise closed
-            self._exchanges[request_id] = exchange
-        try:
-            self._spawn(self._run_exchange, exchange)
-        except BaseException:
-            self._forget(exchange)
-            raise
+        self._start_exchange(Exchange(request_id, method, body, wire_headers, framing))
 
     def cancel(self, request_id: Any) -> bool:
         """Stop reading the request's reply: its stream is closed, its thread moves on.
@@ -619,613 +446,6 @@ class HttpTransport(Transport):
         # Replaced whole, never mutated: a thread that copied the old one is unaffected.
         self._headers = headers
 
-    def _send_http(
-        self,
-        method: str,
-        body: Optional[bytes],
-        headers: _Headers,
-        *,
-        timeout: Timeout,
-        exchange: Optional[_Exchange] = None,
-        what: str = "",
-    ) -> requests.Response:
-        """Send one HTTP request on the hot path (``headers`` is used up).
-
-        Raises:
-            TransportError: the server could not be reached or did not answer in time.
-        """
-        http = self._http
-        if http is None:
-            raise ConnectionClosed(f"{self!r} is not started")
-        prepared = PreparedRequest()
-        prepared.method = method
-        prepared.url = self._url
-        prepared.headers = headers
-        prepared.body = body
-        prepared.hooks = self._hooks
-        if body is not None:
-            headers["Content-Length"] = str(len(body))
-        elif method != "GET":
-            headers["Content-Length"] = "0"
-        cookies = http.cookies
-        if len(cookies):
-            prepared.prepare_cookies(cookies)
-        else:
-            setattr(prepared, "_cookies", cookies)  # what redirects copy  # noqa: B010
-        if self._request_auth is not None:
-            prepared.prepare_auth(self._request_auth)
-        if exchange is not None:
-            sending(exchange)
-        try:
-            if self._adapter is not None:
-                response = self._send_direct(http, self._adapter, prepared, timeout)
-            else:
-                response = http.send(prepared, timeout=timeout, **self._send_kwargs)
-        except requests.RequestException as exc:
-            raise self._unreachable(exc, method, what) from exc
-        finally:
-            if exchange is not None:
-                sending(None)
-        if exchange is not None:
-            exchange.attach_response(response)
-        return response
-
-    def _send_direct(self, http: requests.Session, adapter: InterruptibleAdapter,
-                     prepared: PreparedRequest, timeout: Timeout) -> requests.Response:
-        """``http.send(prepared)`` on the session the transport made, without the work
-        ``requests.Session.send`` does per call for what only a redirect or a cookie needs
-        (~7% of a JSON-reply call's instructions).
-
-        That session has no hooks and no auth, and the transport adds none of its own but
-        :func:`~._requests.refuse_cross_origin`, which acts on redirects only; so a reply
-        that neither redirects nor sets a cookie needs nothing but the adapter's send.
-        Otherwise what ``Session.send`` does after its adapter is done here, in its order:
-        the response hooks, the cookies into the session's jar, then the redirect's hops
-        (each through ``Session.send``). The reply's ``elapsed`` stays zero: nothing reads
-        it.
-        """
-        kwargs = self._send_kwargs
-        # (connect=None is as fine as read=None, whatever the stubs say)
-        response = adapter.send(prepared, timeout=timeout, **kwargs)  # type: ignore[arg-type]
-        raw_headers = response.raw.headers
-        if (response.status_code not in REDIRECT_STATI and "set-cookie" not in raw_headers
-                and "set-cookie2" not in raw_headers):
-            return response
-        response = _dispatch_hooks("response", prepared.hooks, response, timeout=timeout,
-                                   **kwargs)
-        _extract_cookies(http.cookies, prepared, response.raw)
-        hops = list(http.resolve_redirects(response, prepared, timeout=timeout, **kwargs))
-        if hops:
-            history = [response, *hops]
-            response = history.pop()
-            response.history = history
-        return response
-
-    def _unreachable(self, exc: requests.RequestException, method: str,
-                     what: str) -> TransportError:
-        label = doing(what, connected=self._connected())
-        where = f"{label}: " if label else ""
-        if isinstance(exc, requests.ReadTimeout):
-            error = TransportError(f"{where}no response from {self.url} in time")
-        elif isinstance(exc, requests.ConnectionError):
-            error = TransportError(f"{where}cannot reach {self.url}: {failure_reason(exc)}")
-        else:
-            error = TransportError(f"{where}{method} {self.url} failed: {excerpt(exc, 300)}")
-        if connect_failed(exc):
-            error.request_sent = False
-        return error
-
-    def _http_error(self, response: requests.Response, what: Optional[str],
-                    body: Optional[bytes] = None) -> HTTPError:
-        if body is None:
-            try:
-                body = read_body(response, ERROR_BODY_LIMIT)
-            except READ_ERRORS as exc:
-                body = f"(body unreadable: {exc!r})".encode()
-        label = doing(what, connected=self._connected())
-        status = response.status_code
-        error = HTTPError(
-            status, url=self.url, body=body.decode("utf-8", "replace"),
-            www_authenticate=response.headers.get("WWW-Authenticate"),
-            auth_server=response.headers.get("Mcp-Auth-Server"), method=what,
-            verb=response.request.method if response.request is not None else None,
-            during=label,
-            hint=endpoint_hint(self.url) if label == "connect" and status in (404, 405) else None,
-        )
-        error.request_sent = True
-        return error
-
-    def _post_message(self, message: Dict[str, Any], body: bytes,
-                      extra: Optional[Mapping[str, str]] = None) -> None:
-        """POST a notification or a response on the calling thread; 202 is the answer.
-
-        The whole exchange (headers, body, and the drain of an event stream sent back)
-        has one deadline, ``timeout``. Past it, before the status arrived, the POST fails
-        with ``TransportError``; after a 2xx status, the message was accepted: the rest of
-        the body is dropped with its connection, and the POST succeeds. A body that is
-        neither JSON nor an event stream (a 202's) is read up to 64 KiB, no further.
-
-        Raises:
-            TransportError: no status before the deadline, or the server is unreachable.
-        """
-        what = message.get("method") or f"response to id={message.get('id')!r}"
-        headers = self._headers.copy()
-        if extra:
-            headers.update(extra)
-        # Registered under a key no request has (if it turns into a stream to drain).
-        exchange = _Exchange(object(), what, None)
-        deadline = self._watchdog.watch(self.timeout, exchange.abort)
-        handed_over = False
-        try:
-            try:
-                response = self._send_http("POST", body, headers,
-                                           timeout=(self.connect_timeout, self.timeout),
-                                           exchange=exchange, what=what)
-            except TransportError as exc:
-                if deadline is not None and deadline.expired:
-                    label = doing(what, connected=self._connected())
-                    error = TransportError(f"{label}: no reply from {self.url} within the "
-                                           f"timeout of {deadline.timeout} s")
-                    raise error from exc
-                raise
-            status = response.status_code
-            if not 200 <= status < 300:
-                error = self._http_error(response, what)
-                log.warning("mcp-sync %s: the server did not accept %s: %s", self.name, what,
-                            error)
-                return
-            media = media_type(response)
-            if media == _EVENT_STREAM:  # not what the spec says, but deliver what it carries
-                with self._state_lock:
-                    closing = self._closing
-                    if not closing:
-                        self._exchanges[exchange.request_id] = exchange
-                if closing:
-                    response.close()
-                    return
-                try:
-                    self._spawn(self._drain, exchange, response, deadline)
-                    handed_over = True
-                except ConnectionClosed:
-                    self._forget(exchange)
-                    response.close()
-                return
-            try:
-                if media == _JSON:
-                    data = self._read_json_body(response, f"a JSON reply to {what}", None)
-                else:  # nobody needs it: read it only to reuse the connection
-                    data = read_body(response, _ACK_LIMIT + 1)
-                    if len(data) > _ACK_LIMIT:
-                        log.debug("dropped the %s-byte-plus reply to %s", _ACK_LIMIT, what)
-                    return
-            except MessageTooLarge:
-                return  # logged; nobody waits for it
-            except READ_ERRORS as exc:
-                if deadline is not None and deadline.expired:
-                    log.info("mcp-sync %s: the reply to %s did not end within %s s; dropped",
-                             self.name, what, deadline.timeout)
-                else:
-                    log.debug("reading the reply to %s failed: %r", what, exc)
-                return
-            if data.strip():
-                self._deliver_json(data, None, what)
-        finally:
-            if deadline is not None and not handed_over:
-                deadline.cancel()
-
-    # -- the exchange engine: one request ------------------------------------------------
-
-    def _run_exchange(self, exchange: _Exchange) -> None:
-        """A stream thread's whole job for one request: POST, read, resume, report."""
-        try:
-            if exchange.aborted.is_set():
-                return
-            try:
-                response = self._open(exchange)
-            except MCPError as exc:
-                self._fail(exchange, exc)
-                return
-            if response is not None:
-                self._consume(exchange, response)
-        except Exception as exc:  # never leave the caller waiting on a bug
-            log.exception("exchange for %s id=%r failed", exchange.method, exchange.request_id)
-            error = TransportError(f"{exchange.method} (id={exchange.request_id!r}) to "
-                                   f"{self.url} failed: {exc!r}")
-            error.__cause__ = exc
-            self._fail(exchange, error)
-        finally:
-            self._forget(exchange)
-
-    def _spawn(self, fn: Callable[..., None], *args: Any) -> None:
-        """Run ``fn(*args)`` on a stream thread.
-
-        Raises:
-            ConnectionClosed: the transport is closing.
-        """
-        if not self._workers.submit(fn, *args):
-            closed = ConnectionClosed(f"connection to {self.name} closed by the client")
-            closed.request_sent = False
-            raise closed
-
-    def _forget(self, exchange: _Exchange) -> None:
-        with self._state_lock:
-            if self._exchanges.get(exchange.request_id) is exchange:
-                del self._exchanges[exchange.request_id]
-
-    def _fail(self, exchange: _Exchange, error: BaseException) -> None:
-        """Report that a request will get no response (unless cancelled or answered)."""
-        if exchange.aborted.is_set() or exchange.answered:
-            log.debug("%s id=%r ended: %r", exchange.method, exchange.request_id, error)
-            return
-        hook = self._on_request_failed
-        if hook is None:
-            log.warning("mcp-sync %s: %s id=%r failed: %s", self.name, exchange.method,
-                        exchange.request_id, error)
-            return
-        hook(exchange.request_id, error)
-
-    def _open(self, exchange: _Exchange) -> Optional[requests.Response]:
-        """POST the request and return its 2xx response, headers read, body not.
-
-        Returns None when the reply was an error already delivered as a JSON-RPC error
-        (the stateless era answers a bad request with 4xx and a JSON-RPC error body). A
-        404 on a request that carried a session id means the server lost the session
-        (:meth:`_session_lost`).
-
-        Raises:
-            HTTPError: a status other than 2xx.
-            SessionExpired: the server forgot the session (the request was not processed).
-            TransportError: the server could not be reached.
-        """
-        session_id = self._session_id
-        headers = self._headers.copy()
-        if exchange.headers:
-            headers.update(exchange.headers)
-        # urllib3's Timeout for these two, made once (requests would make one per call).
-        timeouts = (self.connect_timeout, self.read_timeout)
-        made = self._request_timeout
-        if made[0] != timeouts:
-            made = self._request_timeout = (timeouts, urllib3.Timeout(connect=timeouts[0],
-                                                                      read=timeouts[1]))
-        response = self._send_http(
-            "POST", exchange.body, headers, timeout=made[1], exchange=exchange,
-            what=exchange.method,
-        )
-        status = response.status_code
-        if 200 <= status < 300:
-            if exchange.method == "initialize":
-                try:
-                    self._note_session_id(response)
-                except ProtocolError:
-                    response.close()  # else its socket stays open until collected
-                    raise
-            return response
-        if (status == 404 and session_id is not None and exchange.method != "initialize"
-                and exchange.framing is not None and exchange.framing.keeps_session):
-            discard(response)
-            raise self._session_lost(session_id, exchange.method, exchange)
-        if exchange.errors_in_status and status not in (401, 403):
-            return self._deliver_error_body(exchange, response)
-        raise self._http_error(response, exchange.method)
-
-    def _deliver_error_body(self, exchange: _Exchange,
-                            response: requests.Response) -> Optional[requests.Response]:
-        """A stateless-era 4xx/5xx whose body is a JSON-RPC error: deliver that error.
-
-        Raises:
-            HTTPError: the body is not a JSON-RPC error.
-        """
-        try:
-            body = read_body(response, ERROR_BODY_LIMIT)
-        except READ_ERRORS as exc:
-            body = f"(body unreadable: {exc!r})".encode()
-        try:
-            message = json.loads(body) if media_type(response) == _JSON else None
-        except (ValueError, RecursionError):  # nested too deep is malformed too
-            message = None
-        error = message.get("error") if isinstance(message, dict) else None
-        reply_id = message.get("id") if isinstance(message, dict) else None
-        if (isinstance(error, dict) and isinstance(error.get("code"), int)
-                and (reply_id is None or reply_id == exchange.request_id)):
-            self._deliver({"jsonrpc": "2.0", "id": exchange.request_id, "error": error},
-                          exchange)
-            return None
-        raise self._http_error(response, exchange.method, body)
-
-    def _consume(self, exchange: _Exchange, response: requests.Response) -> None:
-        """Read a request's reply: one JSON body, or an event stream."""
-        media = media_type(response)
-        if media == _EVENT_STREAM:
-            self._read_request_stream(exchange, response)
-            return
-        try:
-            data = self._read_json_body(
-                response, f"the reply to {exchange.method} (id={exchange.request_id!r})",
-                exchange)
-        except MessageTooLarge as exc:
-            self._fail(exchange, exc)
-            return
-        except READ_ERRORS as exc:
-            self._fail(exchange, TransportError(
-                f"reading the reply to {exchange.method} from {self.url} failed: "
-                f"{excerpt(repr(exc), 300)}"))
-            return
-        if media == _JSON or (media.endswith("+json") and data.strip()):
-            self._deliver_json(data, exchange, exchange.method)
-            if not exchange.answered:
-                self._fail(exchange, ProtocolError(
-                    f"the JSON reply to {exchange.method} (id={exchange.request_id!r}) from "
-                    f"{self.url} holds no response to it: {excerpt(data, 200)}"))
-            return
-        if not data.strip() and self._listener_is_open():
-            # Accepted: the answer will come on the GET stream (older servers do this).
-            log.debug("%s id=%r accepted with HTTP %s; awaiting its response on the GET "
-                      "stream", exchange.method, exchange.request_id, response.status_code)
-            return
-        self._fail(exchange, ProtocolError(
-            f"{self.url} answered {exchange.method} with HTTP {response.status_code} and "
-            f"Content-Type {response.headers.get('Content-Type')!r}, not JSON or an event "
-            f"stream: {excerpt(data, 200)}"))
-
-    # -- the exchange engine: reading a reply, delivering its messages -------------------
-
-    def _deliver_json(self, data: bytes, exchange: Optional[_Exchange], what: str) -> None:
-        try:
-            message = decode_line(data)
-        except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
-            if exchange is None:
-                log_malformed(self.name, f"reply to {what} is not JSON: {exc}", data)
-                return
-            self._fail(exchange, ProtocolError(
-                f"the reply to {what} (id={exchange.request_id!r}) from {self.url} is not "
-                f"valid JSON ({exc}): {excerpt(data, 200)}"))
-            return
-        self._deliver(message, exchange)
-
-    def _read_json_body(self, response: requests.Response, what: str,
-                        exchange: Optional[_Exchange]) -> bytes:
-        """A reply's whole body, at most ``max_message_size`` bytes of it.
-
-        A longer body (by its ``Content-Length``, or once one byte more than the bound has
-        been read) is not read on: the response is closed, which drops its connection.
-
-        Raises:
-            MessageTooLarge: the body is longer than ``max_message_size``.
-        """
-        limit = self.max_message_size
-        declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > limit:
-            response.close()
-            raise self._too_large(what, int(declared), b"", exchange, declared=True)
-        try:
-            # Decoded bytes are counted (a 2 MiB gzip body may inflate to 2 GiB), and
-            # inflated only as far as they are read: never more than the bound is held.
-            pieces = read_decoded(response, limit + 1)
-        finally:
-            response.close()
-        size = sum(len(piece) for piece in pieces)
-        if size > limit:
-            head = b"".join(pieces[:2])[:ID_PREFIX]  # pieces are at most 64 KiB
-            del pieces
-            raise self._too_large(what, size, head, exchange)
-        return b"".join(pieces)
-
-    def _too_large(self, what: str, size: int, head: bytes, exchange: Optional[_Exchange],
-                   declared: bool = False) -> MessageTooLarge:
-        """The error for a message over ``max_message_size`` whose connection was dropped.
-
-        ``exchange``'s own request (if it is one) fails with the returned error through the
-        caller. When ``head`` (the start of the message) names another pending request as
-        the one it answers, that request fails here, with an error of its own.
-        """
-        own = exchange.request_id if exchange is not None else None
-        if not isinstance(own, (int, str)):
-            own = None  # the GET stream's, or the drain of a notification's reply
-        named = response_id_in(head) if head else None
-        limit = self.max_message_size
-
-        text = (f"{self.url} sent {what} longer than max_message_size={limit} bytes "
-                f"({'Content-Length: ' if declared else 'at least '}{size}); "
-                f"the connection was dropped")
-
-        def error(request_id: Any) -> MessageTooLarge:
-            return MessageTooLarge(text, limit=limit, size=size, request_id=request_id)
-
-        log.warning("mcp-sync %s: %s", self.name, text)
-        if named is not None and named != own:
-            hook = self._on_request_failed
-            if hook is not None:
-                hook(named, error(named))
-        return error(own if own is not None else named)
-
-    def _new_decoder(self) -> SSEDecoder:
-        return SSEDecoder(max_event_size=self.max_message_size)
-
-    def _deliver(self, message: Any, exchange: Optional[_Exchange],
-                 first: Optional[bool] = None) -> None:
-        """Hand one decoded message (or a batch) to the session, noting answered requests.
-
-        ``exchange`` is the stream it came on (None: the one JSON reply to a notification's
-        POST). The session is told whether it is that stream's ``first`` message (see
-        :class:`~.base.Transport`): a JSON reply, or the first event of a request's
-        stream, resumptions included; in a batch, only its first item.
-        """
-        if first is None:
-            first = exchange is None or not exchange.delivered
-            if exchange is not None:
-                exchange.delivered = True
-        if isinstance(message, list):  # a JSON-RPC batch (2025-03-26)
-            for item in message:
-                self._deliver(item, exchange, first)
-                first = False
-            return
-        # What the session will settle the request with (its result, its error, or a
-        # ProtocolError for a malformed response) ends the wait for it here too.
-        if classify(message) in ANSWERS:
-            exchange = self._exchanges.get(message.get("id"))
-            if exchange is not None:
-                exchange.answered = True
-        on_message = self._on_message
-        if on_message is not None and not self._reported:
-            on_message(message, first)
-
-    def _pump(self, exchange: _Exchange, response: requests.Response,
-              decoder: SSEDecoder) -> int:
-        """Deliver the events of one stream until it ends; returns how many carried data.
-
-        Big reads (whatever the socket holds, up to 64 KiB) and the decoder's linear
-        parsing keep a multi-megabyte event cheap; each event is delivered the moment its
-        blank line arrives.
-
-        Raises:
-            MessageTooLarge: an event grew past ``max_message_size`` (the decoder's bound);
-                the stream was closed, dropping its connection.
-        """
-        read = read1_of(response)
-        events = 0
-        try:
-            while True:
-                chunk = read(_READ_SIZE)
-                if not chunk:
-                    break
-                try:
-                    completed = decoder.feed(chunk)
-                except EventTooLarge as exc:
-                    for event in exc.events:
-                        self._deliver_event(event.data, event.event, exchange)
-                    where = ("the GET stream" if exchange.request_id is None else
-                             f"the stream of {exchange.method}")
-                    raise self._too_large(f"an event on {where}", exc.size, exc.head,
-                                          exchange) from exc
-                for event in completed:
-                    events += 1
-                    self._deliver_event(event.data, event.event, exchange)
-        except READ_ERRORS as exc:
-            if not exchange.aborted.is_set():
-                log.debug("stream for %s from %s broke: %r", exchange.method, self.url, exc)
-        finally:
-            decoder.end()
-            response.close()
-        return events
-
-    def _deliver_event(self, data: str, event_type: str, exchange: _Exchange) -> None:
-        if event_type != "message":
-            log.debug("ignoring an SSE event of type %s from %s", excerpt(repr(event_type), 80),
-                      self.url)
-            return
-        try:
-            message = decode_object(data) if data[:1] == "{" else json.loads(data)
-        except (ValueError, RecursionError) as exc:  # nested too deep is malformed too
-            log_malformed(self.name, f"SSE data is not JSON: {exc}", data)
-            return
-        self._deliver(message, exchange)
-
-    def _drain(self, exchange: _Exchange, response: requests.Response,
-               deadline: Optional[Deadline]) -> None:
-        try:
-            self._pump(exchange, response, self._new_decoder())
-        except MessageTooLarge:
-            pass  # logged; the stream of a notification's reply: nobody waits for it
-        finally:
-            if deadline is not None:
-                deadline.cancel()
-            self._forget(exchange)
-
-    # -- the exchange engine: resuming a broken event stream -----------------------------
-
-    def _read_request_stream(self, exchange: _Exchange, response: requests.Response) -> None:
-        """Read a request's event stream; if it ends before the response, resume it.
-
-        Resuming (session era) is a GET with ``Last-Event-ID`` after the server's
-        ``retry:`` interval (else ``retry_delay``), doubling on each attempt that brings
-        nothing new, at most ``max_resume_attempts`` in a row; then the request fails
-        through ``on_request_failed``. A refused connection ends it at the first attempt:
-        the server is gone (resets and timeouts keep the backoff: they may pass).
-        """
-        decoder = self._new_decoder()
-        attempts = 0
-        current: Optional[requests.Response] = response
-        last_error: Optional[BaseException] = None
-        while True:
-            if current is not None:
-                try:
-                    if self._pump(exchange, current, decoder):
-                        attempts = 0
-                except MessageTooLarge as exc:
-                    self._fail(exchange, exc)
-                    return
-                current = None
-            if exchange.answered or exchange.aborted.is_set() or self._closing:
-                return
-            if not exchange.resumable or not decoder.last_event_id:
-                reason = ("its stream cannot be resumed in this protocol version"
-                          if not exchange.resumable else "it sent no event ID to resume from")
-                self._no_response(exchange, f": {self.url} ended the event stream first, and "
-                                            f"{reason}")
-                return
-            if attempts >= self.max_resume_attempts:
-                self._no_response(exchange, f" from {self.url} after {attempts} attempts to "
-                                            f"resume its event stream", last_error)
-                return
-            delay = self._retry_delay(decoder.retry, attempts)
-            attempts += 1
-            log.debug("stream for %s id=%r ended before its response; resuming after event "
-                      "%s in %.2f s", exchange.method, exchange.request_id,
-                      decoder.last_event_id, delay)
-            if exchange.aborted.wait(delay):
-                return
-            try:
-                current = self._resume(exchange, decoder.last_event_id)
-            except HTTPError as exc:
-                if exc.status < 500 and exc.status not in _TRANSIENT:
-                    self._no_response(exchange, f": {self.url} would not resume its event "
-                                                f"stream ({exc})", exc)
-                    return
-                last_error = exc
-            except MCPError as exc:
-                if refused(exc):
-                    self._no_response(exchange, f": {self.url} refused the connection to "
-                                                f"resume its event stream; the server is gone",
-                                      exc)
-                    return
-                last_error = exc
-
-    def _no_response(self, exchange: _Exchange, why: str,
-                     *cause: Optional[BaseException]) -> None:
-        """Fail a request whose event stream ended for good before its response:
-        ``TransportError("No response received for request <id> (<method>)" + why)``,
-        its ``__cause__`` the ``cause`` given (none given: left unset)."""
-        error = TransportError(f"No response received for request {exchange.request_id!r} "
-                               f"({exchange.method}){why}")
-        if cause:
-            error.__cause__ = cause[0]
-        self._fail(exchange, error)
-
-    def _resume(self, exchange: _Exchange, last_event_id: str) -> requests.Response:
-        """GET the rest of a broken stream.
-
-        Raises:
-            HTTPError, TransportError, ProtocolError: the server would not resume it.
-        """
-        headers = self._headers.copy()
-        headers["Accept"] = _EVENT_STREAM
-        headers["Last-Event-ID"] = last_event_id
-        del headers["Content-Type"]
-        response = self._send_http("GET", None, headers,
-                                   timeout=(self.connect_timeout, self.read_timeout),
-                                   exchange=exchange, what=f"(resuming {exchange.method})")
-        if not 200 <= response.status_code < 300:
-            raise self._http_error(response, f"resumption of {exchange.method}")
-        if media_type(response) != _EVENT_STREAM:
-            discard(response)
-            raise ProtocolError(f"{self.url} answered a resumption GET with "
-                                f"{excerpt(repr(response.headers.get('Content-Type')), 80)}")
-        return response
-
-    def _retry_delay(self, retry_ms: Optional[int], attempt: int) -> float:
-        base = self.retry_delay if retry_ms is None else retry_ms / 1000.0
-        return float(min(base * (2 ** attempt), self.max_retry_delay))
-
     # -- the MCP session: its id, and its loss -------------------------------------------
 
     def _note_session_id(self, response: requests.Response) -> None:
@@ -1240,7 +460,7 @@ class HttpTransport(Transport):
         log.debug("%s assigned session id %s", self.url, session_id)
 
     def _session_lost(self, stale_id: str, what: str,
-                      exchange: Optional[_Exchange] = None) -> SessionExpired:
+                      exchange: Optional[Exchange] = None) -> SessionExpired:
         """The server answered 404 to ``stale_id``: it forgot the MCP session (a restart,
         an expiry). Starting a new one is the client's business (a handshake, then what
         the old session held), so the transport only reports it: the close reason is a
@@ -1287,7 +507,7 @@ class HttpTransport(Transport):
                 return
             if self._listener is not None and self._listener.is_alive():
                 return
-            exchange = _Exchange(None, "GET stream", None)
+            exchange = Exchange(None, "GET stream", None)
             # A daemon like the stream threads; close() aborts its stream and joins it.
             thread = start_thread(self._listen, f"mcp-sync-listener-{self.name}", exchange,
                                   started)
@@ -1298,7 +518,7 @@ class HttpTransport(Transport):
     def _listener_start_wait(self) -> float:
         return 1.0 if self.timeout is None else min(1.0, self.timeout / 4)
 
-    def _listen(self, exchange: _Exchange, started: threading.Event) -> None:
+    def _listen(self, exchange: Exchange, started: threading.Event) -> None:
         """Keep the GET stream open while the transport is: re-open it when it ends.
 
         The first opening must succeed at once: a 404, 405, any other non-2xx, a reply that
@@ -1319,7 +539,7 @@ class HttpTransport(Transport):
                                                                self.timeout)
                 session_id = self._session_id
                 headers = self._headers.copy()
-                headers["Accept"] = _EVENT_STREAM
+                headers["Accept"] = EVENT_STREAM
                 del headers["Content-Type"]
                 if decoder.last_event_id:
                     headers["Last-Event-ID"] = decoder.last_event_id
@@ -1341,7 +561,7 @@ class HttpTransport(Transport):
                 if response is not None:
                     status = response.status_code
                     media = media_type(response)
-                    if not 200 <= status < 300 or media != _EVENT_STREAM:
+                    if not 200 <= status < 300 or media != EVENT_STREAM:
                         discard(response)
                         if first or status == 405:
                             log.debug("%s offers no GET stream (HTTP %s, %s)", self.url,
@@ -1351,7 +571,7 @@ class HttpTransport(Transport):
                         if status == 404 and session_id is not None:
                             self._session_lost(session_id, "the GET stream")
                             return
-                        if 400 <= status < 500 and status not in _TRANSIENT:
+                        if 400 <= status < 500 and status not in TRANSIENT:
                             log.debug("the GET stream of %s is gone (HTTP %s)", self.url,
                                       status)
                             return
