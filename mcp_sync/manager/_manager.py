@@ -24,7 +24,7 @@ from .._protocol import DEFAULT, Timeout
 from .._rpc.core import ProgressCallback
 from .._util.threads import start_thread
 from ..client import Client
-from ..client._tasks.calls import FollowingTaskHandle, TaskHandle
+from ..client._tasks.handles import FollowingTaskHandle, TaskHandle
 from ..client._toolpins import ToolChange
 from ..exceptions import (
     CapabilityError,
