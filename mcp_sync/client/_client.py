@@ -67,8 +67,11 @@ from ._toolpins import ToolChange, ToolChangePolicy, ToolPins
 from ._tracing import observer_for
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from .. import types
     from .._types.display import ClientFacts
+    from ._settings import TaskStartOptions, ToolCallOptions
     from ._subscriptions import Subscription
 
 __all__ = [
@@ -643,17 +646,14 @@ class Client:
         self,
         name: str,
         arguments: Optional[Mapping[str, Any]] = None,
-        *,
-        timeout: Timeout = DEFAULT,
-        on_progress: Optional[ProgressCallback] = None,
-        meta: Optional[Mapping[str, Any]] = None,
-        raise_on_error: bool = False,
-        task: Optional[bool] = None,
-        ttl: Optional[float] = None,
+        **options: Unpack[ToolCallOptions],
     ) -> types.CallToolResult:
         """Call a tool and block for its result.
 
         ``arguments`` is a mapping of argument names to values (``{"text": "hi"}``).
+        ``options`` are :class:`~mcp_sync.ToolCallOptions` (``timeout``, ``on_progress``,
+        ``meta``, ``raise_on_error``, ``task``, ``ttl``), as keywords or one mapping made
+        once (``**options``); another keyword raises ``TypeError``, nothing sent.
         ``on_progress(progress, total, message)`` is called for each progress notification;
         progress also pushes the deadline out (never past ``max_total_timeout``). With
         ``validate_output`` (the default) the result is checked against the tool's
@@ -693,21 +693,13 @@ class Client:
             InvalidToolSchema: the tool's outputSchema cannot check results (then the
                 call is not sent), or checking this result would pass the check's bound.
         """
-        options = {"timeout": timeout, "on_progress": on_progress, "meta": meta,
-                        "raise_on_error": raise_on_error, "task": task, "ttl": ttl}
         return self._tool_calls.result_of(name, arguments, options)
 
     def call_tool_future(
         self,
         name: str,
         arguments: Optional[Mapping[str, Any]] = None,
-        *,
-        timeout: Timeout = DEFAULT,
-        on_progress: Optional[ProgressCallback] = None,
-        meta: Optional[Mapping[str, Any]] = None,
-        raise_on_error: bool = False,
-        task: Optional[bool] = None,
-        ttl: Optional[float] = None,
+        **options: Unpack[ToolCallOptions],
     ) -> Future[types.CallToolResult]:
         """Like :meth:`call_tool` but returns with a Future as soon as the call is sent.
 
@@ -723,8 +715,6 @@ class Client:
         future; ``future.cancel()`` cancels the task too (``tasks/cancel``). A call the
         server answers with a task (2026-07-28) is followed on such a thread from then.
         """
-        options = {"timeout": timeout, "on_progress": on_progress, "meta": meta,
-                        "raise_on_error": raise_on_error, "task": task, "ttl": ttl}
         return self._tool_calls.future_of(name, arguments, options)
 
     # -- tasks (2025-11-25; the tasks extension in 2026-07-28) ----------------------------
@@ -733,17 +723,15 @@ class Client:
         self,
         name: str,
         arguments: Optional[Mapping[str, Any]] = None,
-        *,
-        ttl: Optional[float] = None,
-        timeout: Timeout = DEFAULT,
-        meta: Optional[Mapping[str, Any]] = None,
+        **options: Unpack[TaskStartOptions],
     ) -> TaskHandle:
         """Start tool ``name`` as a task and return at once with its :class:`TaskHandle`
         (``handle.id`` is the task's id: keep it to re-attach later with :meth:`task`).
 
-        ``ttl``: seconds the server should keep the task and its result (it may keep
-        them for less, or more). ``timeout`` bounds the ``tools/call`` that creates it.
-        The handle's :meth:`~TaskHandle.result` checks the result against the tool's
+        ``options`` are :class:`~mcp_sync.TaskStartOptions`: ``ttl``, the seconds the
+        server should keep the task and its result (it may keep them for less, or more);
+        ``timeout``, the bound of the ``tools/call`` that creates it; ``meta``. The
+        handle's :meth:`~TaskHandle.result` checks the result against the tool's
         ``outputSchema``, as :meth:`call_tool` does.
 
         In the 2026-07-28 era (the ``io.modelcontextprotocol/tasks`` extension) the
@@ -760,7 +748,6 @@ class Client:
             ProtocolError: the server answered with no task.
             RequestTimeout, ServerError, ConnectionClosed: as for any request.
         """
-        options = {"ttl": ttl, "timeout": timeout, "meta": meta}
         return self._connection.tasks.start_task(
             self._tool_calls.prepare_task(name, arguments, options))
 
