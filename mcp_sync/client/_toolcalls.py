@@ -245,8 +245,8 @@ class ToolCalls:
             if plan is not None:
                 data = self._rounds.round_trip("tools/call", params, timeout=timeout,
                                                on_progress=on_progress)
-                return tool_result(self._connection.name, name, data, plan, kept[4],
-                                   raise_on_error)
+                return tool_result(self._connection.name, name, data, plan,
+                                   stateless=kept[4], raise_on_error=raise_on_error)
         call = self.prepare(name, params, timeout=timeout, on_progress=on_progress,
                             raise_on_error=raise_on_error, task=task, ttl=ttl)
         if call.task_params is not None:
@@ -298,8 +298,8 @@ class ToolCalls:
 
     def result(self, call: ToolCall, data: Any) -> types.CallToolResult:
         """The result of plain ``call`` answered with ``data``, parsed and checked."""
-        return tool_result(self._connection.name, call.name, data, call.plan, call.stateless,
-                           call.raise_on_error)
+        return tool_result(self._connection.name, call.name, data, call.plan,
+                           stateless=call.stateless, raise_on_error=call.raise_on_error)
 
     # -- making a call ready ---------------------------------------------------------------
 
@@ -545,8 +545,8 @@ class ToolCalls:
         return self._connection.stateless() and self._connection.carries_headers
 
 
-def tool_result(server: str, name: str, data: Any, plan: Optional[ToolPlan], stateless: bool,
-                raise_on_error: bool = False) -> types.CallToolResult:
+def tool_result(server: str, name: str, data: Any, plan: Optional[ToolPlan], *,
+                stateless: bool, raise_on_error: bool = False) -> types.CallToolResult:
     """A ``tools/call`` result of tool ``name`` of ``server`` parsed, and checked against
     the tool's outputSchema (``plan``'s, compiled; None: no check).
 

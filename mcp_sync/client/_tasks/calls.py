@@ -188,7 +188,7 @@ class ClientTasks:
             log.info("%s ran tool %s plainly, not as the task asked for",
                      self.connection.name, excerpt(repr(call.name), 80))
             return tool_result(self.connection.name, call.name, data, call.plan,
-                               call.stateless, call.raise_on_error)
+                               stateless=call.stateless, raise_on_error=call.raise_on_error)
         return created
 
     def _outcome(self, call: ToolCall, data: Any, watch: Watch) -> types.CallToolResult:
@@ -197,7 +197,7 @@ class ClientTasks:
         adopted = self._adopt(call, data)
         if adopted is None:
             return tool_result(self.connection.name, call.name, data, call.plan,
-                               call.stateless, call.raise_on_error)
+                               stateless=call.stateless, raise_on_error=call.raise_on_error)
         clock = self._clock(call)
         return adopted.finish(clock, watch, on_progress=call.on_progress,
                               raise_on_error=call.raise_on_error, give_up=_give_up(clock, call))

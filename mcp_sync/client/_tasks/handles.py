@@ -225,8 +225,8 @@ class RemoteTask:
             if give_up is not None or watch.stopped:
                 self.cancel_quietly("the caller gave up")
             raise
-        return tool_result(self.connection.name, self.tool or "(task)", data, self.plan, False,
-                           raise_on_error)
+        return tool_result(self.connection.name, self.tool or "(task)", data, self.plan,
+                           stateless=False, raise_on_error=raise_on_error)
 
     def _waiting(self, watch: Watch, work: Callable[[], Any], clock: Clock, *,
                  subject: Optional[str], method: str = "tasks/get") -> Any:
