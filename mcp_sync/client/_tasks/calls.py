@@ -15,6 +15,7 @@ import threading
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Protocol, Union
 
+from ..._protocol import Timeout
 from ..._util.threads import start_thread
 from ...exceptions import ClientNotConnected, ProtocolError, RequestTimeout, excerpt
 from .._rounds import RoundsRunner
@@ -53,7 +54,7 @@ class ClientTasks:
         self.connection = connection
         #: The waiters of tasks, woken by notifications/tasks/status and by closing.
         self.board = TaskBoard()
-        # Progress tokens of task-augmented calls (run): next() is atomic.
+        # Progress tokens of task-augmented calls (_run): next() is atomic.
         self._tokens = itertools.count(1)
         # The mcp-sync-task-<name> threads of task futures; the client's close() joins
         # them. Guarded by _threads_lock.
@@ -85,7 +86,7 @@ class ClientTasks:
         """A handle for task ``task_id`` (no tool known)."""
         return TaskHandle(RemoteTask(self, task_id))
 
-    def list(self, timeout: Any) -> List[types.Task]:
+    def list(self, timeout: Timeout) -> List[types.Task]:
         """``Client.list_tasks``."""
         return task_wire(self.connection).list(self.connection, timeout)
 
