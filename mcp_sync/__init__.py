@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 from .client import DEFAULT, Client
 from .client._connect import call_tool, connect
-from .client._tasks.calls import TaskHandle
+from .client._settings import TaskStartOptions, ToolCallOptions
+from .client._tasks.handles import TaskHandle
 from .client._toolpins import ToolChange, ToolPins
 from .context import RequestContext, request_context
 from .exceptions import (
@@ -112,6 +113,8 @@ __all__ = [
     "TaskFailed",
     "TaskHandle",
     "TaskNotFound",
+    "TaskStartOptions",
+    "ToolCallOptions",
     "ToolChange",
     "ToolChanged",
     "ToolError",

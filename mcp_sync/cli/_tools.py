@@ -63,7 +63,7 @@ from ._output import (
 
 if TYPE_CHECKING:
     from .. import types
-    from ..client._tasks.calls import TaskHandle
+    from ..client._tasks.handles import TaskHandle
 
 
 def _hints(tool: types.Tool) -> str:

@@ -6,28 +6,16 @@ A server asks the client things (``roots/list``, ``sampling/createMessage``,
 requests of an ``input_required`` result in the stateless era; it tells it things with
 notifications (log messages, ``*/list_changed``, task statuses, subscription
 acknowledgements). :class:`ServerCallbacks` answers and routes them all, for one client:
-the client builds it with a :class:`CallbacksHost` (what it needs of the client, nothing
-more) and registers its methods as each session's handlers. This module imports no
-client.
+its connection holds one, made with the connection itself (of which it uses what
+:class:`CallbacksConnection` names), and registers its methods as each session's
+handlers. This module imports no client.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    List,
-    NamedTuple,
-    Optional,
-    Protocol,
-    Sequence,
-    Tuple,
-    Union,
-)
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Protocol, Tuple
 
 from .._protocol import INTERNAL_ERROR, INVALID_PARAMS, META_SUBSCRIPTION_ID
 from .._rpc.session import RpcSession
@@ -41,28 +29,15 @@ from ..exceptions import (
     ServerError,
     excerpt,
 )
+from ._settings import Handlers
 
 if TYPE_CHECKING:
     from ._tasks.executor import TaskExecutor
 
-__all__ = [
-    "ELICITATION_MODES",
-    "LOG_LEVELS",
-    "SAMPLING_FEATURES",
-    "CallbacksHost",
-    "HandlerSettings",
-    "ServerCallbacks",
-    "choices",
-    "handler_task_methods",
-]
+__all__ = ["LOG_LEVELS", "CallbacksConnection", "ServerCallbacks"]
 
 # The client's logger: these messages were always the client's.
 log = logging.getLogger("mcp_sync.client")
-
-#: The elicitation modes a handler may support (``elicitation_modes=``).
-ELICITATION_MODES = ("form", "url")
-#: The optional sampling features a handler may support (``sampling_features=``).
-SAMPLING_FEATURES = ("tools", "context")
 
 # MCP logging levels (RFC 5424 names) to Python logging levels.
 LOG_LEVELS = {
@@ -89,67 +64,64 @@ _LISTED = {
 }
 
 
-class HandlerSettings(Protocol):
-    """The client's handlers and what they support: its public attributes, read at each
-    use (an application may set them after the client is made)."""
+class TaskStatuses(Protocol):
+    """The client's task waiters, told of ``notifications/tasks/status``."""
+
+    def status(self, params: Optional[Dict[str, Any]]) -> None: ...
+
+
+class Acknowledged(Protocol):
+    """The client's subscriptions, told of ``notifications/subscriptions/acknowledged``."""
+
+    def acknowledged(self, subscription_id: Any, params: Dict[str, Any]) -> None: ...
+
+
+class ListsChanged(Protocol):
+    """The client's list cache, told of ``*/list_changed``."""
+
+    def lists_changed(self, listed: Tuple[str, ...]) -> None: ...
+
+
+class CallbacksConnection(Protocol):
+    """What answering and routing use of the client's connection (read at each use)."""
 
     @property
     def name(self) -> str: ...
 
     @property
-    def roots(self) -> Union[Sequence[Any], Callable[[], Sequence[Any]], None]: ...
+    def handlers(self) -> Handlers:
+        """The user's handlers, read at each request (they may be set after connecting)."""
 
     @property
-    def sampling_handler(self) -> Optional[Callable[[Any], Any]]: ...
+    def session(self) -> Optional[RpcSession]:
+        """The current session (its observer traces the stateless era's input requests)."""
 
     @property
-    def sampling_features(self) -> Tuple[str, ...]: ...
+    def executor(self) -> Optional[TaskExecutor]:
+        """The current session's TaskExecutor (``handler_tasks``), or None."""
 
     @property
-    def elicitation_handler(self) -> Optional[Callable[[Any], Any]]: ...
+    def server_log(self) -> logging.Logger:
+        """The logger of the server's log messages (``mcp_sync.server.<name>``)."""
 
     @property
-    def elicitation_modes(self) -> Tuple[str, ...]: ...
+    def tasks(self) -> TaskStatuses: ...
 
     @property
-    def on_elicitation_complete(self) -> Optional[Callable[[Any], None]]: ...
+    def subscriptions(self) -> Acknowledged: ...
 
     @property
-    def logging_handler(self) -> Optional[Callable[[Any], None]]: ...
+    def listings(self) -> ListsChanged: ...
 
-    @property
-    def notification_handler(
-            self) -> Optional[Callable[[str, Optional[Dict[str, Any]]], None]]: ...
-
-
-class CallbacksHost(NamedTuple):
-    """What answering and routing need of the client (the client builds it)."""
-
-    settings: HandlerSettings
-    stateless: Callable[[], bool]
-    #: The methods whose task-augmented requests run as tasks (``handler_tasks``).
-    task_methods: Tuple[str, ...]
-    #: The current session's TaskExecutor (``handler_tasks``), or None.
-    executor: Callable[[], Optional[TaskExecutor]]
-    #: The current session (its observer traces the stateless era's input requests).
-    session: Callable[[], Optional[RpcSession]]
-    #: The logger of the server's log messages (``mcp_sync.server.<name>``).
-    server_log: Callable[[], logging.Logger]
-    #: A ``notifications/tasks/status`` for the task waiters.
-    task_status: Callable[[Optional[Dict[str, Any]]], None]
-    #: The client's active subscriptions (a copy), told of their acknowledgements.
-    subscriptions: Callable[[], List[Any]]
-    #: Drop these cached lists (a ``*/list_changed`` arrived).
-    lists_changed: Callable[[Tuple[str, ...]], None]
+    def stateless(self) -> bool: ...
 
 
 class ServerCallbacks:
     """Answers the server's requests with the user's handlers (or the spec's refusal)
     and routes its notifications; see the module docstring."""
 
-    def __init__(self, host: CallbacksHost) -> None:
-        self._host = host
-        self._settings = host.settings
+    def __init__(self, connection: CallbacksConnection) -> None:
+        self._connection = connection
 
     # -- requests, session era -----------------------------------------------------------
 
@@ -162,7 +134,7 @@ class ServerCallbacks:
             handlers["tasks/result"] = executor.result
             handlers["tasks/list"] = executor.list
             handlers["tasks/cancel"] = executor.cancel
-        settings = self._settings
+        settings = self._connection.handlers
         if settings.roots is not None:
             handlers["roots/list"] = self.answer_roots
         if settings.sampling_handler is not None:
@@ -172,28 +144,28 @@ class ServerCallbacks:
         return handlers
 
     def answer_roots(self, params: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-        given = self._settings.roots
+        given = self._connection.handlers.roots
         roots = given() if callable(given) else given
         return {"roots": [dump(root) for root in roots or ()]}
 
     def answer_sampling(self, params: Optional[Dict[str, Any]]) -> Any:
         from .. import types
 
-        handler = self._settings.sampling_handler
+        handler = self._connection.handlers.sampling_handler
         assert handler is not None
         return self._answer(handler, params or {}, self._sampling_refusal,
                             types.CreateMessageRequestParams2026
-                            if self._host.stateless() else types.CreateMessageRequestParams,
+                            if self._connection.stateless() else types.CreateMessageRequestParams,
                             "sampling request", "sampling/createMessage")
 
     def answer_elicitation(self, params: Optional[Dict[str, Any]]) -> Any:
         from .. import types
 
-        handler = self._settings.elicitation_handler
+        handler = self._connection.handlers.elicitation_handler
         assert handler is not None
         return self._answer(handler, params or {}, self._elicitation_refusal,
                             types.ElicitRequestParams2026
-                            if self._host.stateless() else types.ElicitRequestParams,
+                            if self._connection.stateless() else types.ElicitRequestParams,
                             "elicitation request", "elicitation/create")
 
     def _answer(self, handler: Callable[[Any], Any], params: Dict[str, Any],
@@ -201,14 +173,16 @@ class ServerCallbacks:
                 what: str, method: str) -> Any:
         """A handler's answer to a server request: refused (-32602) when the client did
         not declare what it needs, else its params parsed into ``model`` for it."""
+        connection = self._connection
         refusal = refusal_of(params)
         if refusal is not None:
-            log.warning("refusing %s from %s: %s", method, self._settings.name, refusal)
+            log.warning("refusing %s from %s: %s", method, connection.name, refusal)
             raise ServerError(INVALID_PARAMS, refusal)
         parsed = self._parse_request(model, params, what, method)
-        executor = self._host.executor()
+        executor = connection.executor
         if (executor is not None and isinstance(params.get("task"), dict)
-                and method in self._host.task_methods and not self._host.stateless()):
+                and method in connection.handlers.task_methods
+                and not connection.stateless()):
             # Task-augmented: a CreateTaskResult now, the handler on the pool.
             return executor.create(method, params, lambda: dump(handler(parsed)))
         return dump(handler(parsed))
@@ -225,16 +199,16 @@ class ServerCallbacks:
         try:
             return parse(model, params, what)
         except ProtocolError as exc:
-            if self._host.stateless():
+            if self._connection.stateless():
                 raise
             log.warning("the handler for %s from %s refuses it: %s", method,
-                        self._settings.name, exc)
+                        self._connection.name, exc)
             raise ServerError(INTERNAL_ERROR, str(exc)) from None
 
     def _sampling_refusal(self, params: Dict[str, Any]) -> Optional[str]:
         """Why a sampling request must be refused unanswered (MCP: tools need
         ``sampling.tools``), or None."""
-        if "tools" in self._settings.sampling_features:
+        if "tools" in self._connection.handlers.sampling_features:
             return None
         if params.get("tools") is not None or params.get("toolChoice") is not None:
             return ("sampling with tools or toolChoice needs the sampling.tools capability, "
@@ -245,7 +219,7 @@ class ServerCallbacks:
         """Why an elicitation request must be refused (a mode not declared, a URL no one
         may be asked to open: ``_protocol/links.py``), or None."""
         mode = _elicitation_mode(params)
-        modes = self._settings.elicitation_modes
+        modes = self._connection.handlers.elicitation_modes
         if mode not in modes:
             return (f"{mode}-mode elicitation is not supported by this client (it "
                     f"declared {', '.join(modes)})")
@@ -264,7 +238,7 @@ class ServerCallbacks:
         """:meth:`fulfil`, with a handler's failure made a ``CallbackError``, told to the
         session's observer (tracing) like a request from the server in the session era:
         the handler runs in its context."""
-        session = self._host.session()
+        session = self._connection.session
         method = request.get("method") if isinstance(request, dict) else None
         token = (session.observe_serving(method, request.get("params"), key)
                  if session is not None and isinstance(method, str) else None)
@@ -286,7 +260,7 @@ class ServerCallbacks:
         except Exception as exc:
             method = request.get("method") if isinstance(request, dict) else None
             raise CallbackError(
-                f"the handler answering {excerpt(method, 100)} for {self._settings.name} "
+                f"the handler answering {excerpt(method, 100)} for {self._connection.name} "
                 f"raised {excerpt(repr(exc), 500)}"
             ) from exc
 
@@ -296,13 +270,13 @@ class ServerCallbacks:
         The stateless era has no error answer to an input request: what the session era
         refuses with -32602 is declined (elicitation) or fails the call (sampling).
         """
-        settings = self._settings
-        name = settings.name
+        connection = self._connection
+        settings, name = connection.handlers, connection.name
         if not isinstance(request, dict) or not isinstance(request.get("method"), str):
             raise ProtocolError(
                 f"malformed input request from {name}: {excerpt(repr(request), 200)}")
         method, params = request["method"], request.get("params")
-        session = self._host.session()
+        session = connection.session
         server_info = session.server_info() if session is not None else None
         context = RequestContext(method, key, cancelled=cancelled, server_name=name,
                                  server_info=server_info)
@@ -342,31 +316,28 @@ class ServerCallbacks:
 
     def on_notification(self, method: str, params: Optional[Dict[str, Any]]) -> None:
         """Route a notification from the server (the session's callback thread)."""
-        host = self._host
+        connection = self._connection
         if method == "notifications/tasks/status":
-            host.task_status(params)
+            connection.tasks.status(params)
         elif method == "notifications/subscriptions/acknowledged":
             meta = (params or {}).get("_meta") or {}
-            subscription_id = meta.get(META_SUBSCRIPTION_ID)
-            for subscription in host.subscriptions():
-                if subscription.request_id == subscription_id:
-                    subscription.acknowledge(params or {})
+            connection.subscriptions.acknowledged(meta.get(META_SUBSCRIPTION_ID), params or {})
         elif method == "notifications/message":
             self._on_log_message(params or {})
         elif method == "notifications/elicitation/complete":
             self._on_elicitation_complete(params or {})
         elif method.endswith("/list_changed"):
-            host.lists_changed(_LISTED.get(method, ()))
-        handler = self._settings.notification_handler
+            connection.listings.lists_changed(_LISTED.get(method, ()))
+        handler = connection.handlers.notification_handler
         if handler is not None:
             try:
                 handler(method, params)
             except Exception:
                 log.exception("notification_handler raised for %s from %s",
-                              excerpt(method, 100), self._settings.name)
+                              excerpt(method, 100), connection.name)
 
     def _on_elicitation_complete(self, params: Dict[str, Any]) -> None:
-        callback = self._settings.on_elicitation_complete
+        callback = self._connection.handlers.on_elicitation_complete
         if callback is None:
             return
         from .. import types
@@ -376,16 +347,16 @@ class ServerCallbacks:
                            "elicitation/complete notification")
         except ProtocolError as exc:
             log.warning("%s: skipping a malformed notifications/elicitation/complete: %s",
-                        self._settings.name, excerpt(str(exc), 300))
+                        self._connection.name, excerpt(str(exc), 300))
             return
         try:
             callback(parsed)
         except Exception:
             log.exception("on_elicitation_complete raised for a notification from %s",
-                          self._settings.name)
+                          self._connection.name)
 
     def _on_log_message(self, params: Dict[str, Any]) -> None:
-        handler = self._settings.logging_handler
+        handler = self._connection.handlers.logging_handler
         if handler is not None:
             from .. import types
 
@@ -394,53 +365,14 @@ class ServerCallbacks:
                 handler(parsed)
             except Exception:
                 log.exception("logging_handler raised for a message from %s",
-                              self._settings.name)
+                              self._connection.name)
             return
         level = LOG_LEVELS.get(str(params.get("level")), logging.INFO)
-        logger = self._host.server_log()
+        logger = self._connection.server_log
         if params.get("logger"):
             logger = logger.getChild(excerpt(params["logger"], 100))
         if logger.isEnabledFor(level):  # excerpt() only what is logged
             logger.log(level, "%s", excerpt(params.get("data"), 2000))
-
-
-def handler_task_methods(given: Union[bool, Sequence[str]], sampling: Any,
-                         elicitation: Any) -> Tuple[str, ...]:
-    """The methods ``handler_tasks`` lets run as tasks (the session era's names)."""
-    handlers = {"sampling": ("sampling/createMessage", sampling),
-                "elicitation": ("elicitation/create", elicitation)}
-    if given is False:
-        return ()
-    if given is True:
-        chosen = [kind for kind, (_, handler) in handlers.items() if handler is not None]
-        if not chosen:
-            raise ValueError("handler_tasks=True needs a sampling_handler or an "
-                             "elicitation_handler to run as tasks")
-    elif isinstance(given, str) or not isinstance(given, Sequence):
-        raise TypeError("handler_tasks must be True, False or a sequence of 'sampling' "
-                        f"and/or 'elicitation', not {given!r}")
-    else:
-        chosen = list(dict.fromkeys(given))
-        for kind in chosen:
-            if kind not in handlers:
-                raise ValueError(f"handler_tasks: {kind!r} is not 'sampling' or "
-                                 "'elicitation'")
-            if handlers[kind][1] is None:
-                raise ValueError(f"handler_tasks names {kind!r}, but there is no "
-                                 f"{kind}_handler")
-    return tuple(handlers[kind][0] for kind in chosen)
-
-
-def choices(keyword: str, given: Sequence[str], known: Sequence[str], *,
-            allow_empty: bool) -> Tuple[str, ...]:
-    """Validate a keyword naming some of ``known`` (``elicitation_modes=``...)."""
-    if isinstance(given, str):
-        given = (given,)
-    chosen = tuple(dict.fromkeys(given))
-    unknown = [value for value in chosen if value not in known]
-    if unknown or not (chosen or allow_empty):
-        raise ValueError(f"{keyword} must name some of {', '.join(known)}; got {given!r}")
-    return chosen
 
 
 def _elicitation_mode(params: Any) -> str:

@@ -1,30 +1,26 @@
-"""The MCP client: the handshake, every MCP method, and the callbacks a server can
-call back into.
+"""The MCP client: :class:`Client`, the public face of one connection to a server.
 
-``Client`` never touches a process or a socket itself; it drives an
-:class:`~mcp_sync._rpc.session.RpcSession` over a :class:`~mcp_sync.transports.base.Transport`.
-It hands whole parts of its work to private modules, each given a small host object of
-what it needs of the client: answering the server's requests and routing its
-notifications (:mod:`._callbacks`), the tool-call plumbing (:mod:`._toolcalls`), a
-call's retries and input rounds (:mod:`._rounds`), its offer in the negotiation
-(:mod:`._negotiation`), pagination and the list cache (:mod:`._listing`), subscriptions
-(:mod:`._subscriptions`), tasks and task-augmented calls (:mod:`._tasks`) and its display
-(:mod:`mcp_sync._types.display`).
+``Client`` never touches a process or a socket itself, nor holds the state of its
+connection: it owns a :class:`~._connection.Connection` (the session of the moment over
+its :class:`~mcp_sync.transports.base.Transport`, the agreement, the settings, the
+listings, the subscriptions, the callbacks the server reaches, the rounds of a request,
+the tasks) and hands each MCP method to the part that does it. A tool call goes to
+:class:`~._toolcalls.ToolCalls` (its plan, its send, its result; a call that is a task to
+:mod:`._tasks`), a listing to :mod:`._listing`, a subscription to :mod:`._subscriptions`;
+its offer in the negotiation is :mod:`._negotiation`'s, its display
+:mod:`mcp_sync._types.display`'s. Its public settings are the connection's settings
+groups (:mod:`._settings`), read and written through the client's attributes.
 """
 
 from __future__ import annotations
 
-import enum
-import logging
-import os
-import threading
-import time
 from concurrent.futures import Future
 from typing import (
     TYPE_CHECKING,
     Any,
     Callable,
     Dict,
+    Generic,
     List,
     Mapping,
     Optional,
@@ -33,6 +29,7 @@ from typing import (
     Type,
     TypeVar,
     Union,
+    overload,
 )
 
 from .._protocol import (
@@ -47,49 +44,34 @@ from .._protocol import (
 from .._rpc.core import ProgressCallback
 from .._rpc.session import RequestFuture, RpcSession
 from .._types.parsing import dump as _dump
-from .._types.parsing import load_models
 from .._types.parsing import parse as _parse
-from .._util.threads import join_or_warn
 from .._version import __version__
-from ..exceptions import (
-    CapabilityError,
-    ClientNotConnected,
-    ForkedClientError,
-    MCPError,
-    RequestTimeout,
-    SessionExpired,
-    excerpt,
+from ..exceptions import MCPError, excerpt
+from ..transports.base import Transport
+from ._callbacks import LOG_LEVELS
+from ._connection import Connection, State
+from ._negotiation import Agreement, forget_protocol_eras
+from ._settings import (
+    DEFAULT_HANDLER_TASKS,
+    DEFAULT_MAX_LIST_BYTES,
+    DEFAULT_MAX_LIST_ITEMS,
+    Handlers,
+    Limits,
+    Timeouts,
+    ToolChecks,
+    default_timeout_from_env,
 )
-from ..transports.base import Transport, server_label
-from ._callbacks import (
-    ELICITATION_MODES,
-    LOG_LEVELS,
-    SAMPLING_FEATURES,
-    CallbacksHost,
-    ServerCallbacks,
-    choices,
-    handler_task_methods,
-)
-from ._listing import ListingHost, Listings
-from ._negotiation import (
-    Agreement,
-    client_offer,
-    forget_protocol_eras,
-    negotiate,
-)
-from ._rounds import RoundsFuture, RoundsRunner, RunnerHost
-from ._subscriptions import ClientSubscriptions, SubscriptionsHost
-from ._tasks.calls import ClientTasks, TaskHandle, TasksHost
-from ._tasks.executor import DEFAULT_LIMIT as DEFAULT_HANDLER_TASKS
-from ._tasks.executor import TaskExecutor
-from ._tasks.waiting import Watch, await_call
-from ._toolcalls import ToolCalls, ToolCallsHost, call_tool_params, check_arguments
-from ._toolpins import ToolChange, ToolChangePolicy, ToolPins, check_policy
+from ._tasks.handles import TaskHandle
+from ._toolcalls import ToolCalls, check_arguments
+from ._toolpins import ToolChange, ToolChangePolicy, ToolPins
 from ._tracing import observer_for
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from .. import types
     from .._types.display import ClientFacts
+    from ._settings import TaskStartOptions, ToolCallOptions
     from ._subscriptions import Subscription
 
 __all__ = [
@@ -104,45 +86,39 @@ __all__ = [
     "forget_protocol_eras",
 ]
 
-log = logging.getLogger(__name__)
-
-REFUSED_STATUSES = (400, 404, 405)
-
-#: The most items one ``list_*`` call collects, all pages together (``max_list_items``).
-DEFAULT_MAX_LIST_ITEMS = 10_000
-#: The most bytes of items one ``list_*`` call collects, all pages together
-#: (``max_list_bytes``), measured as compact JSON.
-DEFAULT_MAX_LIST_BYTES = 64 * 1024 * 1024
-
-
 T = TypeVar("T")
-
-# The share of a connect's timeout (never more than close_timeout) kept to stop a server
-# that did not answer, so that the stop fits inside the timeout too (Client.connect).
-_STOP_SHARE = 0.1
+V = TypeVar("V")
 
 
-def stop_share(timeout: float, close_timeout: float) -> float:
-    """What a connect's ``timeout`` keeps to stop a server that did not answer."""
-    return min(close_timeout, timeout * _STOP_SHARE)
+class _Setting(Generic[V]):
+    """A public attribute of the client that is a setting of its connection: a field of
+    one of its settings groups (``group``), or of the connection itself. Read and
+    written there, where the client's helpers read it at each use."""
 
+    def __init__(self, group: Optional[str] = None) -> None:
+        self._group = group
+        self._name = ""
 
-def default_timeout_from_env(default: Optional[float] = 30.0) -> Optional[float]:
-    """The default request timeout: ``MCP_SYNC_TIMEOUT`` seconds if set (0 = none)."""
-    raw = os.environ.get("MCP_SYNC_TIMEOUT")
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"MCP_SYNC_TIMEOUT must be a number of seconds, got {raw!r}") from None
-    return None if value <= 0 else value
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
 
+    @overload
+    def __get__(self, client: None, owner: type) -> _Setting[V]: ...
 
-class _State(enum.Enum):
-    NEW = "new"
-    CONNECTED = "connected"
-    CLOSED = "closed"
+    @overload
+    def __get__(self, client: Client, owner: type) -> V: ...
+
+    def __get__(self, client: Optional[Client], owner: type) -> Any:
+        if client is None:
+            return self
+        return getattr(self._holder(client), self._name)
+
+    def __set__(self, client: Client, value: V) -> None:
+        setattr(self._holder(client), self._name, value)
+
+    def _holder(self, client: Client) -> Any:
+        connection = client._connection
+        return connection if self._group is None else getattr(connection, self._group)
 
 
 class Client:
@@ -313,6 +289,43 @@ class Client:
     ``call_tool_future().cancel()``.
     """
 
+    # The public settings, each kept by the connection (see _Setting): its own, and
+    # those of its groups (timeouts, limits, handlers, checks of tools).
+    transport: _Setting[Transport] = _Setting()
+    name: _Setting[str] = _Setting()
+    client_info: _Setting[Mapping[str, Any]] = _Setting()
+    requested_protocol_version: _Setting[Optional[str]] = _Setting()
+    #: The log level sent in every request's envelope (2026-07-28), set by
+    #: set_logging_level(). A server sends log messages only to requests that name one,
+    #: so a client with a logging_handler asks for "info" and up by itself, as
+    #: session-era servers log without being asked.
+    log_level: _Setting[Optional[str]] = _Setting()
+    timeout: _Setting[Optional[float]] = _Setting("timeouts")
+    close_timeout: _Setting[float] = _Setting("timeouts")
+    probe_timeout: _Setting[float] = _Setting("timeouts")
+    reset_timeout_on_progress: _Setting[bool] = _Setting("timeouts")
+    max_total_timeout: _Setting[Optional[float]] = _Setting("timeouts")
+    max_pages: _Setting[int] = _Setting("limits")
+    max_list_items: _Setting[Optional[int]] = _Setting("limits")
+    max_list_bytes: _Setting[Optional[int]] = _Setting("limits")
+    max_input_rounds: _Setting[int] = _Setting("limits")
+    max_handler_tasks: _Setting[int] = _Setting("limits")
+    sampling_handler: _Setting[Optional[Callable[[Any], Any]]] = _Setting("handlers")
+    sampling_features: _Setting[Tuple[str, ...]] = _Setting("handlers")
+    elicitation_handler: _Setting[Optional[Callable[[Any], Any]]] = _Setting("handlers")
+    elicitation_modes: _Setting[Tuple[str, ...]] = _Setting("handlers")
+    on_elicitation_complete: _Setting[Optional[Callable[[Any], None]]] = _Setting("handlers")
+    roots: _Setting[
+        Union[Sequence[Any], Callable[[], Sequence[Any]], None]] = _Setting("handlers")
+    logging_handler: _Setting[Optional[Callable[[Any], None]]] = _Setting("handlers")
+    notification_handler: _Setting[
+        Optional[Callable[[str, Optional[Dict[str, Any]]], None]]] = _Setting("handlers")
+    on_connection_lost: _Setting[Optional[Callable[[Any], None]]] = _Setting("handlers")
+    validate_output: _Setting[bool] = _Setting("tool_checks")
+    on_tool_change: _Setting[ToolChangePolicy] = _Setting("tool_checks")
+    #: Each tool's definition as first seen, and the blocked changes (ToolPins).
+    tool_pins: _Setting[ToolPins] = _Setting("tool_checks")
+
     def __init__(
         self,
         transport: Transport,
@@ -354,130 +367,50 @@ class Client:
                 f"protocol_version {protocol_version!r} is not one of "
                 f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
             )
-        self.transport = transport
-        self.name = name or transport.name
-        # A label derived from the target gives way to the server's own name (below).
-        self._name_derived = not name and transport.named_by_default
-        self.client_info = dict(client_info or {"name": "mcp-sync", "version": __version__})
-        self.timeout: Optional[float] = (
-            default_timeout_from_env() if timeout is DEFAULT else timeout
-        )
-        self.requested_protocol_version = protocol_version
-        self.sampling_handler = sampling_handler
-        self.sampling_features = choices("sampling_features", sampling_features,
-                                         SAMPLING_FEATURES, allow_empty=True)
-        self.elicitation_handler = elicitation_handler
-        self.elicitation_modes = choices("elicitation_modes", elicitation_modes,
-                                         ELICITATION_MODES, allow_empty=False)
-        self.on_elicitation_complete = on_elicitation_complete
-        # The methods whose task-augmented requests run as tasks (handler_tasks).
-        self._task_methods = handler_task_methods(
-            handler_tasks, sampling_handler, elicitation_handler)
-        if max_handler_tasks < 1:
-            raise ValueError(f"max_handler_tasks must be at least 1, not {max_handler_tasks!r}")
-        self.max_handler_tasks = max_handler_tasks
-        # The tasks the current session runs for the server (handler_tasks); a new one
-        # with each session.
-        self._task_executor: Optional[TaskExecutor] = None
-        self.roots = roots
-        self.logging_handler = logging_handler
-        self.notification_handler = notification_handler
-        self.reset_timeout_on_progress = reset_timeout_on_progress
-        self.max_total_timeout = max_total_timeout
         if close_timeout is DEFAULT:
-            self.close_timeout = transport.close_timeout
+            close_timeout = transport.close_timeout
         else:
             # One bound for the whole close(): the transport's steps are close()'s steps.
-            self.close_timeout = transport.close_timeout = close_timeout
-        self.max_pages = max_pages
-        self.max_list_items = max_list_items
-        self.max_list_bytes = max_list_bytes
-        self.probe_timeout = probe_timeout
-        self.max_input_rounds = max_input_rounds
-        self.on_connection_lost = on_connection_lost
-        self.validate_output = validate_output
-        self.on_tool_change = check_policy(on_tool_change)
-        #: Each tool's definition as first seen, and the blocked changes (ToolPins).
-        self.tool_pins = tool_pins if tool_pins is not None else ToolPins()
-        # Told of each session's requests and of its start and end (tracing and
-        # metrics); None when they are off.
-        self._observer = observer_for(tracing, tracer_provider, meter_provider)
-        # The session whose handshake succeeded; only its loss is reported.
-        self._connected_rpc: Optional[RpcSession] = None
-        #: The log level sent in every request's envelope (2026-07-28), set by
-        #: set_logging_level(). A server sends log messages only to requests that name
-        #: one, so a client with a logging_handler asks for "info" and up by itself, as
-        #: session-era servers log without being asked.
-        self.log_level: Optional[str] = "info" if logging_handler is not None else None
-        self._server_log = logging.getLogger(f"mcp_sync.server.{self.name}")
-        # Guards the connection state: connect() and close() run one at a time.
-        self._lock = threading.RLock()
-        self._state = _State.NEW
-        self._rpc: Optional[RpcSession] = None
-        self._agreement: Optional[Agreement] = None
-        # What a session-era session holds that a new one must be told again (_renew):
-        # the resources subscribed (counted by self._subscriptions) and the level set.
-        self._mcp_session_log_level: Optional[str] = None
-        self._server_info: Any = None
-        self._server_capabilities: Any = None
-        # Subscriptions to change notifications, and the resources subscribed
-        # (subscriptions.py).
-        self._subscriptions = ClientSubscriptions(SubscriptionsHost(
-            name=lambda: self.name, stateless=self._stateless, live_session=self._live_rpc,
-            has_capability=self._has_capability,
-            require_capability=self._require_capability, request=self.request,
-            timeout=self._timeout, close_timeout=lambda: self.close_timeout,
-            lock=self._lock))
-        # Pagination, the list cache and the tools listed last (_listing.py).
-        self._listings = Listings(ListingHost(
-            settings=self, connected=lambda: self.connected, request=self.request,
-            stateless=self._stateless, has_capability=self._has_capability,
-            offers=self._offers, subscriptions=lambda: list(self._subscriptions.active),
-            carries_headers=lambda: self.transport.carries_headers,
-            relisted=lambda: self._tool_calls.relisted(),
-            review=lambda tools: self.tool_pins.review(tools, self.name,
-                                                       self.on_tool_change)))
-        # Answers the server's requests and routes its notifications (_callbacks.py).
-        self._callbacks = ServerCallbacks(CallbacksHost(
-            settings=self, stateless=self._stateless, task_methods=self._task_methods,
-            executor=lambda: self._task_executor, session=lambda: self._rpc,
-            server_log=lambda: self._server_log,
-            task_status=lambda params: self._tasks.board.status(params),
-            subscriptions=lambda: list(self._subscriptions.active),
-            lists_changed=self._listings.lists_changed))
-        # The tool definitions, compiled outputSchemas and headers of calls (_toolcalls.py).
-        self._tool_calls = ToolCalls(ToolCallsHost(
-            name=lambda: self.name, validate_output=lambda: self.validate_output,
-            stateless=self._stateless,
-            carries_headers=lambda: self.transport.carries_headers,
-            has_tools=lambda: self._has_capability("tools"),
-            known_tools=lambda: self._listings.known_tools,
-            refused_tools=lambda: self._listings.refused_tools,
-            list_tools=lambda timeout: self.list_tools(timeout=timeout),
-            blocked=lambda tool: self.tool_pins.blocked(tool)))
-        # A call's retries: renewal, version switch, header refresh, input rounds
-        # (_rounds.py).
-        self._rounds_runner = RoundsRunner(RunnerHost(
-            settings=self, stateless=self._stateless, live_session=self._live_rpc,
-            agreement=self._require_agreement, adopt=self._adopt_agreement,
-            renew=self._renew, fulfil=self._callbacks.fulfil_observed))
-        # Task handles, their waiters and threads, task-augmented calls (tasks.py).
-        self._tasks = ClientTasks(TasksHost(
-            name=lambda: self.name, timeout=lambda: self.timeout,
-            max_total_timeout=lambda: self.max_total_timeout,
-            reset_timeout_on_progress=lambda: self.reset_timeout_on_progress,
-            open=lambda: self._state is not _State.CLOSED, stateless=self._stateless,
-            agreement=self._require_agreement, plan_key=self._plan_key, offers=self._offers,
-            require_capability=self._require_capability, request=self.request,
-            call=self._rounds_runner.call, paginate=self._listings.paginate,
-            follow_progress=lambda token, callback: self._live_rpc().follow_progress(
-                token, callback),
-            fulfil=self._callbacks.fulfil_observed, tool_calls=self._tool_calls))
+            transport.close_timeout = close_timeout
+        self._connection = Connection(
+            transport,
+            name=name or transport.name,
+            # A label derived from the target gives way to the server's own name.
+            name_derived=not name and transport.named_by_default,
+            client_info=dict(client_info or {"name": "mcp-sync", "version": __version__}),
+            requested_protocol_version=protocol_version,
+            log_level="info" if logging_handler is not None else None,
+            timeouts=Timeouts(
+                timeout=default_timeout_from_env() if timeout is DEFAULT else timeout,
+                close_timeout=close_timeout, probe_timeout=probe_timeout,
+                reset_timeout_on_progress=reset_timeout_on_progress,
+                max_total_timeout=max_total_timeout),
+            limits=Limits(max_pages=max_pages, max_list_items=max_list_items,
+                          max_list_bytes=max_list_bytes, max_input_rounds=max_input_rounds,
+                          max_handler_tasks=max_handler_tasks),
+            handlers=Handlers.of(
+                sampling_handler=sampling_handler, sampling_features=sampling_features,
+                elicitation_handler=elicitation_handler, elicitation_modes=elicitation_modes,
+                on_elicitation_complete=on_elicitation_complete, handler_tasks=handler_tasks,
+                roots=roots, logging_handler=logging_handler,
+                notification_handler=notification_handler,
+                on_connection_lost=on_connection_lost),
+            tool_checks=ToolChecks(
+                validate_output=validate_output, on_tool_change=on_tool_change,
+                tool_pins=tool_pins),
+            observer=observer_for(tracing, tracer_provider, meter_provider),
+        )
+        # A call's plan, its send and its result; a call that is a task to the tasks.
+        self._tool_calls = ToolCalls(self._connection)
+        # The server's info and capabilities as models, parsed when first asked, with the
+        # agreement they were parsed from.
+        self._server_info: Tuple[Optional[Agreement], Any] = (None, None)
+        self._server_capabilities: Tuple[Optional[Agreement], Any] = (None, None)
 
     # -- lifecycle -----------------------------------------------------------------------
 
     def __enter__(self) -> Client:
-        if self._state is not _State.CONNECTED:
+        if self._connection.state is not State.CONNECTED:
             self.connect()
         return self
 
@@ -485,7 +418,7 @@ class Client:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<mcp_sync.Client {self.name} {self._state.value}>"
+        return f"<mcp_sync.Client {self.name} {self._connection.state.value}>"
 
     def _repr_html_(self) -> str:
         """Jupyter: server, version, protocol era and version, capabilities."""
@@ -501,8 +434,9 @@ class Client:
     def _facts(self) -> ClientFacts:
         from .._types.display import ClientFacts
 
-        state = "connected" if self.connected else self._state.value
-        return ClientFacts(self.name, state, self.transport.target, self._agreement)
+        connection = self._connection
+        state = "connected" if connection.connected else connection.state.value
+        return ClientFacts(self.name, state, self.transport.target, connection.agreement)
 
     @property
     def connected(self) -> bool:
@@ -510,9 +444,7 @@ class Client:
 
         False in a process forked after connecting: the connection is the parent's.
         """
-        session = self._rpc
-        return (self._state is _State.CONNECTED and session is not None
-                and not session.closed and not session.forked)
+        return self._connection.connected
 
     @property
     def dropped_notifications(self) -> int:
@@ -521,7 +453,7 @@ class Client:
         only (the first drop is logged as a warning). See "Queues and their bounds" in
         docs/architecture.md.
         """
-        session = self._rpc
+        session = self._connection.session
         return session.dropped_notifications if session is not None else 0
 
     def connect(self, timeout: Timeout = DEFAULT) -> Client:
@@ -550,289 +482,75 @@ class Client:
             RequestTimeout: the server did not answer the handshake (``initialize`` or
                 ``server/discover``) within ``timeout``.
         """
-        with self._lock:
-            if self.connected:
-                return self
-            if self._rpc is not None and self._rpc.forked:
-                # The transport still holds the parent's process or HTTP session; starting
-                # it again here would signal, or end, what the parent is using.
-                raise ForkedClientError(
-                    f"this client's connection to {self.name} was made in the parent process "
-                    "before fork(); create a new client in this process"
-                )
-            if self._rpc is not None:
-                self._rpc.close()
-            self._open_rpc(self.timeout if timeout is DEFAULT else timeout)
-            return self
+        connection = self._connection
+        connection.connect(connection.timeouts.of(timeout))
+        return self
 
-    def _open_rpc(self, timeout: Optional[float] = None) -> RpcSession:
-        """A new session on the transport, negotiated within ``timeout`` seconds, the
-        stop of the server after a failure included (see :meth:`connect`);
-        ``self._lock`` held."""
-        started = time.monotonic()
-        deadline: Optional[float] = None
-        if timeout is not None:
-            deadline = started + timeout - stop_share(timeout, self.close_timeout)
-        self._listings.forget()
-
-        def lost(error: Any) -> None:
-            if executor is not None:
-                # No answer can reach the server now: end its tasks.
-                executor.close("the connection to the server was lost")
-            self._connection_lost(session, error)
-
-        if self._task_executor is not None:
-            self._task_executor.close()
-            self._task_executor = None
-        executor = None
-        if self._task_methods:
-            executor = self._task_executor = TaskExecutor(
-                lambda: session.name, offload=lambda *job: session.offload(*job),
-                notify=lambda method, params: session.notify(method, params),
-                limit=self.max_handler_tasks, close_timeout=self.close_timeout)
-        session = RpcSession(
-            self.transport,
-            name=self.name,
-            request_handlers=self._callbacks.request_handlers(self._task_executor),
-            on_notification=self._callbacks.on_notification,
-            default_timeout=self.timeout,
-            reset_timeout_on_progress=self.reset_timeout_on_progress,
-            max_total_timeout=self.max_total_timeout,
-            close_timeout=self.close_timeout,
-            on_close=lost,
-            observer=self._observer,
-        )
-        self._rpc = session
-        try:
-            session.start()
-            if self.transport.starts_server:
-                load_models()  # while the server starts (see load_models)
-            self._agreement = None
-            self._server_info = self._server_capabilities = None
-            self._agreement = negotiate(
-                session, client_offer(self, self._task_methods, deadline))
-        except BaseException as exc:
-            within: Optional[float] = None
-            if timeout is not None:  # what is left, and at least the stop's share
-                within = max(started + timeout - time.monotonic(),
-                             stop_share(timeout, self.close_timeout))
-            session.close(error=exc, within=within)
-            self._state = _State.CLOSED
-            if timeout is not None and isinstance(exc, RequestTimeout) and not exc.total:
-                # The bound that ran out is the connect's, whichever request met it.
-                raise RequestTimeout(exc.method, exc.request_id, timeout,
-                                     exc.subject) from exc
-            raise
-        self._adopt_server_name(session)
-        self._state = _State.CONNECTED
-        self._connected_rpc = session
-        return session
-
-    def _renew(self, dead: RpcSession, cause: SessionExpired) -> RpcSession:
-        """The server forgot the MCP session of ``dead`` (``cause``): start a new one on
-        the same transport, as :meth:`connect` would, and replay what the old one held:
-        the resources subscribed with ``resources/subscribe`` and the level set with
-        ``logging/setLevel``. The agreement (server info, capabilities, instructions) is
-        the new handshake's. Returns the live session; another thread that met the same
-        loss meanwhile finds it renewed already.
-
-        Raises:
-            SessionExpired: the client was closed meanwhile (``cause``).
-            MCPError: no new session (the client is then closed, and
-                ``on_connection_lost`` told).
-        """
-        with self._lock:
-            if self._rpc is not dead:
-                return self._live_rpc()
-            if self._state is not _State.CONNECTED:
-                raise cause
-            uris = self._subscriptions.subscribed_uris()
-            level = self._mcp_session_log_level
-            log.info("mcp-sync %s: %s; starting a new session", self.name, cause.reason)
-            dead.close(error=cause)
-            try:
-                session = self._open_rpc(self.timeout)
-            except MCPError as exc:
-                log.warning("mcp-sync %s: no new session after the old one expired: %s",
-                            self.name, exc)
-                self._report_lost(exc)
-                raise
-            for uri in uris:
-                self._replay(session, "resources/subscribe", {"uri": uri})
-            if level is not None:
-                self._replay(session, "logging/setLevel", {"level": level})
-            return session
-
-    def _replay(self, session: RpcSession, method: str, params: Dict[str, Any]) -> None:
-        try:
-            session.request(method, params)
-        except MCPError as exc:
-            log.warning("mcp-sync %s: could not repeat %s %s on the new session: %s",
-                        self.name, method, excerpt(repr(params), 200), exc)
-
-    def _adopt_server_name(self, session: RpcSession) -> None:
-        """Name a server whose label was derived from its command or URL after the
-        ``serverInfo.name`` it gave in the handshake (made a label: letters, digits,
-        ``._-``), so that later messages, loggers and threads say which server it is."""
-        if not self._name_derived:
-            return
-        info = self._agreement.server_info if self._agreement is not None else None
-        given = info.get("name") if isinstance(info, dict) else None
-        name = server_label(given) if isinstance(given, str) else ""
-        if not name or name == self.name:
-            return
-        log.debug("%s calls itself %s: naming it so", self.name, name)
-        self.name = name
-        self._server_log = logging.getLogger(f"mcp_sync.server.{name}")
-        session.rename(name)
-
-    def _connection_lost(self, session: RpcSession, error: Any) -> None:
-        # On the dead session's callback thread; reads state without the lock (connect()
-        # may hold it) and reports only a session that connected and was not closed.
-        self._tasks.board.wake_all()  # a waiting task's next poll meets the loss
-        if self._connected_rpc is not session or self._state is not _State.CONNECTED:
-            return
-        if isinstance(error, SessionExpired):
-            return  # not a dead connection: the next request starts a new session (_renew)
-        self._report_lost(error)
-
-    def _report_lost(self, error: BaseException) -> None:
-        callback = self.on_connection_lost
-        if callback is None:
-            return
-        try:
-            callback(error)
-        except Exception:
-            log.exception("on_connection_lost raised for %s", self.name)
+    @property
+    def _rpc(self) -> Optional[RpcSession]:
+        """The session of the moment (for tests and diagnostics: no public contract)."""
+        return self._connection.session
 
     def close(self) -> None:
         """Close the connection: stop the server (stdio) and every thread. Idempotent.
 
         Requests still pending fail with :class:`~mcp_sync.ConnectionClosed`.
         """
-        with self._lock:
-            session = self._rpc
-            self._state = _State.CLOSED
-            subscriptions = self._subscriptions.detach()
-            self._listings.forget()
-            executor, self._task_executor = self._task_executor, None
-        for subscription in subscriptions:
-            subscription.close(unsubscribe=False)  # no round trips: the client is closing
-        if executor is not None:
-            executor.close()  # the handlers of its tasks see their context cancelled
-        if session is not None:
-            session.close()
-        # Task waiters wake, see the client closed and fail with ConnectionClosed; a
-        # future's thread then ends.
-        threads = self._tasks.closing()
-        deadline = time.monotonic() + self.close_timeout
-        for thread in threads:
-            join_or_warn(thread, self.close_timeout, "closing the client", log,
-                         deadline=deadline)
+        self._connection.close()
 
     # -- properties ----------------------------------------------------------------------
-
-    def _require_agreement(self) -> Agreement:
-        agreement = self._agreement
-        if agreement is None:
-            raise ClientNotConnected(f"client for {self.name} has not connected yet")
-        return agreement
-
-    def _plan_key(self) -> Tuple[Agreement, Optional[Dict[str, Any]], bool]:
-        """What a kept plan of a plain tool call depends on (``ClientTasks.planned``):
-        the agreement, the tools of the last listing (None before it) and
-        ``validate_output``; in one call, as every ``call_tool`` reads it."""
-        agreement = self._agreement
-        if agreement is None:
-            agreement = self._require_agreement()  # raises ClientNotConnected
-        return agreement, self._listings.known_tools, bool(self.validate_output)
 
     @property
     def agreement(self) -> Optional[Agreement]:
         """What this connection settled on with the server (era, version, server info,
         capabilities, instructions); ``None`` before the first connect."""
-        return self._agreement
-
-    def _stateless(self) -> bool:
-        agreement = self._agreement
-        return agreement is not None and agreement.stateless
+        return self._connection.agreement
 
     @property
     def era(self) -> Optional[str]:
         """``"session"`` (initialize handshake, 2024-11-05 ... 2025-11-25) or
         ``"stateless"`` (2026-07-28); ``None`` before connecting."""
-        return self._agreement.era if self._agreement is not None else None
+        agreement = self._connection.agreement
+        return agreement.era if agreement is not None else None
 
     @property
     def protocol_version(self) -> Optional[str]:
         """The protocol version agreed in the handshake (``None`` before it)."""
-        return self._agreement.version if self._agreement is not None else None
+        agreement = self._connection.agreement
+        return agreement.version if agreement is not None else None
 
     @property
     def server_info(self) -> types.Implementation:
         """The server's name and version (``types.Implementation``)."""
-        if self._server_info is None:
-            from .. import types
+        from .. import types
 
-            self._server_info = _parse(
-                types.Implementation, dict(self._require_agreement().server_info), "serverInfo"
-            )
-        return self._server_info  # type: ignore[no-any-return]
+        agreement = self._connection.require_agreement()
+        parsed = self._server_info
+        if parsed[0] is not agreement:  # parsed once per agreement
+            parsed = self._server_info = (agreement, _parse(
+                types.Implementation, dict(agreement.server_info), "serverInfo"))
+        info: types.Implementation = parsed[1]
+        return info
 
     @property
     def server_capabilities(self) -> types.ServerCapabilities:
         """What the server declared it can do (``types.ServerCapabilities``)."""
-        if self._server_capabilities is None:
-            from .. import types
+        from .. import types
 
-            self._server_capabilities = _parse(
-                types.ServerCapabilities, dict(self._require_agreement().capabilities),
-                "capabilities"
-            )
-        return self._server_capabilities  # type: ignore[no-any-return]
+        agreement = self._connection.require_agreement()
+        parsed = self._server_capabilities
+        if parsed[0] is not agreement:  # parsed once per agreement
+            parsed = self._server_capabilities = (agreement, _parse(
+                types.ServerCapabilities, dict(agreement.capabilities), "capabilities"))
+        capabilities: types.ServerCapabilities = parsed[1]
+        return capabilities
 
     @property
     def instructions(self) -> Optional[str]:
         """The server's usage instructions from the handshake, if any."""
-        return self._require_agreement().instructions
-
-    def _has_capability(self, *path: str) -> bool:
-        node: Any = self._require_agreement().capabilities
-        for key in path:
-            if not isinstance(node, dict) or key not in node:
-                return False
-            node = node[key]
-        return node is not None and node is not False
-
-    def _offers(self, *path: str) -> bool:
-        """Whether the server declared the capability at ``path``. A closed client raises
-        (``ClientNotConnected``), saying so rather than what its last server could do.
-
-        Listings of what the server does not offer are empty; calls that need it raise
-        (:meth:`_require_capability`).
-        """
-        self._live_rpc()
-        return self._has_capability(*path)
-
-    def _require_capability(self, what: str, *path: str) -> None:
-        if not self._offers(*path):
-            raise CapabilityError(
-                f"{self.name} does not support {what} (capability {'.'.join(path)!r} "
-                "not declared)"
-            )
+        return self._connection.require_agreement().instructions
 
     # -- requests ------------------------------------------------------------------------
-
-    def _live_rpc(self) -> RpcSession:
-        session = self._rpc
-        if session is None or self._state is _State.NEW:
-            raise ClientNotConnected(f"client for {self.name} is not connected; call connect()")
-        if self._state is _State.CLOSED:
-            raise ClientNotConnected(f"client for {self.name} is closed; call connect() again")
-        return session
-
-    def _timeout(self, timeout: Timeout) -> Optional[float]:
-        return self.timeout if timeout is DEFAULT else timeout
 
     def request(
         self,
@@ -850,14 +568,11 @@ class Client:
         Raises:
             RequestTimeout, ServerError, ConnectionClosed, ProtocolError, ClientNotConnected.
         """
-        result = self._rounds_runner.call(method, params, timeout=timeout,
-                                          on_progress=on_progress, inputs=False)
+        result = self._connection.request(method, params, timeout=timeout,
+                                          on_progress=on_progress)
         if result_type is not None:
             return _parse(result_type, result, f"{method} result")
         return result
-
-    def _adopt_agreement(self, agreement: Agreement) -> None:
-        self._agreement = agreement
 
     def submit(
         self,
@@ -873,8 +588,9 @@ class Client:
         The future's ``cancel()`` cancels the request on the wire. Its result is a dict,
         or a ``result_type`` model; a timeout fails it with ``RequestTimeout``.
         """
-        future = self._live_rpc().submit(
-            method, params, timeout=self._timeout(timeout), on_progress=on_progress
+        connection = self._connection
+        future = connection.live_session().submit(
+            method, params, timeout=connection.timeouts.of(timeout), on_progress=on_progress
         )
         if result_type is None:
             return future
@@ -882,14 +598,14 @@ class Client:
 
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
         """Send a notification to the server."""
-        self._live_rpc().notify(method, params)
+        self._connection.live_session().notify(method, params)
 
     def ping(self, *, timeout: Timeout = DEFAULT) -> None:
         """Check that the server answers. Raises on timeout or a closed connection.
 
         The stateless era has no ``ping``: ``server/discover`` serves instead.
         """
-        if self._stateless():
+        if self._connection.stateless():
             self.request("server/discover", timeout=timeout)
         else:
             self.request("ping", timeout=timeout)
@@ -908,7 +624,7 @@ class Client:
             ClientNotConnected: the client is not connected, or closed.
             ConnectionClosed: the link to the server is gone.
         """
-        return self._listings.tools(timeout)
+        return self._connection.listings.tools(timeout)
 
     def tool_changes(self) -> List[ToolChange]:
         """The tools whose definition changed since it was pinned and whose change
@@ -923,24 +639,21 @@ class Client:
         first)."""
         accepted = self.tool_pins.accept(tool)
         if accepted:
-            self._listings.reviewed()
+            self._connection.listings.reviewed()
         return accepted
 
     def call_tool(
         self,
         name: str,
         arguments: Optional[Mapping[str, Any]] = None,
-        *,
-        timeout: Timeout = DEFAULT,
-        on_progress: Optional[ProgressCallback] = None,
-        meta: Optional[Mapping[str, Any]] = None,
-        raise_on_error: bool = False,
-        task: Optional[bool] = None,
-        ttl: Optional[float] = None,
+        **options: Unpack[ToolCallOptions],
     ) -> types.CallToolResult:
         """Call a tool and block for its result.
 
         ``arguments`` is a mapping of argument names to values (``{"text": "hi"}``).
+        ``options`` are :class:`~mcp_sync.ToolCallOptions` (``timeout``, ``on_progress``,
+        ``meta``, ``raise_on_error``, ``task``, ``ttl``), as keywords or one mapping made
+        once (``**options``); another keyword raises ``TypeError``, nothing sent.
         ``on_progress(progress, total, message)`` is called for each progress notification;
         progress also pushes the deadline out (never past ``max_total_timeout``). With
         ``validate_output`` (the default) the result is checked against the tool's
@@ -980,38 +693,13 @@ class Client:
             InvalidToolSchema: the tool's outputSchema cannot check results (then the
                 call is not sent), or checking this result would pass the check's bound.
         """
-        tasks = self._tasks
-        params = call_tool_params(name, arguments, meta)
-        if task is None and ttl is None:
-            # The steady case: a plain call to a tool planned before. Its plan never
-            # changes (no header repair) and it cannot become a task: send, parse, check.
-            known = tasks.planned(name)
-            if known is not None:
-                plan, stateless = known
-                # By position (keywords cost more): method, params, timeout, on_progress.
-                data = self._rounds_runner.call("tools/call", params, timeout, on_progress)
-                return self._tool_calls.result(name, data, plan.tool, plan.schema, stateless,
-                                               raise_on_error)
-        call = tasks.prepare_params(name, params, task, ttl, timeout)
-        if call.task_params is not None:
-            return tasks.run(call, on_progress, raise_on_error, Watch())
-        plan = call.plan
-        data = self._rounds_runner.call(
-            "tools/call", call.params, timeout=timeout, on_progress=on_progress,
-            headers=lambda: plan.headers, refresh=plan.refresh)
-        return tasks.outcome(call, data, None, on_progress, raise_on_error)
+        return self._tool_calls.result_of(name, arguments, options)
 
     def call_tool_future(
         self,
         name: str,
         arguments: Optional[Mapping[str, Any]] = None,
-        *,
-        timeout: Timeout = DEFAULT,
-        on_progress: Optional[ProgressCallback] = None,
-        meta: Optional[Mapping[str, Any]] = None,
-        raise_on_error: bool = False,
-        task: Optional[bool] = None,
-        ttl: Optional[float] = None,
+        **options: Unpack[ToolCallOptions],
     ) -> Future[types.CallToolResult]:
         """Like :meth:`call_tool` but returns with a Future as soon as the call is sent.
 
@@ -1024,34 +712,10 @@ class Client:
 
         A call that runs as a task (``task``, ``ttl``: see :meth:`call_tool`) is sent,
         and its task polled, on an ``mcp-sync-task-<name>`` thread that ends with the
-        future; ``future.cancel()`` cancels the task too (``tasks/cancel``).
+        future; ``future.cancel()`` cancels the task too (``tasks/cancel``). A call the
+        server answers with a task (2026-07-28) is followed on such a thread from then.
         """
-        tasks = self._tasks
-        call = tasks.prepare(name, arguments, meta, task, ttl, timeout)
-        if call.task_params is not None:
-            return tasks.future(
-                lambda watch: tasks.run(call, on_progress, raise_on_error, watch))
-        plan = call.plan
-        machine = self._rounds_runner.start("tools/call", call.params, inputs=True,
-                                            refresh=plan.refresh)
-
-        def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> RequestFuture:
-            return session.submit("tools/call", round_params, timeout=self._timeout(timeout),
-                                  on_progress=on_progress, headers=plan.headers)
-
-        if tasks.adopts_plain_calls():
-            # Any call may come back as a task: the whole call, rounds and task, runs on
-            # an mcp-sync-task thread; cancelling the future cancels the call in flight,
-            # or the task once there is one.
-            def run_call(watch: Watch) -> types.CallToolResult:
-                data = await_call(RoundsFuture(machine, send, lambda data: data).start(),
-                                  watch)
-                return tasks.outcome(call, data, watch, on_progress, raise_on_error)
-
-            return tasks.future(run_call)
-        return RoundsFuture(
-            machine, send, lambda data: tasks.result(call, data, raise_on_error),
-            offload=plan.schema is not None).start()
+        return self._tool_calls.future_of(name, arguments, options)
 
     # -- tasks (2025-11-25; the tasks extension in 2026-07-28) ----------------------------
 
@@ -1059,17 +723,15 @@ class Client:
         self,
         name: str,
         arguments: Optional[Mapping[str, Any]] = None,
-        *,
-        ttl: Optional[float] = None,
-        timeout: Timeout = DEFAULT,
-        meta: Optional[Mapping[str, Any]] = None,
+        **options: Unpack[TaskStartOptions],
     ) -> TaskHandle:
         """Start tool ``name`` as a task and return at once with its :class:`TaskHandle`
         (``handle.id`` is the task's id: keep it to re-attach later with :meth:`task`).
 
-        ``ttl``: seconds the server should keep the task and its result (it may keep
-        them for less, or more). ``timeout`` bounds the ``tools/call`` that creates it.
-        The handle's :meth:`~TaskHandle.result` checks the result against the tool's
+        ``options`` are :class:`~mcp_sync.TaskStartOptions`: ``ttl``, the seconds the
+        server should keep the task and its result (it may keep them for less, or more);
+        ``timeout``, the bound of the ``tools/call`` that creates it; ``meta``. The
+        handle's :meth:`~TaskHandle.result` checks the result against the tool's
         ``outputSchema``, as :meth:`call_tool` does.
 
         In the 2026-07-28 era (the ``io.modelcontextprotocol/tasks`` extension) the
@@ -1086,7 +748,8 @@ class Client:
             ProtocolError: the server answered with no task.
             RequestTimeout, ServerError, ConnectionClosed: as for any request.
         """
-        return self._tasks.start(self._tasks.prepare(name, arguments, meta, True, ttl, timeout))
+        return self._connection.tasks.start_task(
+            self._tool_calls.prepare_task(name, arguments, options))
 
     def task(self, task_id: str) -> TaskHandle:
         """A :class:`TaskHandle` for a task started earlier (by this client, another one
@@ -1097,7 +760,7 @@ class Client:
         (another client, a renewed session) it may not know the id
         (:class:`~mcp_sync.TaskNotFound`).
         """
-        return self._tasks.handle(task_id)
+        return self._connection.tasks.handle(task_id)
 
     def list_tasks(self, *, timeout: Timeout = DEFAULT) -> List[types.Task]:
         """Every task the server lists for this client (``tasks/list``, following
@@ -1108,7 +771,7 @@ class Client:
                 the 2026-07-28 era, whose tasks extension has no ``tasks/list``.
             ListingTooLarge, RequestTimeout, ServerError, ConnectionClosed.
         """
-        return self._tasks.list(timeout)
+        return self._connection.tasks.list(timeout)
 
     def cancel_task(self, task_id: str, *, timeout: Timeout = DEFAULT) -> types.Task:
         """Cancel task ``task_id``: ``self.task(task_id).cancel()`` (see
@@ -1120,8 +783,8 @@ class Client:
         does not declare the ``resources`` capability."""
         from .. import types
 
-        return self._listings.listing("resources", "resources/list", "resources",
-                                      types.Resource, timeout)
+        return self._connection.listings.listing("resources", "resources/list", "resources",
+                                                 types.Resource, timeout)
 
     def list_resource_templates(
         self, *, timeout: Timeout = DEFAULT
@@ -1130,14 +793,16 @@ class Client:
         server does not declare the ``resources`` capability."""
         from .. import types
 
-        return self._listings.listing("resources", "resources/templates/list",
-                                      "resourceTemplates", types.ResourceTemplate, timeout)
+        return self._connection.listings.listing(
+            "resources", "resources/templates/list", "resourceTemplates",
+            types.ResourceTemplate, timeout)
 
     def read_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> types.ReadResourceResult:
         """Read a resource by URI."""
         from .. import types
 
-        data = self._rounds_runner.call("resources/read", {"uri": str(uri)}, timeout=timeout)
+        data = self._connection.rounds.round_trip("resources/read", {"uri": str(uri)},
+                                                  timeout=timeout)
         return _parse(types.ReadResourceResult, data, "resources/read result")  # type: ignore[no-any-return]
 
     def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
@@ -1149,11 +814,11 @@ class Client:
         Raises:
             CapabilityError: the server did not declare ``resources.subscribe``.
         """
-        self._subscriptions.subscribe_resource(str(uri), timeout)
+        self._connection.subscriptions.subscribe_resource(str(uri), timeout)
 
     def unsubscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
         """Stop updates for a resource subscribed with :meth:`subscribe_resource`."""
-        self._subscriptions.unsubscribe_resource(str(uri), timeout)
+        self._connection.subscriptions.unsubscribe_resource(str(uri), timeout)
 
     def subscribe(
         self,
@@ -1187,15 +852,15 @@ class Client:
             notifications["resourcesListChanged"] = True
         if resource_uris:
             notifications["resourceSubscriptions"] = [str(uri) for uri in resource_uris]
-        return self._subscriptions.subscribe(notifications, timeout)
+        return self._connection.subscriptions.subscribe(notifications, timeout)
 
     def list_prompts(self, *, timeout: Timeout = DEFAULT) -> List[types.Prompt]:
         """Every prompt the server offers (all pages); none (``[]``) when the server does
         not declare the ``prompts`` capability."""
         from .. import types
 
-        return self._listings.listing("prompts", "prompts/list", "prompts", types.Prompt,
-                                      timeout)
+        return self._connection.listings.listing("prompts", "prompts/list", "prompts",
+                                                 types.Prompt, timeout)
 
     def get_prompt(
         self,
@@ -1215,7 +880,7 @@ class Client:
         params: Dict[str, Any] = {"name": name}
         if arguments:
             params["arguments"] = {key: str(value) for key, value in arguments.items()}
-        data = self._rounds_runner.call("prompts/get", params, timeout=timeout)
+        data = self._connection.rounds.round_trip("prompts/get", params, timeout=timeout)
         return _parse(types.GetPromptResult, data, "prompts/get result")  # type: ignore[no-any-return]
 
     def complete(
@@ -1234,7 +899,7 @@ class Client:
         """
         from .. import types
 
-        self._require_capability("completion", "completions")
+        self._connection.require_capability("completion", "completions")
         params: Dict[str, Any] = {"ref": _dump(ref), "argument": dict(argument)}
         if context:
             params["context"] = _dump(context)
@@ -1252,15 +917,8 @@ class Client:
         """
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown logging level {level!r}; use one of {list(LOG_LEVELS)}")
-        self._require_capability("logging", "logging")
-        if self._stateless():
-            self.log_level = level
-            session = self._live_rpc()
-            self._agreement = self._require_agreement().with_log_level(level)
-            session.agree(self._agreement)
-            return
-        self.request("logging/setLevel", {"level": level}, timeout=timeout)
-        self._mcp_session_log_level = level
+        self._connection.require_capability("logging", "logging")
+        self._connection.set_log_level(level, timeout)
 
     def send_roots_list_changed(self) -> None:
         """Tell the server the roots changed (it will ask for them again).
@@ -1268,7 +926,7 @@ class Client:
         Does nothing in the stateless era, where the server asks for roots with each
         request that needs them.
         """
-        if self._stateless():
+        if self._connection.stateless():
             return
         self.notify("notifications/roots/list_changed")
 

@@ -7,8 +7,8 @@ would tell the client it is stale, and dropped when one arrives; a generation co
 per method keeps a listing fetched across a change out of the cache. The tools listed
 last are kept by name too (``known_tools``): a tool call finds its definition there.
 
-The client builds one :class:`Listings` with a :class:`ListingHost` (what it needs of
-the client, nothing more); this module imports no client.
+The client's connection holds one :class:`Listings`, made with the connection itself,
+of which it uses what :class:`ListingConnection` names; this module imports no client.
 """
 
 from __future__ import annotations
@@ -16,16 +16,17 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol, Tuple
 
-from .._protocol import Timeout
+from .._protocol import DEFAULT, Timeout
 from .._types.parsing import parse
 from ..exceptions import ListingTooLarge, ProtocolError, excerpt
+from ._settings import Limits, ToolChecks
 
 if TYPE_CHECKING:
     from .. import types
 
-__all__ = ["ListingBudget", "ListingHost", "ListingSettings", "Listings"]
+__all__ = ["ListingBudget", "ListingConnection", "Listings"]
 
 # The client's logger: these messages were always the client's.
 log = logging.getLogger("mcp_sync.client")
@@ -35,46 +36,49 @@ log = logging.getLogger("mcp_sync.client")
 _measure = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 
-class ListingSettings(Protocol):
-    """The client's bounds on a listing: its public attributes, read at each use (an
-    application may set them after the client is made)."""
+class Subscribed(Protocol):
+    """The client's subscriptions, as a listing asks them (stateless era: they carry the
+    list changes that make a list cacheable)."""
+
+    def covers(self, key: str) -> bool:
+        """Whether an open subscription carries notifications of kind ``key``."""
+
+
+class ListingConnection(Protocol):
+    """What listings use of the client's connection (read at each use)."""
 
     @property
     def name(self) -> str: ...
 
     @property
-    def max_pages(self) -> int: ...
+    def limits(self) -> Limits: ...
 
     @property
-    def max_list_items(self) -> Optional[int]: ...
+    def tool_checks(self) -> ToolChecks: ...
 
     @property
-    def max_list_bytes(self) -> Optional[int]: ...
+    def subscriptions(self) -> Subscribed: ...
 
+    @property
+    def connected(self) -> bool:
+        """The cache is served only while connected."""
 
-class ListingHost(NamedTuple):
-    """What listings need of the client (the client builds it once)."""
+    @property
+    def carries_headers(self) -> bool:
+        """Whether the transport carries ``Mcp-Param-*`` headers (a tool whose
+        ``x-mcp-header`` annotations are invalid is then dropped from the listing)."""
 
-    settings: ListingSettings
-    #: ``Client.connected``: the cache is served only while connected.
-    connected: Callable[[], bool]
-    #: ``Client.request``: one request, blocking.
-    request: Callable[..., Any]
-    stateless: Callable[[], bool]
-    #: Whether the server declared the capability at a path (``"tools", "listChanged"``).
-    has_capability: Callable[..., bool]
-    #: Whether the server offers a capability (``ClientNotConnected`` when closed).
-    offers: Callable[..., bool]
-    #: The client's active subscriptions (stateless era: they carry list changes).
-    subscriptions: Callable[[], List[Any]]
-    #: Whether the transport carries ``Mcp-Param-*`` headers (a tool whose
-    #: ``x-mcp-header`` annotations are invalid is then dropped from the listing).
-    carries_headers: Callable[[], bool]
-    #: Told of each listing of the tools that is kept (``ToolCalls.relisted``).
-    relisted: Callable[[], None]
-    #: Each tool listing checked against the client's pins (``ToolPins.review`` with
-    #: the client's ``on_tool_change``): the tools that may be offered.
-    review: Callable[[List[Any]], List[Any]]
+    def stateless(self) -> bool: ...
+
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
+                timeout: Timeout = DEFAULT) -> Any:
+        """One request, blocking (with the client's retries)."""
+
+    def has_capability(self, *path: str) -> bool:
+        """Whether the server declared the capability at ``path``."""
+
+    def offers(self, *path: str) -> bool:
+        """:meth:`has_capability`, raising ``ClientNotConnected`` when closed."""
 
 
 class ListingBudget:
@@ -94,15 +98,16 @@ class ListingBudget:
     size and stops mid-page at the bound.
     """
 
-    def __init__(self, settings: ListingSettings, method: str) -> None:
-        self.settings = settings
+    def __init__(self, limits: Limits, server: str, method: str) -> None:
+        self.limits = limits
+        self.server = server
         self.method = method
         self.items = 0
         self.bytes = 0
 
     def take(self, items: List[Any], pages: int) -> None:
         """Count one page's raw ``items``; raise :class:`ListingTooLarge` past a bound."""
-        max_items, max_bytes = self.settings.max_list_items, self.settings.max_list_bytes
+        max_items, max_bytes = self.limits.max_list_items, self.limits.max_list_bytes
         self.items += len(items)
         if max_items is not None and self.items > max_items:
             raise self.error("max_list_items", max_items,
@@ -117,7 +122,7 @@ class ListingBudget:
 
     def error(self, bound: str, limit: int, what: str) -> ListingTooLarge:
         return ListingTooLarge(
-            f"{self.method} from {self.settings.name} passed {bound}={limit}: the server "
+            f"{self.method} from {self.server} passed {bound}={limit}: the server "
             f"{what}; raise it with Client({bound}=...) or connect(..., {bound}=...) "
             "(None: no limit)",
             method=self.method, bound=bound, limit=limit,
@@ -127,8 +132,8 @@ class ListingBudget:
 class Listings:
     """One client's listings: pagination, the list cache and the tools listed last."""
 
-    def __init__(self, host: ListingHost) -> None:
-        self.host = host
+    def __init__(self, connection: ListingConnection) -> None:
+        self._connection = connection
         # Cached lists, dropped on the matching */list_changed notification.
         self._cache: Dict[str, List[Any]] = {}
         # Bumped by each list_changed (under _lock): a listing fetched across a change
@@ -149,11 +154,11 @@ class Listings:
     ) -> List[Any]:
         """Every item of ``method``'s listing (the list under ``key`` of each page, as
         ``model``), from the cache when ``cache`` and one is held."""
-        host, settings = self.host, self.host.settings
+        connection = self._connection
         # A list is served from the cache only while connected; otherwise the request
         # below raises what any request would: ClientNotConnected (closed), ConnectionClosed
         # (the link died), ForkedClientError (the connection is the parent process's).
-        if cache and host.connected():
+        if cache and connection.connected:
             with self._lock:
                 cached = self._cache.get(method)
             if cached is not None:
@@ -162,20 +167,21 @@ class Listings:
         items: List[Any] = []
         cursor: Optional[str] = None
         seen_cursors = set()
-        budget = ListingBudget(settings, method)
-        max_pages = settings.max_pages
+        name = connection.name
+        budget = ListingBudget(connection.limits, name, method)
+        max_pages = connection.limits.max_pages
         for pages in range(1, max_pages + 1):
             params = {"cursor": cursor} if cursor is not None else None
-            page = host.request(method, params, timeout=timeout)
+            page = connection.request(method, params, timeout=timeout)
             if not isinstance(page, dict) or not isinstance(page.get(key), list):
-                raise ProtocolError(f"{method} result from {settings.name} has no list {key!r}")
+                raise ProtocolError(f"{method} result from {name} has no list {key!r}")
             budget.take(page[key], pages)
             items.extend(parse(model, item, f"{method} item") for item in page[key])
             cursor = page.get("nextCursor")
             if not cursor:
                 break
             if cursor in seen_cursors:
-                raise ProtocolError(f"{settings.name} repeated the cursor "
+                raise ProtocolError(f"{name} repeated the cursor "
                                     f"{excerpt(repr(cursor), 100)} in {method}")
             seen_cursors.add(cursor)
         else:
@@ -196,41 +202,41 @@ class Listings:
                 timeout: Timeout) -> List[Any]:
         """The ``list_*`` methods but ``list_tools``: none (``[]``) when the server does
         not offer ``kind``, else every item, cached when :meth:`cacheable`."""
-        if not self.host.offers(kind):
+        if not self._connection.offers(kind):
             return []
         return self.paginate(method, key, model, timeout, self.cacheable(kind))
 
     def tools(self, timeout: Timeout) -> types.ToolList:
         """``Client.list_tools``: every tool, the ones whose ``x-mcp-header``
         annotations are invalid dropped (stateless era, on a transport with headers) and
-        the changed ones the client's pins block (``host.review``); the listing kept as
-        :attr:`known_tools` unless tools changed meanwhile."""
+        the changed ones the client's pins block (``ToolChecks.review``); the listing
+        kept as :attr:`known_tools` unless tools changed meanwhile."""
         from .. import types
 
-        host = self.host
-        if not host.offers("tools"):
+        connection = self._connection
+        if not connection.offers("tools"):
             return types.ToolList()
         generation = self.generation("tools/list")
         tools = self.paginate("tools/list", "tools", types.Tool, timeout,
                               self.cacheable("tools"))
         refused: Dict[str, str] = {}
-        if host.stateless() and host.carries_headers():
+        if connection.stateless() and connection.carries_headers:
             from .._protocol.headers import invalid_header_annotation
 
             for tool in tools:
                 reason = invalid_header_annotation(tool.input_schema)
                 if reason is not None:
                     log.warning("dropping tool %s of %s: %s", excerpt(repr(tool.name), 120),
-                                host.settings.name, excerpt(reason, 200))
+                                connection.name, excerpt(reason, 200))
                     refused[tool.name] = reason
             tools = [tool for tool in tools if tool.name not in refused]
-        tools = host.review(tools)  # a changed tool the policy blocks is not listed
+        # A changed tool the policy blocks is not listed.
+        tools = connection.tool_checks.review(tools, connection.name)
         with self._lock:
             # A listing fetched across a tools/list_changed is not kept: the next call
             # lists again.
             if self._generation.get("tools/list", 0) == generation:
                 self.known_tools = {tool.name: tool for tool in tools}
-                host.relisted()
         self.refused_tools = refused
         return types.ToolList(tools)
 
@@ -238,9 +244,10 @@ class Listings:
         """May ``kind``'s list be cached? Only while a list_changed notification would
         tell us it is stale: the server promises them (session era) or an active
         subscription carries them (stateless era)."""
-        if self.host.stateless():
-            return any(sub.covers(f"{kind}ListChanged") for sub in self.host.subscriptions())
-        return bool(self.host.has_capability(kind, "listChanged"))
+        connection = self._connection
+        if connection.stateless():
+            return connection.subscriptions.covers(f"{kind}ListChanged")
+        return connection.has_capability(kind, "listChanged")
 
     def forget(self) -> None:
         """Drop what the last connection listed: a new one lists again."""

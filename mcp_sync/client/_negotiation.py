@@ -1,10 +1,10 @@
 """Negotiation: from a connected session to one :class:`~mcp_sync._protocol.agreement.Agreement`.
 
 The client offers (:class:`Offer`: its info, capabilities, log level, a pinned version;
-:func:`client_offer` makes it from the client's settings); :func:`negotiate` probes
-``server/discover`` for the stateless era and falls back to the ``initialize`` handshake
-of the session era, handing proposals and then the settled agreement down through the
-session as it goes.
+:func:`client_offer` makes it from the connection's settings, an :class:`OfferSource`);
+:func:`negotiate` probes ``server/discover`` for the stateless era and falls back to the
+``initialize`` handshake of the session era, handing proposals and then the settled
+agreement down through the session as it goes.
 
 This module also keeps the per-process memory of each server's era (so that a second
 client of a session-era server skips the stateless probe).
@@ -16,17 +16,7 @@ import logging
 import os
 import threading
 import time
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    Mapping,
-    NamedTuple,
-    Optional,
-    Protocol,
-    Sequence,
-)
+from typing import TYPE_CHECKING, Any, Dict, Mapping, NamedTuple, Optional, Protocol
 
 from .._protocol import (
     LATEST_PROTOCOL_VERSION,
@@ -55,6 +45,7 @@ from ..exceptions import (
     UnsupportedProtocolVersion,
     excerpt,
 )
+from ._settings import Handlers, Timeouts
 
 if TYPE_CHECKING:
     from .._rpc.session import RpcSession
@@ -62,7 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Agreement",
     "Offer",
-    "OfferSettings",
+    "OfferSource",
     "choose_version",
     "client_capabilities",
     "client_offer",
@@ -134,9 +125,9 @@ class OfferTransport(Protocol):
     def answers_every_request(self) -> bool: ...
 
 
-class OfferSettings(Protocol):
-    """The client's settings an offer is made of: its public attributes, read at each
-    negotiation (an application may set them after the client is made)."""
+class OfferSource(Protocol):
+    """What an offer is made of: the client's connection, read at each negotiation (an
+    application may change a setting after the client is made)."""
 
     @property
     def name(self) -> str: ...
@@ -145,75 +136,57 @@ class OfferSettings(Protocol):
     def client_info(self) -> Mapping[str, Any]: ...
 
     @property
-    def roots(self) -> Any: ...
-
-    @property
-    def sampling_handler(self) -> Optional[Callable[[Any], Any]]: ...
-
-    @property
-    def sampling_features(self) -> Sequence[str]: ...
-
-    @property
-    def elicitation_handler(self) -> Optional[Callable[[Any], Any]]: ...
-
-    @property
-    def elicitation_modes(self) -> Sequence[str]: ...
+    def requested_protocol_version(self) -> Optional[str]: ...
 
     @property
     def log_level(self) -> Optional[str]: ...
 
     @property
-    def requested_protocol_version(self) -> Optional[str]: ...
+    def handlers(self) -> Handlers: ...
 
     @property
-    def probe_timeout(self) -> float: ...
-
-    @property
-    def timeout(self) -> Optional[float]: ...
+    def timeouts(self) -> Timeouts: ...
 
     @property
     def transport(self) -> OfferTransport: ...
 
 
-def client_capabilities(settings: OfferSettings, task_methods: Sequence[str], *,
-                        stateless: bool = False) -> Dict[str, Any]:
-    """What the client declares: only what its handlers do (``task_methods``: the
-    methods whose task-augmented requests it runs as tasks). The stateless era has no
-    ``notifications/roots/list_changed`` (the server asks for roots each time)."""
+def client_capabilities(handlers: Handlers, *, stateless: bool = False) -> Dict[str, Any]:
+    """What the client declares: only what its handlers do (``handlers.task_methods``:
+    the methods whose task-augmented requests it runs as tasks). The stateless era has
+    no ``notifications/roots/list_changed`` (the server asks for roots each time)."""
     capabilities: Dict[str, Any] = {}
-    if settings.roots is not None:
+    if handlers.roots is not None:
         capabilities["roots"] = {} if stateless else {"listChanged": True}
-    if settings.sampling_handler is not None:
-        capabilities["sampling"] = {feature: {} for feature in settings.sampling_features}
-    if settings.elicitation_handler is not None:
-        capabilities["elicitation"] = {mode: {} for mode in settings.elicitation_modes}
+    if handlers.sampling_handler is not None:
+        capabilities["sampling"] = {feature: {} for feature in handlers.sampling_features}
+    if handlers.elicitation_handler is not None:
+        capabilities["elicitation"] = {mode: {} for mode in handlers.elicitation_modes}
     if stateless:
         # The client follows a task whichever call the server makes one of.
         capabilities["extensions"] = {TASKS_EXTENSION: {}}
-    if task_methods and not stateless:
+    if handlers.task_methods and not stateless:
         requests: Dict[str, Any] = {}
-        for method in task_methods:
+        for method in handlers.task_methods:
             kind, _, verb = method.partition("/")
             requests.setdefault(kind, {})[verb] = {}
         capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
     return capabilities
 
 
-def client_offer(settings: OfferSettings, task_methods: Sequence[str],
-                 deadline: Optional[float] = None) -> Offer:
-    """The :class:`Offer` of a client with these settings (see :func:`client_capabilities`),
-    to be negotiated by ``deadline`` (``time.monotonic()``; None: no bound but each
-    request's own)."""
-    transport = settings.transport
+def client_offer(source: OfferSource, deadline: Optional[float] = None) -> Offer:
+    """The :class:`Offer` of a client (see :func:`client_capabilities`), to be negotiated
+    by ``deadline`` (``time.monotonic()``; None: no bound but each request's own)."""
+    transport = source.transport
     return Offer(
-        name=settings.name,
-        client_info=settings.client_info,
-        capabilities=client_capabilities(settings, task_methods),
-        stateless_capabilities=client_capabilities(settings, task_methods, stateless=True),
-        log_level=settings.log_level,
-        pinned=settings.requested_protocol_version,
-        probe_timeout=settings.probe_timeout,
-        timeout=settings.timeout,
+        name=source.name,
+        client_info=source.client_info,
+        capabilities=client_capabilities(source.handlers),
+        stateless_capabilities=client_capabilities(source.handlers, stateless=True),
+        log_level=source.log_level,
+        pinned=source.requested_protocol_version,
+        probe_timeout=source.timeouts.probe_timeout,
+        timeout=source.timeouts.timeout,
         era_key=transport.era_key,
         answers_every_request=transport.answers_every_request,
         deadline=deadline,

@@ -19,11 +19,13 @@ blocking driver (:meth:`Rounds.run`) does both on the caller's thread; the futur
 handler pool (or, for a renewal, on a thread of its own: the dying session's pool is
 stopping). Both forms therefore retry alike (``tests/client/test_call_forms.py``).
 
-:class:`RoundsRunner` is the client's side of it, built once per client from a
-:class:`RunnerHost` (what it needs of the client; this module imports no client): it
-starts a machine on the live session (:meth:`RoundsRunner.start`), runs a blocking call
-through it (:meth:`RoundsRunner.call`), and does what a round needs between sends: the
-switch to a version the server lists, the next round's params with the handlers' answers.
+:class:`RoundsRunner` is the client's side of it: the connection holds one, made with the
+connection itself (of which it uses what :class:`RoundsConnection` names; this module
+imports no client). It starts a machine on the live session
+(:meth:`RoundsRunner.start`), runs a blocking call through it
+(:meth:`RoundsRunner.round_trip`), and does what a round needs between sends: the
+renewal and the switch to a version the server lists (both the connection's), the next
+round's params with the handlers' answers.
 """
 
 from __future__ import annotations
@@ -32,17 +34,7 @@ import enum
 import logging
 import threading
 from concurrent.futures import Future
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    Mapping,
-    NamedTuple,
-    Optional,
-    Protocol,
-    Tuple,
-)
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Protocol, Tuple
 
 from .._protocol import (
     DEFAULT,
@@ -56,31 +48,16 @@ from .._rpc.session import RequestFuture
 from .._util.threads import start_thread
 from ..exceptions import MCPError, ProtocolError, ServerError, SessionExpired
 from ._negotiation import choose_version
+from ._settings import Limits, Timeouts
 
 if TYPE_CHECKING:
     from .._protocol.agreement import Agreement
     from .._rpc.session import RpcSession
 
-__all__ = ["Rounds", "RoundsFuture", "RoundsHost", "RoundsRunner", "RoundsSettings",
-           "RunnerHost"]
+__all__ = ["Rounds", "RoundsConnection", "RoundsFuture", "RoundsRunner"]
 
 # The client's logger: these messages were always the client's.
 log = logging.getLogger("mcp_sync.client")
-
-
-class RoundsHost(NamedTuple):
-    """What the machine needs of its client (the client builds it)."""
-
-    name: Callable[[], str]
-    stateless: Callable[[], bool]
-    #: The most input rounds (read per call: the client's attribute may change).
-    max_input_rounds: Callable[[], int]
-    #: Adopt another version of the stateless era (a -32022 named it in ``data``).
-    switch_version: Callable[[RpcSession, ServerError], None]
-    #: A new session after the server forgot the old one; returns it.
-    renew: Callable[[RpcSession, SessionExpired], RpcSession]
-    #: The next round's params: the original ones plus the handlers' answers.
-    next_round: Callable[[Dict[str, Any], Dict[str, Any], threading.Event], Dict[str, Any]]
 
 
 class Step(enum.Enum):
@@ -108,10 +85,10 @@ class Rounds:
     header mismatch once.
     """
 
-    def __init__(self, host: RoundsHost, session: RpcSession, method: str,
+    def __init__(self, runner: RoundsRunner, session: RpcSession, method: str,
                  params: Optional[Dict[str, Any]], *, inputs: bool = True,
                  refresh: Optional[Callable[[], None]] = None) -> None:
-        self.host = host
+        self.runner = runner
         self.session = session
         self.method = method
         self.params = params
@@ -145,7 +122,7 @@ class Rounds:
                 self._renewed = True
                 return Step.RENEW, error
             if isinstance(error, ServerError):
-                if (error.code == UNSUPPORTED_PROTOCOL_VERSION and self.host.stateless()
+                if (error.code == UNSUPPORTED_PROTOCOL_VERSION and self.runner.stateless()
                         and self._switched_round != self._rounds):
                     self._switched_round = self._rounds
                     return Step.SWITCH, error
@@ -155,10 +132,10 @@ class Rounds:
         if not (self.inputs and input_required(result)):
             return Step.DONE, result
         self._rounds += 1
-        limit = self.host.max_input_rounds()
+        limit = self.runner.limits.max_input_rounds
         if self._rounds > limit:
             return Step.FAIL, ProtocolError(
-                f"{self.method} to {self.host.name()} still required input after "
+                f"{self.method} to {self.runner.name} still required input after "
                 f"{limit} rounds")
         return Step.NEXT, result
 
@@ -166,16 +143,16 @@ class Rounds:
         """Do what ``step`` needs before the next send (may block; runs user handlers
         for ``NEXT``). Raises what makes the call fail instead."""
         if step is Step.RENEW:
-            self.session = self.host.renew(self.session, payload)
+            self.session = self.runner.renew(self.session, payload)
         elif step is Step.SWITCH:
-            self.host.switch_version(self.session, payload)
+            self.runner.switch_to_listed(self.session, payload)
         elif step is Step.REFRESH:
             refresh, self._refresh = self._refresh, None
             assert refresh is not None  # decide() checked
             refresh()
         elif step is Step.NEXT:
             assert self.params is not None  # an input_required round had params
-            self.round_params = self.host.next_round(self.params, payload, self.cancelled)
+            self.round_params = self.runner.next_round(self.params, payload, self.cancelled)
         else:  # pragma: no cover - DONE and FAIL need no preparing
             raise AssertionError(step)
 
@@ -209,6 +186,10 @@ class RoundsFuture(RequestFuture):
     cancels the send in flight on the wire and sets the handlers' ``cancelled`` event.
     With ``offload``, the final result is converted on the handler pool too: checking it
     against a server's outputSchema takes as long as that schema makes it.
+
+    ``convert`` may hand the result over instead: when it returns a future (the task the
+    server made of a tool call, followed on a thread of its own), this future settles
+    as that one does, and cancelling this one cancels it.
     """
 
     def __init__(
@@ -225,6 +206,8 @@ class RoundsFuture(RequestFuture):
         self._convert = convert
         self._offload = offload
         self._current: Optional[RequestFuture] = None
+        # The future the result was handed over to (see the class docstring), if any.
+        self._handed: Optional[Future[Any]] = None
 
     def start(self) -> RoundsFuture:
         self._launch()
@@ -267,7 +250,7 @@ class RoundsFuture(RequestFuture):
             return
         # A renewal closes the dying session, pool included (and a stopped pool takes
         # nothing): a thread of its own.
-        start_thread(self._next, f"mcp-sync-retry-{self._machine.host.name()}", step, payload)
+        start_thread(self._next, f"mcp-sync-retry-{self._machine.runner.name}", step, payload)
 
     def _next(self, step: Step, payload: Any) -> None:
         if self.done():
@@ -281,14 +264,33 @@ class RoundsFuture(RequestFuture):
             self._launch()
 
     def _finish(self, result: Any) -> None:
-        if self.done():
-            return  # cancelled meanwhile
+        # Converted even when cancelled meanwhile: a result handed over (a task the
+        # server made of the call) must be seen, to be cancelled too (_hand_over).
         try:
             converted = self._convert(result)
         except Exception as exc:  # noqa: BLE001 - e.g. ProtocolError from validation
             settle(self, error=exc)
         else:
-            settle(self, converted)
+            if isinstance(converted, Future):
+                self._hand_over(converted)
+            else:
+                settle(self, converted)
+
+    def _hand_over(self, handed: Future[Any]) -> None:
+        self._handed = handed
+        if self.cancelled():  # cancel() ran before it could see the hand-over
+            handed.cancel()
+            return
+        handed.add_done_callback(self._handed_done)
+
+    def _handed_done(self, handed: Future[Any]) -> None:
+        if self.done() or handed.cancelled():
+            return
+        error = handed.exception()
+        if error is not None:
+            settle(self, error=error)
+        else:
+            settle(self, handed.result())
 
     def cancel(self) -> bool:
         if not Future.cancel(self):
@@ -297,66 +299,83 @@ class RoundsFuture(RequestFuture):
         current = self._current
         if current is not None:
             current.cancel()
+        handed = self._handed
+        if handed is not None:
+            handed.cancel()
         return True
 
 
 # -- the client's side ---------------------------------------------------------------------
 
 
-class RoundsSettings(Protocol):
-    """The client's settings a call reads: its public attributes, read at each use (an
-    application may set them after the client is made)."""
+class InputAnswers(Protocol):
+    """The client's handlers, as a round needs them (``ServerCallbacks``)."""
+
+    def fulfil_observed(self, request: Any, key: str, cancelled: threading.Event) -> Any:
+        """Answer one input request with the user's handlers."""
+
+
+class RoundsConnection(Protocol):
+    """What a call's rounds use of the client's connection (read at each use: an
+    application may change a setting after the client is made)."""
 
     @property
     def name(self) -> str: ...
 
     @property
-    def timeout(self) -> Optional[float]: ...
+    def timeouts(self) -> Timeouts: ...
 
     @property
-    def max_input_rounds(self) -> int: ...
+    def limits(self) -> Limits: ...
 
+    @property
+    def callbacks(self) -> InputAnswers: ...
 
-class RunnerHost(NamedTuple):
-    """What a call's rounds need of the client (the client builds it once)."""
+    def stateless(self) -> bool: ...
 
-    settings: RoundsSettings
-    stateless: Callable[[], bool]
-    #: The live session (``ClientNotConnected`` when there is none).
-    live_session: Callable[[], RpcSession]
-    #: The current agreement (``ClientNotConnected`` before the first connect).
-    agreement: Callable[[], Agreement]
-    #: Make this the client's agreement (a version switch); the runner hands it down.
-    adopt: Callable[[Agreement], None]
-    #: A new session after the server forgot the old one; returns it.
-    renew: Callable[[RpcSession, SessionExpired], RpcSession]
-    #: Answer one input request with the user's handlers
-    #: (``ServerCallbacks.fulfil_observed``): ``(request, key, cancelled)``.
-    fulfil: Callable[[Any, str, threading.Event], Any]
+    def live_session(self) -> RpcSession:
+        """The live session (``ClientNotConnected`` when there is none)."""
+
+    def require_agreement(self) -> Agreement:
+        """The current agreement (``ClientNotConnected`` before the first connect)."""
+
+    def adopt(self, agreement: Agreement, session: RpcSession) -> None:
+        """Make ``agreement`` the connection's, and hand it down to ``session``."""
+
+    def renew(self, dead: RpcSession, cause: SessionExpired) -> RpcSession:
+        """A new session after the server forgot the old one; returns it."""
 
 
 class RoundsRunner:
-    """Runs the client's calls through :class:`Rounds`; see the module docstring. Built
-    once per client: a call makes its machine and its send, nothing more."""
+    """Runs the client's calls through :class:`Rounds`; see the module docstring. One
+    per connection: a call makes its machine and its send, nothing more."""
 
-    def __init__(self, host: RunnerHost) -> None:
-        self._host = host
-        settings = self._settings = host.settings
-        self._live_session = host.live_session
-        # What every machine shares, made once: every call goes through here.
-        self._machine_host = RoundsHost(
-            name=lambda: settings.name, stateless=host.stateless,
-            max_input_rounds=lambda: settings.max_input_rounds,
-            switch_version=self.switch_to_listed, renew=host.renew,
-            next_round=self.next_round)
+    def __init__(self, connection: RoundsConnection) -> None:
+        self._connection = connection
+        # Each call reads these (the groups are the connection's for its life; their
+        # fields are read at each use).
+        self._timeouts = connection.timeouts
+        self.limits = connection.limits
+
+    @property
+    def name(self) -> str:
+        return self._connection.name
+
+    def stateless(self) -> bool:
+        return self._connection.stateless()
+
+    def renew(self, dead: RpcSession, cause: SessionExpired) -> RpcSession:
+        """A new session after the server forgot the one of ``dead`` (the connection's
+        :meth:`~RoundsConnection.renew`)."""
+        return self._connection.renew(dead, cause)
 
     def start(self, method: str, params: Optional[Dict[str, Any]], *, inputs: bool,
               refresh: Optional[Callable[[], None]]) -> Rounds:
         """A call's machine, on the live session (``ClientNotConnected`` without one)."""
-        return Rounds(self._machine_host, self._live_session(), method, params,
+        return Rounds(self, self._connection.live_session(), method, params,
                       inputs=inputs, refresh=refresh)
 
-    def call(
+    def round_trip(
         self,
         method: str,
         params: Optional[Dict[str, Any]],
@@ -370,9 +389,8 @@ class RoundsRunner:
         a renewed session, a -32022 version switch, ``refresh`` on a header mismatch,
         and with ``inputs`` the ``input_required`` rounds. ``headers()`` gives each
         send's extra headers (a refresh may change them); ``timeout`` is the client's
-        own (read at each send) unless given. The hot path of every call: its callers
-        pass what they can by position (keywords cost more)."""
-        session = self._live_session()
+        own (read at each send) unless given. The hot path of every call."""
+        session = self._connection.live_session()
         # The first send happens before the machine (and its send function) is made:
         # most calls are one send answered with a plain result, and need neither.
         try:
@@ -389,18 +407,16 @@ class RoundsRunner:
         def send(session: RpcSession, round_params: Optional[Dict[str, Any]]) -> Any:
             return self._send(session, method, round_params, timeout, on_progress, headers)
 
-        machine = Rounds(self._machine_host, session, method, params, inputs=inputs,
-                         refresh=refresh)
+        machine = Rounds(self, session, method, params, inputs=inputs, refresh=refresh)
         return machine.run(send, first)
 
     def _send(self, session: RpcSession, method: str, params: Optional[Dict[str, Any]],
               timeout: Timeout, on_progress: Optional[ProgressCallback],
               headers: Optional[Callable[[], Optional[Mapping[str, str]]]]) -> Any:
-        """One send of :meth:`call`: the client's timeout read now, the options passed by
-        position (keywords cost the session's request more)."""
-        return session.request(method, params,
-                               self._settings.timeout if timeout is DEFAULT else timeout,
-                               on_progress, headers() if headers is not None else None)
+        """One send of :meth:`round_trip`: the client's timeout read now."""
+        return session.request(
+            method, params, timeout=self._timeouts.timeout if timeout is DEFAULT else timeout,
+            on_progress=on_progress, headers=headers() if headers is not None else None)
 
     def switch_to_listed(self, session: RpcSession, rejected: ServerError) -> None:
         """A -32022: switch to the newest stateless-era version the server lists.
@@ -408,17 +424,16 @@ class RoundsRunner:
         Raises:
             ServerError: ``rejected``, when the server lists none of them.
         """
-        version = choose_version(rejected.data, self._settings.name, rejected)
+        version = choose_version(rejected.data, self._connection.name, rejected)
         if version not in STATELESS_PROTOCOL_VERSIONS:
             raise rejected
         self.switch_version(session, version)
 
     def switch_version(self, session: RpcSession, version: str) -> None:
         """Adopt ``version`` of the current era and hand the agreement down."""
-        log.info("%s asked for protocol version %s; switching", self._settings.name, version)
-        agreement = self._host.agreement().with_version(version)
-        self._host.adopt(agreement)
-        session.agree(agreement)
+        connection = self._connection
+        log.info("%s asked for protocol version %s; switching", connection.name, version)
+        connection.adopt(connection.require_agreement().with_version(version), session)
 
     def next_round(self, params: Dict[str, Any], result: Dict[str, Any],
                    cancelled: threading.Event) -> Dict[str, Any]:
@@ -429,10 +444,10 @@ class RoundsRunner:
         """
         requests = result.get("inputRequests") or {}
         if not isinstance(requests, dict):
-            raise ProtocolError(f"inputRequests from {self._settings.name} is not an object")
+            raise ProtocolError(f"inputRequests from {self._connection.name} is not an object")
         retry = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
         if requests:
-            fulfil = self._host.fulfil
+            fulfil = self._connection.callbacks.fulfil_observed
             retry["inputResponses"] = {
                 key: fulfil(request, key, cancelled) for key, request in requests.items()
             }

@@ -11,8 +11,9 @@ resource updates follow ``resources/subscribe``; the same object covers both.
 :class:`ClientSubscriptions` holds a client's subscriptions: ``Client.subscribe()``,
 ``subscribe_resource()`` and ``unsubscribe_resource()`` delegate to it, and it counts the
 resources a session-era session has subscribed, which a renewed session is told again.
-The client builds it once with a :class:`SubscriptionsHost`; this module imports no
-client.
+The client's connection holds one, made with the connection itself, of which it uses
+what :class:`SubscriptionsConnection` names; each :class:`Subscription` reaches the
+connection through it. This module imports no client.
 """
 
 from __future__ import annotations
@@ -22,16 +23,17 @@ import logging
 import threading
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Callable, Counter, Dict, List, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Counter, Dict, List, Optional, Protocol, Sequence
 
 from .._protocol import DEFAULT, Timeout
 from .._util.threads import join_or_warn, start_thread
 from ..exceptions import ConnectionClosed, MCPError, RequestTimeout
+from ._settings import Timeouts
 
 if TYPE_CHECKING:
     from .._rpc.session import RequestFuture, RpcSession
 
-__all__ = ["ClientSubscriptions", "Subscription", "SubscriptionHost", "SubscriptionsHost"]
+__all__ = ["ClientSubscriptions", "Subscription", "SubscriptionsConnection"]
 
 log = logging.getLogger(__name__)
 
@@ -39,25 +41,35 @@ log = logging.getLogger(__name__)
 BACKOFF = (0.5, 1.0, 2.0, 4.0)
 
 
-class SubscriptionHost(NamedTuple):
-    """What a subscription needs of its client, and all it may use (the client builds
-    it; this module imports no client)."""
+class SubscriptionsConnection(Protocol):
+    """What subscriptions use of the client's connection (read at each use, so a
+    renamed client or a new session is seen)."""
 
-    #: The server's name, for thread names and log lines (it may change on rename).
-    name: Callable[[], str]
-    #: True in the stateless era (``subscriptions/listen``).
-    stateless: Callable[[], bool]
-    #: The live session (raises ``ClientNotConnected`` when there is none).
-    live_session: Callable[[], RpcSession]
-    #: ``resources/subscribe`` and ``resources/unsubscribe`` (session era), as the
-    #: client sends and remembers them (a renewed session repeats what is subscribed).
-    subscribe_uri: Callable[[str], None]
-    unsubscribe_uri: Callable[[str], None]
-    #: Whether the server declared the capability at a path (``"tools", "listChanged"``).
-    has_capability: Callable[..., bool]
-    #: Called once the subscription is closed: the client forgets it.
-    forget: Callable[[Subscription], None]
-    close_timeout: float
+    @property
+    def name(self) -> str:
+        """The server's name, for thread names and log lines."""
+
+    @property
+    def timeouts(self) -> Timeouts: ...
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]:
+        """The connection's lock: the subscribed resources change under it, and a
+        renewed session reads them under it."""
+
+    def stateless(self) -> bool: ...
+
+    def live_session(self) -> RpcSession:
+        """The live session (``ClientNotConnected`` when there is none)."""
+
+    def has_capability(self, *path: str) -> bool: ...
+
+    def require_capability(self, what: str, *path: str) -> None:
+        """``CapabilityError`` naming ``what`` unless the server declared ``path``."""
+
+    def request(self, method: str, params: Optional[Dict[str, Any]] = None, *,
+                timeout: Timeout = DEFAULT) -> Any:
+        """One request, blocking."""
 
 
 class Subscription:
@@ -68,9 +80,10 @@ class Subscription:
     server agreed to (stateless era), e.g. ``{"toolsListChanged": True}``.
     """
 
-    def __init__(self, host: SubscriptionHost, notifications: Dict[str, Any], *,
+    def __init__(self, owner: ClientSubscriptions, notifications: Dict[str, Any], *,
                  ack_timeout: Optional[float], backoff: Sequence[float] = BACKOFF) -> None:
-        self._host = host
+        self._owner = owner
+        self._connection = owner.connection
         self.notifications = notifications
         self.acknowledged: Optional[Dict[str, Any]] = None
         self.ack_timeout = ack_timeout
@@ -104,7 +117,7 @@ class Subscription:
             RequestTimeout: no acknowledgement within ``ack_timeout``.
             ServerError, ConnectionClosed: the server refused or the link died.
         """
-        if not self._host.stateless():
+        if not self._connection.stateless():
             self._start_session_era()
             return self
         self._open()
@@ -113,11 +126,12 @@ class Subscription:
             if self._failure is not None:
                 raise self._failure
             raise RequestTimeout("subscriptions/listen", self._request_id, self.ack_timeout)
-        self._thread = start_thread(self._keep_open, f"mcp-sync-subscription-{self._host.name()}")
+        self._thread = start_thread(self._keep_open,
+                                    f"mcp-sync-subscription-{self._connection.name}")
         return self
 
     def _open(self) -> None:
-        session = self._host.live_session()
+        session = self._connection.live_session()
         self._acked.clear()
         self._ended.clear()
         future = session.submit(
@@ -144,7 +158,7 @@ class Subscription:
         missing = [key for key, wanted in self.notifications.items()
                    if wanted and not self.acknowledged.get(key)]
         if missing:
-            log.info("%s will not send %s on subscription %s", self._host.name(),
+            log.info("%s will not send %s on subscription %s", self._connection.name,
                      ", ".join(missing), self._request_id)
         self._acked.set()
 
@@ -159,11 +173,11 @@ class Subscription:
             failure = self._failure
             if isinstance(failure, ConnectionClosed):
                 log.debug("subscription %s of %s ends with the connection", self._request_id,
-                          self._host.name())
+                          self._connection.name)
                 return
             delay = self.backoff[min(attempt, len(self.backoff) - 1)]
             log.info("subscription stream of %s ended (%r); re-opening in %.1f s",
-                     self._host.name(), failure, delay)
+                     self._connection.name, failure, delay)
             if self._stop.wait(delay):
                 return
             attempt += 1
@@ -184,13 +198,14 @@ class Subscription:
     def _start_session_era(self) -> None:
         uris = list(self.notifications.get("resourceSubscriptions") or ())
         for uri in uris:
-            self._host.subscribe_uri(uri)
+            self._owner.subscribe_uri(uri)
             self._subscribed_uris.append(uri)
         # The server sends list changes unasked; acknowledge what it declared.
         agreed: Dict[str, Any] = {}
         for kind in ("tools", "prompts", "resources"):
             key = f"{kind}ListChanged"
-            if self.notifications.get(key) and self._host.has_capability(kind, "listChanged"):
+            if self.notifications.get(key) and self._connection.has_capability(
+                    kind, "listChanged"):
                 agreed[key] = True
         if uris:
             agreed["resourceSubscriptions"] = uris
@@ -211,14 +226,16 @@ class Subscription:
         if future is not None and not future.done():
             future.cancel()
         self._ended.set()
-        join_or_warn(self._thread, self._host.close_timeout, "closing the subscription", log)
+        join_or_warn(self._thread, self._connection.timeouts.close_timeout,
+                     "closing the subscription", log)
         for uri in self._subscribed_uris if unsubscribe else ():
             try:
-                self._host.unsubscribe_uri(uri)
+                self._owner.unsubscribe_uri(uri)
             except MCPError as exc:
-                log.debug("unsubscribing %s from %s failed: %r", uri, self._host.name(), exc)
+                log.debug("unsubscribing %s from %s failed: %r", uri, self._connection.name,
+                          exc)
         self._subscribed_uris.clear()
-        self._host.forget(self)
+        self._owner.forget(self)
 
     def __enter__(self) -> Subscription:
         return self
@@ -227,56 +244,31 @@ class Subscription:
         self.close()
 
 
-
-
-class SubscriptionsHost(NamedTuple):
-    """What a client's subscriptions need of it (the client builds it once; read at
-    each use, so a renamed client or a new connection is seen)."""
-
-    name: Callable[[], str]
-    stateless: Callable[[], bool]
-    #: The live session (raises ``ClientNotConnected`` when there is none).
-    live_session: Callable[[], RpcSession]
-    #: Whether the server declared the capability at a path (``"tools", "listChanged"``).
-    has_capability: Callable[..., bool]
-    #: ``require_capability(what, *path)``: ``CapabilityError`` naming ``what`` unless
-    #: the server declared the capability at ``path``.
-    require_capability: Callable[..., None]
-    #: ``Client.request``: one request, blocking.
-    request: Callable[..., Any]
-    #: ``Client._timeout``: the seconds a ``timeout`` argument stands for.
-    timeout: Callable[[Timeout], Optional[float]]
-    #: ``Client.close_timeout``: the bound on joining a subscription's thread.
-    close_timeout: Callable[[], float]
-    #: The client's connection lock: the subscribed resources change under it, and a
-    #: renewed session reads them under it.
-    lock: AbstractContextManager[Any]
-
-
 class ClientSubscriptions:
     """One client's subscriptions: the open :class:`Subscription` objects, the one
     that carries ``subscribe_resource()``'s URIs (stateless era), and how many times
     each resource is subscribed (session era)."""
 
-    def __init__(self, host: SubscriptionsHost) -> None:
-        self.host = host
-        #: The open subscriptions (the client's notification routing and list cache
-        #: read a copy).
-        self.active: List[Subscription] = []
+    def __init__(self, connection: SubscriptionsConnection) -> None:
+        self.connection = connection
+        # The open subscriptions (routing and covers() read a copy); changed under the
+        # connection's lock.
+        self._active: List[Subscription] = []
         self._resource_subscription: Optional[Subscription] = None
         # What a session-era session holds that a new one must be told again: the
-        # resources subscribed, a count per URI (under host.lock).
+        # resources subscribed, a count per URI (under the connection's lock).
         self._resource_uris: Counter[str] = collections.Counter()
 
     def subscribe(self, notifications: Dict[str, Any], timeout: Timeout) -> Subscription:
         """Open a :class:`Subscription` to ``notifications`` (``Client.subscribe``)."""
         if not notifications:
             raise ValueError("subscribe() needs at least one kind of notification")
-        host = self.host
-        host.live_session()
-        subscription = Subscription(self._subscription_host(), notifications,
-                                    ack_timeout=host.timeout(timeout))
-        self.active.append(subscription)
+        connection = self.connection
+        connection.live_session()
+        subscription = Subscription(self, notifications,
+                                    ack_timeout=connection.timeouts.of(timeout))
+        with connection.lock:
+            self._active.append(subscription)
         try:
             return subscription.start()
         except BaseException:
@@ -285,47 +277,68 @@ class ClientSubscriptions:
 
     def subscribe_resource(self, uri: str, timeout: Timeout) -> None:
         """``Client.subscribe_resource``."""
-        self.host.require_capability("resource subscriptions", "resources", "subscribe")
-        if self.host.stateless():
+        self.connection.require_capability("resource subscriptions", "resources", "subscribe")
+        if self.connection.stateless():
             self._resubscribe_resources(add=uri, timeout=timeout)
         else:
-            self._subscribe_session_era(uri, timeout)
+            self.subscribe_uri(uri, timeout)
 
     def unsubscribe_resource(self, uri: str, timeout: Timeout) -> None:
         """``Client.unsubscribe_resource``."""
-        self.host.require_capability("resource subscriptions", "resources", "subscribe")
-        if self.host.stateless():
+        self.connection.require_capability("resource subscriptions", "resources", "subscribe")
+        if self.connection.stateless():
             self._resubscribe_resources(remove=uri, timeout=timeout)
         else:
-            self._unsubscribe_session_era(uri, timeout)
+            self.unsubscribe_uri(uri, timeout)
+
+    def covers(self, key: str) -> bool:
+        """Whether an open subscription carries notifications of kind ``key``
+        (``toolsListChanged``...): the server acknowledged them."""
+        return any(subscription.covers(key) for subscription in list(self._active))
+
+    def acknowledged(self, subscription_id: Any, params: Dict[str, Any]) -> None:
+        """A ``notifications/subscriptions/acknowledged`` for ``subscription_id`` (the
+        callback thread): the subscription of that request learns what it gets."""
+        for subscription in list(self._active):
+            if subscription.request_id == subscription_id:
+                subscription.acknowledge(params)
 
     def subscribed_uris(self) -> List[str]:
-        """The resources a session-era session subscribed (``host.lock`` held): a
-        renewed session subscribes them again."""
+        """The resources a session-era session subscribed (the connection's lock held):
+        a renewed session subscribes them again."""
         return list(self._resource_uris)
 
     def detach(self) -> List[Subscription]:
-        """Forget every subscription (the client is closing, ``host.lock`` held);
-        returns them, to be closed."""
-        subscriptions, self.active = list(self.active), []
+        """Forget every subscription (the client is closing, the connection's lock
+        held); returns them, to be closed."""
+        subscriptions, self._active = list(self._active), []
         self._resource_subscription = None
         return subscriptions
 
-    def _subscribe_session_era(self, uri: str, timeout: Timeout = DEFAULT) -> None:
-        self.host.request("resources/subscribe", {"uri": uri}, timeout=timeout)
-        with self.host.lock:
+    def forget(self, subscription: Subscription) -> None:
+        """``subscription`` closed: it is no longer open."""
+        with self.connection.lock:
+            if subscription in self._active:
+                self._active.remove(subscription)
+
+    def subscribe_uri(self, uri: str, timeout: Timeout = DEFAULT) -> None:
+        """``resources/subscribe`` (session era), counted: a renewed session repeats
+        what is subscribed."""
+        self.connection.request("resources/subscribe", {"uri": uri}, timeout=timeout)
+        with self.connection.lock:
             self._resource_uris[uri] += 1
 
-    def _unsubscribe_session_era(self, uri: str, timeout: Timeout = DEFAULT) -> None:
-        with self.host.lock:
+    def unsubscribe_uri(self, uri: str, timeout: Timeout = DEFAULT) -> None:
+        """``resources/unsubscribe`` (session era), counted."""
+        with self.connection.lock:
             self._resource_uris[uri] -= 1
             if self._resource_uris[uri] <= 0:
                 del self._resource_uris[uri]
-        self.host.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
+        self.connection.request("resources/unsubscribe", {"uri": uri}, timeout=timeout)
 
     def _resubscribe_resources(self, *, add: Optional[str] = None, remove: Optional[str] = None,
                                timeout: Timeout) -> None:
-        with self.host.lock:
+        with self.connection.lock:
             old = self._resource_subscription
             uris = list(old.notifications["resourceSubscriptions"]) if old else []
             if add is not None and add not in uris:
@@ -337,18 +350,3 @@ class ClientSubscriptions:
             )
         if old is not None:
             old.close()
-
-    def _subscription_host(self) -> SubscriptionHost:
-        host = self.host
-
-        def forget(subscription: Subscription) -> None:
-            with host.lock:
-                if subscription in self.active:
-                    self.active.remove(subscription)
-
-        return SubscriptionHost(
-            name=host.name, stateless=host.stateless, live_session=host.live_session,
-            subscribe_uri=self._subscribe_session_era,
-            unsubscribe_uri=self._unsubscribe_session_era,
-            has_capability=host.has_capability, forget=forget,
-            close_timeout=host.close_timeout())

@@ -21,10 +21,10 @@ from typing import (
 )
 
 from .._protocol import DEFAULT, Timeout
-from .._rpc.core import ProgressCallback
 from .._util.threads import start_thread
 from ..client import Client
-from ..client._tasks.calls import FollowingTaskHandle, TaskHandle
+from ..client._settings import TASK_START_OPTIONS, TOOL_CALL_OPTIONS, checked_options
+from ..client._tasks.handles import FollowingTaskHandle, TaskHandle
 from ..client._toolpins import ToolChange
 from ..exceptions import (
     CapabilityError,
@@ -44,7 +44,10 @@ from ._server import (
 from ._toolcache import DEFAULT_MAX_AGE, CacheOption, ToolCache
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from .. import types
+    from ..client._settings import TaskStartOptions, ToolCallOptions
     from ..config._format import Config, Source
 
 __all__ = ["Manager"]
@@ -580,18 +583,14 @@ class Manager:
 
     @overload
     def call_tool(
-        self, name: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
-        timeout: Timeout = DEFAULT, on_progress: Optional[ProgressCallback] = None,
-        meta: Optional[Mapping[str, Any]] = None, raise_on_error: bool = False,
-        task: Optional[bool] = None, ttl: Optional[float] = None,
+        self, name: str, arguments: Optional[Mapping[str, Any]] = None, /,
+        **options: Unpack[ToolCallOptions],
     ) -> types.CallToolResult: ...
 
     @overload
     def call_tool(
-        self, server: str, tool: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
-        timeout: Timeout = DEFAULT, on_progress: Optional[ProgressCallback] = None,
-        meta: Optional[Mapping[str, Any]] = None, raise_on_error: bool = False,
-        task: Optional[bool] = None, ttl: Optional[float] = None,
+        self, server: str, tool: str, arguments: Optional[Mapping[str, Any]] = None, /,
+        **options: Unpack[ToolCallOptions],
     ) -> types.CallToolResult: ...
 
     def call_tool(
@@ -600,20 +599,16 @@ class Manager:
         tool_or_arguments: Union[str, Mapping[str, Any], None] = None,
         arguments: Optional[Mapping[str, Any]] = None,
         /,
-        *,
-        timeout: Timeout = DEFAULT,
-        on_progress: Optional[ProgressCallback] = None,
-        meta: Optional[Mapping[str, Any]] = None,
-        raise_on_error: bool = False,
-        task: Optional[bool] = None,
-        ttl: Optional[float] = None,
+        **options: Unpack[ToolCallOptions],
     ) -> types.CallToolResult:
         """Call a tool: ``call_tool("server__tool", args)`` or
         ``call_tool("server", "tool", args)``. Blocks for the result.
 
-        ``task`` and ``ttl`` are :meth:`Client.call_tool`'s: a task tool runs as a task
-        (2025-11-25), polled until its result (see docs/tasks.md); to start one and
-        collect its result later, use :meth:`start_tool_task`.
+        ``options`` are :meth:`Client.call_tool`'s (:class:`~mcp_sync.ToolCallOptions`:
+        ``timeout``, ``on_progress``, ``meta``, ``raise_on_error``, ``task``, ``ttl``). A
+        task tool runs as a task (2025-11-25), polled until its result (see
+        docs/tasks.md); to start one and collect its result later, use
+        :meth:`start_tool_task`.
 
         A result with ``isError: true`` is returned, as by :meth:`Client.call_tool`;
         ``raise_on_error=True`` raises :class:`~mcp_sync.ToolError` instead (never retried:
@@ -632,32 +627,28 @@ class Manager:
             configuration. ServerUnavailable, ConnectionClosed, RequestTimeout,
             ServerError, ProtocolError, ToolError, TypeError: as :meth:`Client.call_tool`.
         """
+        checked_options(options, TOOL_CALL_OPTIONS, "call_tool")
         server_name, tool, args = self._route(name, tool_or_arguments, arguments)
         server = self._server(server_name)
         server.refuse_hidden(tool, self.qualify(server_name, tool))
         return self._with_retry(
             server, server.retry_rule(tool),
-            lambda client: client.call_tool(tool, args, timeout=timeout,
-                                            on_progress=on_progress, meta=meta,
-                                            raise_on_error=raise_on_error, task=task,
-                                            ttl=ttl),
-            timeout,
+            lambda client: client.call_tool(tool, args, **options),
+            options.get("timeout", DEFAULT),
         )
 
     # -- tasks (2025-11-25) ----------------------------------------------------------------
 
     @overload
     def start_tool_task(
-        self, name: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
-        ttl: Optional[float] = None, timeout: Timeout = DEFAULT,
-        meta: Optional[Mapping[str, Any]] = None,
+        self, name: str, arguments: Optional[Mapping[str, Any]] = None, /,
+        **options: Unpack[TaskStartOptions],
     ) -> TaskHandle: ...
 
     @overload
     def start_tool_task(
-        self, server: str, tool: str, arguments: Optional[Mapping[str, Any]] = None, /, *,
-        ttl: Optional[float] = None, timeout: Timeout = DEFAULT,
-        meta: Optional[Mapping[str, Any]] = None,
+        self, server: str, tool: str, arguments: Optional[Mapping[str, Any]] = None, /,
+        **options: Unpack[TaskStartOptions],
     ) -> TaskHandle: ...
 
     def start_tool_task(
@@ -666,14 +657,13 @@ class Manager:
         tool_or_arguments: Union[str, Mapping[str, Any], None] = None,
         arguments: Optional[Mapping[str, Any]] = None,
         /,
-        *,
-        ttl: Optional[float] = None,
-        timeout: Timeout = DEFAULT,
-        meta: Optional[Mapping[str, Any]] = None,
+        **options: Unpack[TaskStartOptions],
     ) -> TaskHandle:
         """Start a tool as a task and return at once with its :class:`~mcp_sync.TaskHandle`:
         ``start_tool_task("server__tool", args)`` or
-        ``start_tool_task("server", "tool", args)`` (see :meth:`Client.start_tool_task`).
+        ``start_tool_task("server", "tool", args)`` (see :meth:`Client.start_tool_task`;
+        ``options`` are its :class:`~mcp_sync.TaskStartOptions`: ``ttl``, ``timeout``,
+        ``meta``).
 
         The handle belongs to the server, not to one connection: each of its requests
         goes to the server's client of the moment. After a reconnect the server may not
@@ -693,14 +683,14 @@ class Manager:
             ServerUnavailable, CapabilityError, ValueError, ProtocolError, RequestTimeout,
             ServerError, ConnectionClosed: as :meth:`Client.start_tool_task`.
         """
+        checked_options(options, TASK_START_OPTIONS, "start_tool_task")
         server_name, tool, args = self._route(name, tool_or_arguments, arguments)
         server = self._server(server_name)
         server.refuse_hidden(tool, self.qualify(server_name, tool))
         handle = self._with_retry(
             server, server.retry_rule(tool),
-            lambda client: client.start_tool_task(tool, args, ttl=ttl, timeout=timeout,
-                                                  meta=meta),
-            timeout,
+            lambda client: client.start_tool_task(tool, args, **options),
+            options.get("timeout", DEFAULT),
         )
         return _server_task(server, handle)
 

@@ -2,7 +2,7 @@
 
 A plain ``call_tool`` (session era, no task) plans the call and keeps the plan for the
 listing (the very first call lists the tools, so the second keeps it); the calls after
-it take a shorter path (``ClientTasks.planned``, the send, the result parsed and
+it take a shorter path (``ToolCalls.planned``, the send, the result parsed and
 checked). Everything a call is given must still reach the wire and the result: its
 progress callback, its timeout (and the client's, read at each call), its ``_meta``,
 ``raise_on_error``, the ``input_required`` rounds, the outputSchema check. Each test
@@ -40,16 +40,16 @@ def warm(client: mcp_sync.Client, name: str, arguments: Dict[str, Any]) -> None:
     """Call tool ``name`` until its plan is kept: the next calls take the short path."""
     for _ in range(2):
         client.call_tool(name, arguments)
-    assert client._tasks.planned(name) is not None
+    assert client._tool_calls.planned(name) is not None
 
 
 def test_a_steady_call_has_a_kept_plan() -> None:
     with connect() as client:
-        assert client._tasks.planned("echo") is None
+        assert client._tool_calls.planned("echo") is None
         client.call_tool("echo", {"text": "a"})  # lists the tools: a new key
-        assert client._tasks.planned("echo") is None
+        assert client._tool_calls.planned("echo") is None
         client.call_tool("echo", {"text": "b"})
-        assert client._tasks.planned("echo") is not None
+        assert client._tool_calls.planned("echo") is not None
 
 
 def test_each_call_reports_its_progress() -> None:

@@ -15,7 +15,13 @@ from typing import Any, Dict, Iterator
 
 import pytest
 
-from mcp_sync import ConnectionClosed, TaskHandle, TaskNotFound
+from mcp_sync import (
+    ConnectionClosed,
+    TaskHandle,
+    TaskNotFound,
+    TaskStartOptions,
+    ToolCallOptions,
+)
 from mcp_sync.manager import Manager, ServerState
 
 from ..conftest import PY, SERVERS
@@ -92,6 +98,26 @@ def test_call_tool_with_task_true_runs_an_optional_tool_as_a_task(manager: Manag
                              timeout=T).text == "task: y"
     assert [t.status for _, t in manager.list_tasks("remote", timeout=T)] == ["completed"]
     assert [t.ttl for _, t in manager.list_tasks("local", timeout=T)] == [60_000]
+
+
+def test_the_clients_call_options_serve_the_manager(manager: Manager) -> None:
+    # One options type for every call form, the manager's included (ToolCallOptions,
+    # TaskStartOptions); a keyword that is none of them is refused before routing.
+    options = ToolCallOptions(timeout=T, task=True, meta={"from": "options"})
+    assert manager.call_tool("local__maybe", {"text": "x"}, **options).text == "task: x"
+    assert manager.call_tool("remote", "maybe", {"text": "y"}, **options).text == "task: y"
+    started = manager.start_tool_task("local", "countdown", {"polls": 1, "text": "z"},
+                                      **TaskStartOptions(ttl=60, timeout=T))
+    assert started.last is not None and started.last.ttl == 60_000
+    assert started.result(T).text == "z"
+    with pytest.raises(TypeError,
+                       match=r"^call_tool\(\) got an unexpected keyword argument 'timout'$"):
+        manager.call_tool("nowhere", "maybe", {"text": "typo"}, timout=T)
+    with pytest.raises(TypeError, match=r"^start_tool_task\(\) got an unexpected keyword "
+                                        r"argument 'task'$"):
+        manager.start_tool_task("local", "countdown", {"polls": 1}, task=True)
+    assert [t.task_id for _, t in manager.list_tasks("local", timeout=T)] == [
+        "task-1", "task-2"]
 
 
 def test_a_handle_from_before_a_reconnect_fails_clearly(

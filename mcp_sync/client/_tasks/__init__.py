@@ -5,8 +5,8 @@ once with a ``CreateTaskResult`` (the task's id and ``working`` status); the cli
 asks ``tasks/get`` until the task is terminal (``completed``, ``failed``,
 ``cancelled``) or ``input_required``, and reads the tool's result with ``tasks/result``
 (for ``input_required`` the server holds that request open while it asks the client's
-handlers for input, then answers with the result). A :class:`~.calls.TaskHandle` is one task seen
-from the client; ``Client.call_tool`` drives one to its result for a tool whose
+handlers for input, then answers with the result). A :class:`~.handles.TaskHandle` is one
+task seen from the client; ``Client.call_tool`` drives one to its result for a tool whose
 ``execution.taskSupport`` is ``"required"`` (or ``"optional"`` with ``task=True``).
 
 In the 2026-07-28 era tasks are the ``io.modelcontextprotocol/tasks`` extension
@@ -16,8 +16,8 @@ becomes a task (a flat result with ``resultType: "task"``); ``tasks/get`` inline
 tool's result (or the JSON-RPC ``error``) once the task ends, and a task that needs input
 lists ``inputRequests`` there, answered with ``tasks/update``. There is no
 ``tasks/result`` and no ``tasks/list``. The two wires differ only in the small adapters
-at the end of :mod:`.calls` (``task_wire`` picks one by the agreement's era); the
-handle, its waiting (:mod:`.waiting`) and its errors are the same.
+of :mod:`.wires` (``task_wire`` picks one by the agreement's era); the handle, its
+waiting (:mod:`.waiting`) and its errors are the same.
 
 Polling follows the server's ``pollInterval``, kept between
 :data:`~.waiting.MIN_POLL_INTERVAL` and :data:`~.waiting.MAX_POLL_INTERVAL`
@@ -33,11 +33,15 @@ Threads: none of its own for the blocking forms (``call_tool``, ``TaskHandle.wai
 short-lived ``mcp-sync-task-<server>`` thread each, which ends with its future; the
 client's ``close()`` wakes and joins them (``close_timeout``).
 
-The client's side of all this is one :class:`~.calls.ClientTasks` per client
-(:mod:`.calls`): the waiters' ``TaskBoard``, those threads, and the task-augmented
-``tools/call`` from start to result (``Client.call_tool`` and its kin delegate to it).
-The client builds it with a ``TasksHost`` (what tasks need of the client, nothing
-more); handles and wires reach the client only through it. This package imports no client.
+The modules, from the bottom: :mod:`.waiting` (poll intervals, the clock of a wait, the
+board of waiters, task futures), :mod:`.wires` (what differs between the eras),
+:mod:`.handles` (``RemoteTask``, a task as the client asks about it and waits for it,
+and its public face ``TaskHandle``), :mod:`.calls` (``ClientTasks``: the client's tasks,
+and the tool calls that are tasks from start to result). The client's connection holds
+one ``ClientTasks``, made with the connection (of which this package uses what
+``wires.TaskConnection`` and ``calls.CallTasksConnection`` name); a tool call reaches it
+only when it runs as a task, or once the server answered it with one (``_toolcalls``
+hands it over). This package imports no client.
 
 The tasks the client runs for the server (``handler_tasks``) are :mod:`.executor`'s.
 """

@@ -41,13 +41,14 @@ import logging
 import threading
 import time
 from concurrent.futures import Future
-from typing import Any, Callable, Dict, List, Optional, OrderedDict, Tuple
+from typing import Any, Callable, Dict, List, Optional, OrderedDict, Protocol, Tuple
 
 from ..._protocol import INTERNAL_ERROR, INVALID_PARAMS
 from ..._util.text import excerpt
 from ..._util.threads import join_or_warn, start_thread
 from ...context import RequestContext, request_context, serving, task_context
 from ...exceptions import MCPError, ServerError
+from .._settings import DEFAULT_HANDLER_TASKS
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ PAGE_SIZE = 50
 #: How many expired task ids are remembered (to answer "expired" rather than "not found").
 REMEMBERED_EXPIRED = 1024
 #: The default bound on tasks that exist at once (``Client(max_handler_tasks=...)``).
-DEFAULT_LIMIT = 64
+DEFAULT_LIMIT = DEFAULT_HANDLER_TASKS
 
 TERMINAL = ("completed", "failed", "cancelled")
 _FAILED = {
@@ -115,20 +116,29 @@ class _ClientTask:
         return task
 
 
+class ExecutorSession(Protocol):
+    """What the executor uses of its session (an ``RpcSession``)."""
+
+    @property
+    def name(self) -> str:
+        """The server's current name, for threads and messages."""
+
+    def offload(self, fn: Callable[..., None], *args: Any) -> bool:
+        """Run a job on the session's handler pool (False once it stopped)."""
+
+    def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
+        """Send a notification."""
+
+
 class TaskExecutor:
     """The tasks one session runs for its server (see the module docstring).
 
-    ``offload(fn, *args)`` runs a job on the session's handler pool (False once it
-    stopped); ``notify(method, params)`` sends a notification; ``name()`` is the
-    server's current name, for threads and messages.
+    Made before its session (whose request handlers are the executor's methods), it
+    serves that session from :meth:`serve` on, which comes before the session starts.
     """
 
-    def __init__(self, name: Callable[[], str], *, offload: Callable[..., bool],
-                 notify: Callable[[str, Dict[str, Any]], None], limit: int = DEFAULT_LIMIT,
-                 close_timeout: float = 2.0) -> None:
-        self._name = name
-        self._offload = offload
-        self._notify = notify
+    def __init__(self, *, limit: int = DEFAULT_LIMIT, close_timeout: float = 2.0) -> None:
+        self._session: Optional[ExecutorSession] = None
         self.limit = limit
         self.close_timeout = close_timeout
         # Guards everything below; signalled when a task is added or the executor closes.
@@ -138,6 +148,20 @@ class TaskExecutor:
         self._seq = itertools.count(1)
         self._closed = False
         self._reaper: Optional[threading.Thread] = None
+
+    def serve(self, session: ExecutorSession) -> None:
+        """Run this session's tasks: its handler pool runs them, it sends their status
+        notifications. Called once, before the session starts (no request before)."""
+        self._session = session
+
+    @property
+    def _name(self) -> str:
+        return self._served().name
+
+    def _served(self) -> ExecutorSession:
+        session = self._session
+        assert session is not None, "serve() comes before the session starts"
+        return session
 
     # -- creating and running ------------------------------------------------------------
 
@@ -167,11 +191,11 @@ class TaskExecutor:
             self._start_reaper()
             self._lock.notify_all()
             answer = {"task": task.wire()}
-        if not self._offload(self._run, task, run):
+        if not self._served().offload(self._run, task, run):
             with self._lock:
                 self._tasks.pop(task_id, None)
             raise ServerError(INTERNAL_ERROR, "the client is closing")
-        log.debug("%s: running %s as task %s", self._name(), method, task_id)
+        log.debug("%s: running %s as task %s", self._name, method, task_id)
         return answer
 
     def _run(self, task: _ClientTask, run: Callable[[], Any]) -> None:
@@ -196,7 +220,7 @@ class TaskExecutor:
             if not context.cancelled.is_set():
                 log.exception("handler for %s (task %s) from %s raised; the server is "
                               "told only that it failed", task.method, task.task_id,
-                              self._name())
+                              self._name)
             outcome = ("error", {"code": INTERNAL_ERROR,
                                  "message": _FAILED.get(task.method,
                                                         "the client's handler failed")})
@@ -315,9 +339,9 @@ class TaskExecutor:
     def _tell(self, task: Dict[str, Any]) -> None:
         """``notifications/tasks/status`` for a task whose status changed."""
         try:
-            self._notify("notifications/tasks/status", task)
+            self._served().notify("notifications/tasks/status", task)
         except MCPError as exc:
-            log.debug("%s: could not send the status of task %s: %r", self._name(),
+            log.debug("%s: could not send the status of task %s: %r", self._name,
                       task.get("taskId"), exc)
 
     # -- expiry and closing --------------------------------------------------------------
@@ -325,7 +349,7 @@ class TaskExecutor:
     def _start_reaper(self) -> None:
         """Start the expiry thread if it is not running (the lock held)."""
         if self._reaper is None:
-            self._reaper = start_thread(self._reap, f"mcp-sync-tasks-{self._name()}")
+            self._reaper = start_thread(self._reap, f"mcp-sync-tasks-{self._name}")
 
     def _reap(self) -> None:
         """Free each task when its ttl passes; end when none is left."""
@@ -347,7 +371,7 @@ class TaskExecutor:
                     waiters, task.waiters = task.waiters, []
                     expired.append((task, waiters))
             for task, waiters in expired:
-                log.debug("%s: task %s expired (%s)", self._name(), task.task_id, task.status)
+                log.debug("%s: task %s expired (%s)", self._name, task.task_id, task.status)
                 task.context.cancel("the task's ttl passed")
                 for waiter in waiters:
                     if waiter.set_running_or_notify_cancel():

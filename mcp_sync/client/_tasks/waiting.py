@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from ..._rpc.core import settle
 from ...exceptions import (
@@ -16,21 +16,22 @@ from ...exceptions import (
     excerpt,
 )
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = [
     "CANCEL_TIMEOUT",
     "DEFAULT_POLL_INTERVAL",
     "MAX_POLL_INTERVAL",
     "MIN_POLL_INTERVAL",
+    "READY_STATUSES",
     "TERMINAL_STATUSES",
+    "Clock",
+    "Stopped",
     "TaskBoard",
     "TaskFuture",
     "TaskProgress",
     "Watch",
-    "await_call",
+    "because",
     "drive",
+    "guarded",
     "poll_interval",
 ]
 
@@ -60,9 +61,9 @@ CANCEL_TIMEOUT = 2.0
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 
-# The statuses at which the requestor reads tasks/result (input_required: the server
-# asks for the input while that request is open).
-_READY = TERMINAL_STATUSES | {"input_required"}
+#: The statuses at which the requestor reads ``tasks/result`` (``input_required``: the
+#: server asks for the input while that request is open).
+READY_STATUSES = TERMINAL_STATUSES | {"input_required"}
 
 
 def poll_interval(task: Any) -> float:
@@ -73,8 +74,9 @@ def poll_interval(task: Any) -> float:
     return min(MAX_POLL_INTERVAL, max(MIN_POLL_INTERVAL, given / 1000.0))
 
 
-class _Stopped(Exception):
-    """The owner of a future cancelled it: stop waiting (never leaves this module)."""
+class Stopped(Exception):
+    """The owner of a task's future cancelled it: stop waiting (raised and caught inside
+    this package; :func:`drive` ends the thread on it)."""
 
 
 class Watch:
@@ -148,13 +150,14 @@ class TaskBoard:
             watch.event.set()
 
 
-class _Clock:
-    """The deadline of one wait: ``timeout`` from the start, pushed out by each change
-    of the task (with ``push``) but never past ``max_total`` from the start."""
+class Clock:
+    """The deadline of one wait: ``timeout`` from the start (``started``, a
+    ``time.monotonic()``; now by default), pushed out by each change of the task (with
+    ``push``) but never past ``max_total`` from the start."""
 
     def __init__(self, timeout: Optional[float], max_total: Optional[float],
-                 push: bool) -> None:
-        now = time.monotonic()
+                 push: bool, started: Optional[float] = None) -> None:
+        now = time.monotonic() if started is None else started
         self.timeout = timeout
         self.max_total = max_total
         self._push = push and timeout is not None
@@ -179,7 +182,7 @@ class _Clock:
         """The bound of one request within this wait (at most ``default``).
 
         Raises:
-            RequestTimeout: the wait is over (``_Clock`` callers convert it).
+            RequestTimeout: the wait is over (``Clock`` callers convert it).
         """
         remaining = self.remaining()
         if remaining is None:
@@ -197,12 +200,12 @@ class _Clock:
                               subject, total=total)
 
 
-def _because(task: Any) -> str:
+def because(task: Any) -> str:
     message = getattr(task, "status_message", None)
     return f": {excerpt(message, 300)}" if message else ""
 
 
-def _guarded(on_status: Callable[[Any], None]) -> Callable[[Any], None]:
+def guarded(on_status: Callable[[Any], None]) -> Callable[[Any], None]:
     """``on_status`` with what it raises logged."""
 
     def call(task: Any) -> None:
@@ -264,30 +267,11 @@ class TaskFuture(Future):  # type: ignore[type-arg]
         return True
 
 
-def await_call(call: Future[Any], watch: Watch) -> Any:
-    """The result of ``call`` (a request future, bounded by its own timeout), waited for
-    on an ``mcp-sync-task`` thread; a cancelled task future cancels it.
-
-    Raises:
-        _Stopped: the owner cancelled the future meanwhile.
-    """
-    call.add_done_callback(lambda _: watch.event.set())
-    while not call.done():
-        if watch.stopped and call.cancel():
-            raise _Stopped()
-        # Woken by the call's end or the owner's cancel; the bound only re-checks.
-        watch.event.wait(MAX_POLL_INTERVAL)
-        watch.event.clear()
-    # Answered, even if the owner cancelled meanwhile: a task it created must be seen to
-    # be cancelled (the caller's wait stops at once, and cancels it).
-    return call.result(0)
-
-
 def drive(future: TaskFuture, work: Callable[[], Any]) -> None:
     """The body of an ``mcp-sync-task-<server>`` thread."""
     try:
         result = work()
-    except _Stopped:
+    except Stopped:
         return  # the future was cancelled; the task with it
     except BaseException as exc:  # noqa: BLE001 - delivered to the future's owner
         settle(future, error=exc)
