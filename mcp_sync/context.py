@@ -119,7 +119,7 @@ class RequestContext:
         """
         if self._server_info is None and self._server_info_sent is not None:
             from . import types
-            from ._types.parsing import parse
+            from ._parsing import parse
 
             self._server_info = parse(types.Implementation, dict(self._server_info_sent),
                                       "serverInfo")

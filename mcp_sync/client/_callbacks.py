@@ -17,9 +17,9 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Protocol, Tuple
 
+from .._parsing import dump, parse
 from .._protocol import INTERNAL_ERROR, INVALID_PARAMS, META_SUBSCRIPTION_ID
 from .._rpc.session import RpcSession
-from .._types.parsing import dump, parse
 from ..context import RequestContext, serving
 from ..exceptions import (
     CallbackError,

@@ -32,6 +32,8 @@ from typing import (
     overload,
 )
 
+from .._parsing import dump as _dump
+from .._parsing import parse as _parse
 from .._protocol import (
     DEFAULT,
     LATEST_PROTOCOL_VERSION,
@@ -43,8 +45,6 @@ from .._protocol import (
 )
 from .._rpc.core import ProgressCallback
 from .._rpc.session import RequestFuture, RpcSession
-from .._types.parsing import dump as _dump
-from .._types.parsing import parse as _parse
 from .._version import __version__
 from ..exceptions import MCPError, excerpt
 from ..transports.base import Transport

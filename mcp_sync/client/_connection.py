@@ -25,10 +25,10 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional
 
+from .._parsing import load_models
 from .._protocol import DEFAULT, Timeout
 from .._rpc.core import ProgressCallback
 from .._rpc.session import RpcSession
-from .._types.parsing import load_models
 from .._util.threads import join_or_warn
 from ..exceptions import (
     CapabilityError,

@@ -18,8 +18,8 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol, Tuple
 
+from .._parsing import parse
 from .._protocol import DEFAULT, Timeout
-from .._types.parsing import parse
 from ..exceptions import ListingTooLarge, ProtocolError, excerpt
 from ._settings import Limits, ToolChecks
 

@@ -34,9 +34,9 @@ from typing import (
     Tuple,
 )
 
+from .._parsing import invalid
 from .._protocol import DEFAULT, TASKS_EXTENSION, Timeout
 from .._rpc.core import ProgressCallback
-from .._types.parsing import invalid
 from ..exceptions import (
     CapabilityError,
     InvalidToolSchema,

@@ -127,7 +127,7 @@ class RemoteTask:
 
     def parse(self, model: Any, data: Any, what: str) -> Any:
         """``data`` parsed as ``model``, a task checked to be this one."""
-        from ..._types.parsing import parse
+        from ..._parsing import parse
 
         return self.same(parse(model, data, what), what)
 

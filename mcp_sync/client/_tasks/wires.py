@@ -137,7 +137,7 @@ class SessionTasks:
     def created(self, data: Any) -> Optional[types.Task]:
         """The task a ``tools/call`` created, or None for a plain result."""
         from ... import types
-        from ..._types.parsing import parse
+        from ..._parsing import parse
 
         if isinstance(data, dict) and "task" not in data and "content" in data:
             return None
@@ -302,7 +302,7 @@ def _flat_task(data: Any, what: str) -> types.Task:
     fields at the top level, ``ttlMs`` and ``pollIntervalMs`` read as the 2025-11-25
     ``ttl`` and ``pollInterval`` (milliseconds both), so one model serves both eras."""
     from ... import types
-    from ..._types.parsing import parse
+    from ..._parsing import parse
 
     if not isinstance(data, dict):
         raise ProtocolError(f"invalid {what} from server: not an object")

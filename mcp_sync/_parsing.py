@@ -2,7 +2,10 @@
 
 Shared by the client and the modules it hands work to
 (:mod:`mcp_sync.client._callbacks`, :mod:`mcp_sync.client._toolcalls`,
-:mod:`mcp_sync.client._tasks`); imports no client.
+:mod:`mcp_sync.client._tasks`) and by :mod:`mcp_sync.context`; imports no client. It
+stands above both the models (:mod:`mcp_sync._types`) and the exceptions, which it joins:
+the models know no exception, and only this module turns invalid server data into a
+:class:`~mcp_sync.ProtocolError`.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import importlib
 import sys
 from typing import Any
 
-from ..exceptions import ProtocolError, excerpt
+from .exceptions import ProtocolError, excerpt
 
 __all__ = ["dump", "invalid", "load_models", "parse"]
 
