@@ -158,15 +158,15 @@ class Dispatcher:
             try:
                 message = messages.get(timeout=wait)
             except queue.Empty:
-                message = None
+                # Nothing came in time: a deadline may be due. (Not None: a message may
+                # be any JSON value, null too, and each one is routed and counted.)
+                message = WAKE
             if message is STOP:
                 return
-            if message is WAKE:
-                message = None
-            elif message is CLOSED:
+            if message is CLOSED:
                 table.fail_all(self._link.closed_copy)
                 self._notifications.connection_lost()
-            elif message is not None:
+            elif message is not WAKE:
                 try:
                     self.route(message)
                 except Exception:
@@ -175,7 +175,7 @@ class Dispatcher:
                 if inbox.readers_waiting and inbox.queued - inbox.routed <= inbox.limit // 2:
                     inbox.wake_readers()
             # Deadlines are looked at only when the earliest may be due: not per message.
-            if message is None or (
+            if message is WAKE or (
                 next_deadline is not None and time.monotonic() >= next_deadline
             ):
                 outbound.expire_due()
