@@ -1,6 +1,16 @@
-"""The bounded queue of notification callbacks (dispatch thread -> callback thread).
+"""The session's bounded queues: the inbox (transport readers -> dispatch thread) and the
+notification callbacks (dispatch thread -> callback thread). No thread of their own.
 
-The dispatch thread must never wait long for user code: a callback that calls the client
+**The inbox** (:class:`Inbox`) holds at most ``limit`` messages read but not yet routed.
+A reader that finds it full waits for room (when its transport lets it wait): it stops
+reading, so the pipe or the socket pushes back on the server. Only the dispatch thread
+drains it, and it waits for user code at most ``CallbackQueue.grace`` per stall, so a
+callback or a handler that calls the client cannot deadlock against a waiting reader.
+The session's own markers (:data:`WAKE`, :data:`CLOSED`, :data:`STOP`) go past the bound:
+they must never wait.
+
+**The callbacks** (:class:`CallbackQueue`): the dispatch thread must never wait long for
+user code: a callback that calls the client
 waits for a response that only the dispatch thread can deliver. So putting waits for room
 at most ``grace`` seconds: a callback thread that is merely behind (a burst of thousands
 of log records, a busy machine) makes room within that and nothing is lost, the server's
@@ -24,11 +34,111 @@ from __future__ import annotations
 
 import collections
 import enum
+import queue
 import threading
 import time
-from typing import Any, Counter, Deque, Hashable, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Counter, Deque, Hashable, Optional, Tuple
 
-__all__ = ["Admission", "CallbackQueue"]
+from .link import IDLE_WAIT
+
+if TYPE_CHECKING:
+    from .link import Link
+
+__all__ = ["CLOSED", "STOP", "WAKE", "Admission", "CallbackQueue", "Inbox"]
+
+#: On the inbox: a new request's deadline is earlier than the dispatcher's next wake-up.
+WAKE = object()
+#: On the inbox: the transport closed; behind every message its reader delivered before.
+CLOSED = object()
+#: On the inbox or the callback queue: the thread that takes from it ends.
+STOP = object()
+
+
+class Inbox:
+    """The messages the transport's reader(s) delivered that the dispatch thread has not
+    routed yet: at most ``limit`` of them (see the module docstring).
+
+    A plain holder of the inbox's state with its slow paths: the dispatcher reads and
+    writes the counters and the queue itself on its fast paths (once per message).
+    ``queued`` counts the messages readers put, ``routed`` the messages the dispatch
+    thread finished routing. Each has one writer (``queued``: the transport's single
+    reader, or any of several under ``_queued_lock``, :meth:`put_shared`), so neither
+    needs a lock to be read, and equal counts mean that nothing delivered earlier is
+    still on its way through dispatch (the reader's fast path relies on it). ``_room``
+    guards ``readers_waiting`` (written under it, read without it: a stale count costs
+    at most one wake-up, or a wait of ``IDLE_WAIT``) and is the readers' wake-up.
+    """
+
+    def __init__(self, limit: int, link: Link, *, readers_may_wait: bool = True) -> None:
+        self.limit = limit
+        self.queued = 0
+        self.routed = 0
+        #: Readers waiting for room.
+        self.readers_waiting = 0
+        #: When the dispatch thread will next look at deadlines (monotonic seconds). Read
+        #: without a lock: a stale value at worst costs one extra wake-up.
+        self.wake_at = 0.0
+        #: Unbounded itself: the readers wait for room before they put (:meth:`room`),
+        #: and the session's markers must never wait.
+        self.messages: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._link = link
+        # False for an in-process server, which may deliver on a caller's thread.
+        self._readers_may_wait = readers_may_wait
+        self._room = threading.Condition()
+        self._queued_lock = threading.Lock()  # queued, when several readers put
+
+    def room(self) -> bool:
+        """Whether a reader may queue a message now: at once while the inbox has room or
+        the readers may not wait, else once the dispatch thread made room. False when
+        the session stopped or failed meanwhile (nothing will route the message: the
+        caller drops it).
+
+        A reader that waits stops reading, so the pipe or the socket pushes back on the
+        server. Never called on the dispatch thread.
+        """
+        if self.queued - self.routed < self.limit or not self._readers_may_wait:
+            return True
+        link = self._link
+        with self._room:
+            self.readers_waiting += 1
+            try:
+                while self.queued - self.routed >= self.limit:
+                    if link.stopped or link.closed_error is not None:
+                        return False
+                    self._room.wait(IDLE_WAIT)
+            finally:
+                self.readers_waiting -= 1
+        return True
+
+    def put_shared(self, message: Any) -> bool:
+        """Queue a message from one of several reader threads, once there is
+        :meth:`room`; False, nothing queued, when the session stopped meanwhile."""
+        if not self.room():
+            return False
+        with self._queued_lock:
+            self.queued += 1
+        self.messages.put(message)
+        return True
+
+    def put_marker(self, marker: Any) -> None:
+        """Queue one of the session's markers, whatever the bound; not counted."""
+        self.messages.put(marker)
+
+    def wake(self) -> None:
+        """Wake the dispatch thread: a deadline comes before ``wake_at``."""
+        self.messages.put(WAKE)
+
+    def wake_readers(self) -> None:
+        """Wake the readers waiting for room (the dispatch thread, once half the inbox is
+        free: one wake-up per half inbox, not per message)."""
+        with self._room:
+            self._room.notify_all()
+
+    def stop(self) -> None:
+        """Queue :data:`STOP` and wake every reader waiting for room: they give up, as
+        nothing will route what they hold."""
+        self.messages.put(STOP)
+        self.wake_readers()
 
 
 class Admission(enum.Enum):
@@ -41,8 +151,9 @@ class Admission(enum.Enum):
 
 
 class CallbackQueue:
-    """At most ``limit`` entries, taken in order by one consumer; ``put`` waits at most
-    ``grace`` seconds for room, and not at all while the consumer is stuck.
+    """The notification callbacks waiting for the callback thread: at most ``limit``
+    entries, taken in order by one consumer; ``put`` waits at most ``grace`` seconds for
+    room, and not at all while the consumer is stuck (see the module docstring).
 
     Thread-safe: ``_lock`` guards every field. ``dropped`` counts the entries dropped
     (new ones refused and queued ones pushed out), for the session's counter.

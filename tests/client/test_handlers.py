@@ -103,7 +103,7 @@ class DroppedAnswers(logging.Handler):
 
 @pytest.fixture
 def dropped() -> Iterator[DroppedAnswers]:
-    logger = logging.getLogger("mcp_sync._rpc.session")
+    logger = logging.getLogger("mcp_sync._rpc")  # the session layer: its serving module logs these
     handler, level = DroppedAnswers(), logger.level
     logger.setLevel(logging.DEBUG)
     logger.addHandler(handler)

@@ -27,6 +27,7 @@ from mcp_sync import (
     RequestTimeout,
     TransportError,
 )
+from mcp_sync._rpc.session import MAX_INBOX
 
 from .helpers import (
     assert_reports_closed,
@@ -222,6 +223,23 @@ def test_banners_and_log_lines_on_stdout_are_skipped(caplog: pytest.LogCaptureFi
     messages = [r.getMessage() for r in caplog.records]
     assert any("fault server banner 0" in m for m in messages)
     assert any("not JSON-RPC" in m and "structured log" in m for m in messages)
+
+
+def test_null_lines_on_stdout_are_skipped_and_take_no_room_for_good(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """``null`` is JSON, but no JSON-RPC message: each line is skipped with a warning.
+    Before the fix the dispatch thread took a null message for "nothing came" and never
+    counted it routed: each kept a place in the inbox for good, so that after
+    ``MAX_INBOX`` of them the reader waited for room forever and every call timed out."""
+    caplog.set_level(logging.WARNING, logger="mcp_sync")
+    count = MAX_INBOX + 44
+    with timed(10.0, fault=f"stdio: {count} lines of null on stdout",
+               observed="skipped with a warning each; calls answered"), \
+            fault_client() as client:
+        assert client.call_tool("nulls", {"count": count}, timeout=5).text == "after nulls"
+        assert_usable(client)
+    skipped = [r for r in caplog.records if "not JSON-RPC: None" in r.getMessage()]
+    assert len(skipped) == count
 
 
 @pytest.mark.parametrize("mode", ["offset", "string", "null", "bool", "float", "object",

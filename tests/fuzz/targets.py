@@ -122,23 +122,23 @@ def _route_once(message: Any, fast: bool) -> Tuple[Any, ...]:
     session._pool.submit = (  # type: ignore[method-assign]
         lambda fn, *args: requests.append(args) or True)
     # The reply thread's job (answers that run no user code: ping, -32601), done here.
-    session._reply = transport.send  # type: ignore[method-assign]
+    session._replies.reply = transport.send  # type: ignore[method-assign,assignment]
     waiters: Dict[int, Waiter] = {}
     for _ in PENDING_IDS:
         waiter = Waiter()
         entry = session.table.open("tools/call", waiter, now=0.0, timeout=None, direct=True)
         waiters[entry.id] = waiter
     if not fast:
-        session._queued = 1  # something "awaits dispatch": the reader may not resolve
-    session._deliver(message)
+        session._inbox.queued = 1  # something "awaits dispatch": the reader may not resolve
+    session._dispatcher.deliver(message)
     while True:
         try:
-            item = session._inbox.get_nowait()
+            item = session._inbox.messages.get_nowait()
         except queue.Empty:
             break
-        session._route(item)
+        session._dispatcher.route(item)
     for request in requests:  # the handler pool's job, done here (no threads)
-        session._answer(*request)
+        session._server_requests.answer(*request)
     resolved = {}
     for request_id, waiter in waiters.items():
         if waiter.wait(0):
@@ -146,7 +146,7 @@ def _route_once(message: Any, fast: bool) -> Tuple[Any, ...]:
                 resolved[request_id] = ("result", json.dumps(waiter.outcome(), sort_keys=True))
             except Exception as exc:  # noqa: BLE001 - an error outcome is an outcome
                 resolved[request_id] = ("error", type(exc).__name__)
-    return (resolved, len(requests), len(session._callbacks),
+    return (resolved, len(requests), len(session._notifications.callbacks),
             json.dumps(transport.sent, sort_keys=True))
 
 

@@ -1010,7 +1010,7 @@ def test_sdk_sampling_with_a_dict_answer(peer: Peer) -> None:
 def test_sampling_handler_that_raises_becomes_an_error_for_the_server(
     peer: Peer, caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.CRITICAL, logger="mcp_sync._rpc.session")  # the expected traceback
+    caplog.set_level(logging.CRITICAL, logger="mcp_sync._rpc")  # the expected traceback
     def sampling(params: Any) -> Any:
         raise RuntimeError("no model available")
 

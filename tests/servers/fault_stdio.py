@@ -22,6 +22,7 @@ newline)                  then ends the line and answers this call; else it stal
 in_result)                parser's recursion limit), then answers; with ``in_result`` the
                           array is the answer's ``structuredContent.deep``
 ``banners`` (count)       writes ``count`` non-JSON-RPC lines on stdout, then answers
+``nulls`` (count)         writes ``count`` lines of JSON ``null``, then answers
 ``wrong_id`` (mode,       answers with the wrong id: ``offset`` (id + 100000), ``string``
 target)                   (``"<id>"``), ``null`` (an error with id null), ``bool``
                           (``true``), ``float`` (``<id>.0``), ``object`` (``{"id": id}``),
@@ -187,6 +188,9 @@ def call_tool(request_id: Any, name: str, args: Dict[str, Any]) -> None:
                     json.dumps({"level": "info", "msg": f"structured log {i}"}))
             write_raw(line.encode() + b"\n")
         send(text_result(request_id, "after banners"))
+    elif name == "nulls":
+        write_raw(b"null\n" * int(args.get("count", 10)))
+        send(text_result(request_id, "after nulls"))
     elif name == "wrong_id":
         mode = args.get("mode", "offset")
         target = args.get("target", request_id)  # the id to imitate (another request's)

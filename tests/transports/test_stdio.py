@@ -806,7 +806,7 @@ def test_is_error_result_is_a_result() -> None:
 def test_cancelled_request_raises_request_cancelled() -> None:
     with connect() as client:
         future = client.submit("tools/call", {"name": "slow", "arguments": {"seconds": 30}})
-        client._rpc._cancel(future.request_id, "test")  # type: ignore[union-attr,attr-defined]
+        client._rpc._outbound.cancel(future.request_id, "test")  # type: ignore[union-attr,attr-defined]
         with pytest.raises(RequestCancelled):
             future.result(5)
 
