@@ -23,9 +23,10 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Dict, Optional
 
+from .._protocol.messages import ANSWERS, Kind, classify, malformation
 from .._util.threads import start_thread
 from ..exceptions import excerpt
-from .core import ANSWERS, Kind, RequestTable, classify, malformation
+from .core import RequestTable
 from .link import IDLE_WAIT
 from .queues import CLOSED, STOP, WAKE
 

@@ -31,6 +31,7 @@ from .core import ProgressCallback, RequestTable
 from .link import IDLE_WAIT
 from .observer import (
     ObservedFuture,
+    ObservedSession,
     RequestObserver,
     observe_served,
     observe_serving,
@@ -41,7 +42,6 @@ from .queues import STOP, Admission, CallbackQueue
 if TYPE_CHECKING:
     from .link import Link
     from .serving import ServerRequests
-    from .session import RpcSession
 
 __all__ = ["NotificationCallback", "Notifications", "merge_key"]
 
@@ -101,7 +101,7 @@ class Notifications:
     """
 
     def __init__(self, link: Link, table: RequestTable, server_requests: ServerRequests,
-                 session: RpcSession, *, observer: Optional[RequestObserver],
+                 session: ObservedSession, *, observer: Optional[RequestObserver],
                  on_notification: Optional[NotificationCallback],
                  on_close: Optional[Callable[[ConnectionClosed], None]],
                  limit: int, grace: float,

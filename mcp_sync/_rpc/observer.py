@@ -21,15 +21,33 @@ from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Protocol, Tuple
 from ..exceptions import excerpt
 
 if TYPE_CHECKING:
-    from .session import RpcSession
+    from .._protocol.agreement import Agreement
 
-__all__ = ["ObservedFuture", "RequestObserver", "ServingToken", "observe_served",
+__all__ = ["ObservedFuture", "ObservedSession", "RequestObserver", "ServingToken", "observe_served",
            "observe_serving", "progress_attributes"]
 
 log = logging.getLogger(__name__)
 
 _UNSET = object()  # no token yet: started() has not returned
 _BROKEN = object()  # started() raised: nothing to finish
+
+
+class ObservedSession(Protocol):
+    """What an observer is told of the session it watches (an
+    :class:`~mcp_sync._rpc.session.RpcSession`), and what it may read of it. The parts of
+    the session hand it on as this, so none of them imports the session itself."""
+
+    @property
+    def name(self) -> str:
+        """The server's name, as threads and logs say it."""
+
+    @property
+    def agreement(self) -> Optional[Agreement]:
+        """What the client and the server agreed (None before the negotiation)."""
+
+    @property
+    def transport(self) -> Any:
+        """The transport the session runs on (a :class:`~mcp_sync.Transport`)."""
 
 
 class RequestObserver(Protocol):
@@ -40,7 +58,7 @@ class RequestObserver(Protocol):
     server around its routing; and of the session's start and end. Whatever it raises is
     logged, never the session's failure."""
 
-    def started(self, session: RpcSession, method: str, params: Optional[Mapping[str, Any]],
+    def started(self, session: ObservedSession, method: str, params: Optional[Mapping[str, Any]],
                 request_id: Any) -> Tuple[Any, Optional[Mapping[str, Any]],
                                           Optional[Mapping[str, str]]]:
         """Called on the sending thread; returns ``(token, meta, headers)``: ``meta`` is
@@ -63,7 +81,7 @@ class RequestObserver(Protocol):
         ``notifications/cancelled`` when the client gives it up. On the dispatch
         thread (or the thread that cancels), before :meth:`finished`."""
 
-    def serving(self, session: RpcSession, method: str, params: Any, request_id: Any) -> Any:
+    def serving(self, session: ObservedSession, method: str, params: Any, request_id: Any) -> Any:
         """Called on the thread that answers a request from the server, before the
         handler runs; returns a token for :meth:`served`, which that thread calls once
         it answered (the handler runs between the two, in whatever context this set).
@@ -74,10 +92,10 @@ class RequestObserver(Protocol):
         """The request :meth:`serving` was told of is answered: ``error`` is None, or
         the :class:`ServerError` sent back, or why it was not answered (cancelled)."""
 
-    def opened(self, session: RpcSession) -> Any:
+    def opened(self, session: ObservedSession) -> Any:
         """The session started; returns a token for :meth:`ended`."""
 
-    def ended(self, session: RpcSession, token: Any, error: Optional[BaseException]) -> None:
+    def ended(self, session: ObservedSession, token: Any, error: Optional[BaseException]) -> None:
         """The session ended: ``error`` is None after :meth:`RpcSession.close`, else the
         failure that ended it."""
 
@@ -100,7 +118,7 @@ class ObservedFuture:
         self._outcome: Optional[Tuple[Any, Optional[BaseException]]] = None
         self._done = False
 
-    def start(self, session: RpcSession, method: str, params: Optional[Dict[str, Any]],
+    def start(self, session: ObservedSession, method: str, params: Optional[Dict[str, Any]],
               request_id: Any, meta: Optional[Dict[str, Any]],
               headers: Optional[Mapping[str, str]],
               ) -> Tuple[Optional[Dict[str, Any]], Optional[Mapping[str, str]]]:
@@ -182,7 +200,7 @@ class ServingToken:
         self.token = token
 
 
-def observe_serving(observer: Optional[RequestObserver], session: RpcSession, method: str,
+def observe_serving(observer: Optional[RequestObserver], session: ObservedSession, method: str,
                     params: Any, request_id: Any) -> Optional[ServingToken]:
     """Tell ``observer`` (if active) that this thread answers a request from the server
     (``request_id`` None: routes a notification). Returns the token for

@@ -25,12 +25,11 @@ from .._protocol import DEFAULT, Timeout
 from .._util.pool import ThreadPool
 from ..exceptions import ConnectionClosed, MCPError, RequestCancelled, RequestTimeout
 from .core import Pending, ProgressCallback, RequestTable, Waiter, settle
-from .observer import ObservedFuture, RequestObserver
+from .observer import ObservedFuture, ObservedSession, RequestObserver
 
 if TYPE_CHECKING:
     from .link import Link
     from .queues import Inbox
-    from .session import RpcSession
 
 __all__ = ["CANCEL_GRACE", "Outbound", "RareRequestOptions", "RequestFuture",
            "RequestOptions", "future_wait_bound"]
@@ -139,7 +138,7 @@ class Outbound:
     """
 
     def __init__(self, link: Link, table: RequestTable, inbox: Inbox, pool: ThreadPool,
-                 session: RpcSession, *, observer: Optional[RequestObserver],
+                 session: ObservedSession, *, observer: Optional[RequestObserver],
                  default_timeout: Optional[float], reset_timeout_on_progress: bool,
                  max_total_timeout: Optional[float], close_timeout: float) -> None:
         self._link = link

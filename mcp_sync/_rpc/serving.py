@@ -46,13 +46,12 @@ from .._util.threads import start_thread
 from ..context import RequestContext, serving, valid_id
 from ..exceptions import MCPError, RequestCancelled, ServerError, TransportError, excerpt
 from .link import IDLE_WAIT
-from .observer import RequestObserver, observe_served, observe_serving
+from .observer import ObservedSession, RequestObserver, observe_served, observe_serving
 from .queues import STOP
 
 if TYPE_CHECKING:
     from .link import Link
     from .outbound import Outbound
-    from .session import RpcSession
 
 __all__ = ["Replies", "RequestHandler", "ServerRequests", "answer_error", "to_wire"]
 
@@ -224,7 +223,7 @@ class ServerRequests:
     """
 
     def __init__(self, link: Link, pool: ThreadPool, replies: Replies, outbound: Outbound,
-                 session: RpcSession, *, observer: Optional[RequestObserver],
+                 session: ObservedSession, *, observer: Optional[RequestObserver],
                  handlers: Dict[str, RequestHandler], limit: int) -> None:
         self._link = link
         self._pool = pool

@@ -25,7 +25,8 @@ import queue
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from mcp_sync._rpc.core import ANSWERS, Kind, Waiter, classify
+from mcp_sync._protocol.messages import ANSWERS, Kind, classify
+from mcp_sync._rpc.core import Waiter
 from mcp_sync._rpc.session import RpcSession
 from mcp_sync.transports.base import CloseCallback, MessageCallback, Transport
 from mcp_sync.transports.http import HttpTransport

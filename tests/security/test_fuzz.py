@@ -27,7 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_sync._rpc.core import Kind, classify
+from mcp_sync._protocol.messages import Kind, classify
 
 from ..conftest import PY, ROOT
 from ..fuzz.targets import (

@@ -11,7 +11,8 @@ from typing import List, Optional
 import pytest
 
 from mcp_sync import ProtocolError, RequestTimeout, ServerError
-from mcp_sync._rpc.core import Kind, RequestTable, Waiter, classify
+from mcp_sync._protocol.messages import Kind, classify
+from mcp_sync._rpc.core import RequestTable, Waiter
 from mcp_sync._rpc.session import future_wait_bound
 from mcp_sync.exceptions import ConnectionClosed, MethodNotFound
 from mcp_sync.transports._limits import ID_PREFIX, response_id_in

@@ -66,7 +66,7 @@ import urllib3
 from requests.models import PreparedRequest
 from requests.structures import CaseInsensitiveDict
 
-from ..._rpc.core import ANSWERS, classify
+from ..._protocol.messages import ANSWERS, classify
 from ..._util.jsonwire import decode_line, decode_object
 from ..._util.pool import ThreadPool
 from ...exceptions import (
