@@ -10,7 +10,8 @@ runs on the session's handler pool as a :class:`_ClientTask`; the server follows
 
 * ``tasks/result`` of a task still running is answered later: the handler returns a
   :class:`~concurrent.futures.Future` that the session answers once it is settled
-  (``RpcSession._answer_later``), so a waiting ``tasks/result`` holds no thread.
+  (``ServerRequests._answer_later``, ``_rpc/serving.py``), so a waiting ``tasks/result``
+  holds no thread.
 * Each status change (``completed``, ``failed``, ``cancelled``) is sent as
   ``notifications/tasks/status``.
 * ``tasks/cancel`` marks the task ``cancelled`` and sets its handler's
