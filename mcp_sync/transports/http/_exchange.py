@@ -19,7 +19,8 @@ How one request flows::
 A message is handed over with ``first`` True when it opens its stream (the JSON body; the
 first event of a request's stream, resumptions included): the response to a blocked
 ``request()`` is then resolved on the stream thread itself, without the dispatch thread
-(``Dispatcher.enqueue``, ``_rpc/dispatch.py``); one behind other messages of its stream waits for them there.
+(``Dispatcher.enqueue``, ``_rpc/dispatch.py``); one behind other messages of its stream
+waits for them there.
 
 ``send()`` never blocks on the server for a request: the POST runs on a stream thread, so
 the session's deadline holds even against a server that sits on its response headers
