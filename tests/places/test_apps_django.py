@@ -21,9 +21,9 @@ from mcp_sync.contrib import django as mcp_django
 
 from ..helpers import serve_wsgi
 from ._apps import app_frame, apps_server, called, chromium, inside_frame, page_config, records
-from .test_contrib_django import _setup_django
+from ._django import setup_django
 
-_setup_django()
+setup_django()
 
 pytestmark = [pytest.mark.peer, pytest.mark.timeout(300)]
 
