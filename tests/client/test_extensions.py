@@ -322,3 +322,18 @@ def test_an_agreed_extension_claims_its_result(era: str) -> None:
     with mcp_sync.connect(fake(era, "--extensions", "{}"), timeout=T,
                           extensions=[Deferred()]) as client:
         assert client.call_tool("answer_with", {"result": later}).content == []
+
+
+class Failing(Deferred):
+    def on_result(self, method: str, result: Dict[str, Any]) -> Any:
+        raise RuntimeError("the ticket is lost")
+
+
+def test_an_exception_of_on_result_raises_from_the_call() -> None:
+    later = {"resultType": "com.example/later", "ticket": "t-2", "content": []}
+    advertised = json.dumps({"com.example/later": {}})
+    with mcp_sync.connect(fake(STATELESS, "--extensions", advertised), timeout=T,
+                          extensions=[Failing()]) as client:
+        with pytest.raises(RuntimeError, match="the ticket is lost"):
+            client.call_tool("answer_with", {"result": later})
+        assert client.call_tool("echo", {"text": "after"}).content[0].text == "after"
