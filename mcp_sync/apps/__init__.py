@@ -75,8 +75,8 @@ the views. Tools whose visibility lacks ``"model"`` are never offered to a model
 ["text/html;profile=mcp-app"]}`` (:func:`client_settings`); a server may serve its UI
 tools only then. The client declares it when given :class:`AppsExtension`
 (``Client(extensions=[AppsExtension()])``, in both eras), and only then:
-:func:`load_app` (and :func:`show`, the web views) refuse a client that does not, with
-:class:`AppError`.
+:func:`load_app` (which :func:`show` and the web views go through) refuses a client
+that does not, with :class:`AppError`.
 
 Each name here is loaded on first use; :func:`show` and :class:`AppView` need
 ``anywidget`` (``pip install 'mcp-sync-client[jupyter]'``).
