@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from types import MappingProxyType
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._protocol import STATELESS_ERA, TASKS_EXTENSION
-from ._util.text import excerpt
+from ._util.text import excerpt, pattern
 
 __all__ = [
     "MAX_IDENTIFIER_LENGTH",
@@ -60,12 +59,12 @@ MAX_SETTINGS_BYTES = 16 * 1024
 # digit at both ends; letters, digits, hyphens, underscores and dots between).
 _LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
-_IDENTIFIER = re.compile(rf"{_LABEL}(?:\.{_LABEL})*/{_NAME}")
+_IDENTIFIER = rf"{_LABEL}(?:\.{_LABEL})*/{_NAME}"
 
 
 def _valid(identifier: Any) -> bool:
     return (isinstance(identifier, str) and len(identifier) <= MAX_IDENTIFIER_LENGTH
-            and _IDENTIFIER.fullmatch(identifier) is not None)
+            and pattern(_IDENTIFIER).fullmatch(identifier) is not None)
 
 
 def check_identifier(identifier: Any) -> str:
@@ -168,7 +167,9 @@ class TasksExtension(Extension):
     registered by default; the client follows the tasks it claims."""
 
     def __init__(self) -> None:
-        super().__init__(TASKS_EXTENSION)
+        # The specification's identifier: nothing to check (nor a pattern to compile).
+        self.identifier = TASKS_EXTENSION
+        self.settings = MappingProxyType({})
 
     def advertised(self, era: str) -> Optional[Dict[str, Any]]:
         return {} if era == STATELESS_ERA else None

@@ -91,6 +91,7 @@ def test_the_forms_of_the_argument() -> None:
     transport = StdioTransport(fake_server_command())
     client = mcp_sync.Client(transport, extensions={"com.example/a": {"level": 2}})
     assert isinstance(client.extensions[0], TasksExtension)
+    assert check_identifier(TasksExtension().identifier) == TASKS
     assert [e.identifier for e in client.extensions] == [TASKS, "com.example/a"]
     assert dict(client.extensions[1].settings) == {"level": 2}
     named = mcp_sync.Client(transport, extensions=["com.example/b", AppsExtension()])
