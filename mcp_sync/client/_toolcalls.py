@@ -55,9 +55,8 @@ if TYPE_CHECKING:
     from .._rpc.session import RequestFuture, RpcSession
 
 __all__ = ["TaskCalls", "ToolCall", "ToolCalls", "ToolCallsConnection", "ToolExtensions",
-           "ToolPlan",
-           "answered_with_task", "call_tool_params", "check_arguments", "tasks_capability",
-           "tool_result"]
+           "ToolPlan", "answered_with_task", "call_tool_params", "check_arguments",
+           "tasks_capability", "tool_result"]
 
 # The client's logger: these messages were always the client's.
 log = logging.getLogger("mcp_sync.client")
