@@ -73,7 +73,10 @@ the views. Tools whose visibility lacks ``"model"`` are never offered to a model
 **The capability.** A client that hosts apps declares
 ``capabilities.extensions["io.modelcontextprotocol/ui"] = {"mimeTypes":
 ["text/html;profile=mcp-app"]}`` (:func:`client_settings`); a server may serve its UI
-tools only then.
+tools only then. The client declares it when given :class:`AppsExtension`
+(``Client(extensions=[AppsExtension()])``, in both eras), and only then:
+:func:`load_app` (which :func:`show` and the web views go through) refuses a client
+that does not, with :class:`AppError`.
 
 Each name here is loaded on first use; :func:`show` and :class:`AppView` need
 ``anywidget`` (``pip install 'mcp-sync-client[jupyter]'``).
@@ -88,6 +91,7 @@ if TYPE_CHECKING:
     from ._bridge import AppBridge, BridgeLimits, Step, ToolCall
     from ._csp import AppCsp
     from ._errors import AppError
+    from ._extension import AppsExtension
     from ._jupyter import AppView, show
     from ._load import MAX_HTML_BYTES, App, AppResource, load_app, read_app_resource
     from ._meta import (
@@ -116,6 +120,7 @@ __all__ = [
     "AppResource",
     "AppSession",
     "AppView",
+    "AppsExtension",
     "BridgeLimits",
     "PageClaims",
     "PageTokens",
@@ -139,6 +144,7 @@ __all__ = [
 _LAZY: Dict[str, str] = {
     "AppBridge": "_bridge", "BridgeLimits": "_bridge", "Step": "_bridge",
     "ToolCall": "_bridge", "AppCsp": "_csp", "AppError": "_errors",
+    "AppsExtension": "_extension",
     "AppView": "_jupyter", "show": "_jupyter", "MAX_HTML_BYTES": "_load", "App": "_load",
     "AppResource": "_load", "load_app": "_load", "read_app_resource": "_load",
     "APP_MIME_TYPE": "_meta", "EXTENSION_ID": "_meta", "UI_PROTOCOL_VERSION": "_meta",

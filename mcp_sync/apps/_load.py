@@ -18,6 +18,7 @@ from .._util.text import excerpt
 from ._bridge import AppBridge, BridgeLimits
 from ._csp import AppCsp
 from ._errors import AppError
+from ._extension import require_declared
 from ._meta import APP_MIME_TYPE, UI_SCHEME, tool_resource_uri
 
 if TYPE_CHECKING:
@@ -160,12 +161,16 @@ def load_app(client: Client, tool: str, arguments: Optional[Mapping[str, Any]] =
     not called). Blocks; each request is bounded by ``timeout`` (the client's default
     when not given).
 
+    ``client`` must declare the extension (``extensions=[AppsExtension()]``): a server
+    may keep its apps from a client that does not.
+
     Raises:
-        AppError: the tool is not listed, has no app, or its document is refused (see
-            :func:`read_app_resource`).
+        AppError: the client does not declare MCP Apps, the tool is not listed, has no
+            app, or its document is refused (see :func:`read_app_resource`).
         MCPError: a request failed (the client's errors: ``ServerError``,
             ``RequestTimeout``, ``ConnectionClosed``...).
     """
+    require_declared(client)
     definition = find_tool(client, tool, timeout=timeout)
     uri = tool_resource_uri(definition)
     assert uri is not None  # find_tool checked it

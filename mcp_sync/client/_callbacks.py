@@ -4,11 +4,11 @@ notifications routed.
 A server asks the client things (``roots/list``, ``sampling/createMessage``,
 ``elicitation/create``) as JSON-RPC requests in the session era and as the input
 requests of an ``input_required`` result in the stateless era; it tells it things with
-notifications (log messages, ``*/list_changed``, task statuses, subscription
-acknowledgements). :class:`ServerCallbacks` answers and routes them all, for one client:
-its connection holds one, made with the connection itself (of which it uses what
-:class:`CallbacksConnection` names), and registers its methods as each session's
-handlers. This module imports no client.
+notifications (log messages, ``*/list_changed``, subscription acknowledgements, and what
+belongs to an extension, task statuses included). :class:`ServerCallbacks` answers and
+routes them all, for one client: its connection holds one, made with the connection
+itself (of which it uses what :class:`CallbacksConnection` names), and registers its
+methods as each session's handlers. This module imports no client.
 """
 
 from __future__ import annotations
@@ -64,10 +64,11 @@ _LISTED = {
 }
 
 
-class TaskStatuses(Protocol):
-    """The client's task waiters, told of ``notifications/tasks/status``."""
+class ExtensionNotifications(Protocol):
+    """The client's extensions, handed each notification first."""
 
-    def status(self, params: Optional[Dict[str, Any]]) -> None: ...
+    def notified(self, method: str, params: Optional[Dict[str, Any]]) -> bool:
+        """True if an extension claimed it."""
 
 
 class Acknowledged(Protocol):
@@ -105,7 +106,7 @@ class CallbacksConnection(Protocol):
         """The logger of the server's log messages (``mcp_sync.server.<name>``)."""
 
     @property
-    def tasks(self) -> TaskStatuses: ...
+    def extensions(self) -> ExtensionNotifications: ...
 
     @property
     def subscriptions(self) -> Acknowledged: ...
@@ -317,8 +318,8 @@ class ServerCallbacks:
     def on_notification(self, method: str, params: Optional[Dict[str, Any]]) -> None:
         """Route a notification from the server (the session's callback thread)."""
         connection = self._connection
-        if method == "notifications/tasks/status":
-            connection.tasks.status(params)
+        if connection.extensions.notified(method, params):
+            pass  # an extension's (the tasks extension's task statuses, say)
         elif method == "notifications/subscriptions/acknowledged":
             meta = (params or {}).get("_meta") or {}
             connection.subscriptions.acknowledged(meta.get(META_SUBSCRIPTION_ID), params or {})

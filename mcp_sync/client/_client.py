@@ -47,6 +47,7 @@ from .._rpc.core import ProgressCallback
 from .._rpc.session import RequestFuture, RpcSession
 from .._version import __version__
 from ..exceptions import MCPError, excerpt
+from ..extensions import Extension, ExtensionsArgument, extensions_of
 from ..transports.base import Transport
 from ._callbacks import LOG_LEVELS
 from ._connection import Connection, State
@@ -272,6 +273,11 @@ class Client:
             the global one).
         meter_provider: the OpenTelemetry ``MeterProvider`` the measurements go to
             (default: the global one).
+        extensions: the extensions the client advertises under
+            ``capabilities.extensions`` (:class:`mcp_sync.extensions.Extension` objects,
+            identifiers, or a dict of identifier to settings), besides the tasks
+            extension every client has; see docs/extensions.md. ``ValueError`` for an
+            identifier not of the ``vendor-prefix/name`` form.
 
     Callbacks run on the session's callback thread or handler pool, never on a reader or
     dispatch thread, and may call the client. In the stateless era a blocking call's
@@ -359,6 +365,7 @@ class Client:
         tracing: Optional[bool] = None,
         tracer_provider: Any = None,
         meter_provider: Any = None,
+        extensions: ExtensionsArgument = None,
     ) -> None:
         if not isinstance(transport, Transport):
             raise TypeError(_not_a_transport(transport))
@@ -399,6 +406,7 @@ class Client:
                 validate_output=validate_output, on_tool_change=on_tool_change,
                 tool_pins=tool_pins),
             observer=observer_for(tracing, tracer_provider, meter_provider),
+            extensions=extensions_of(extensions),
         )
         # A call's plan, its send and its result; a call that is a task to the tasks.
         self._tool_calls = ToolCalls(self._connection)
@@ -512,6 +520,24 @@ class Client:
         ``"stateless"`` (2026-07-28); ``None`` before connecting."""
         agreement = self._connection.agreement
         return agreement.era if agreement is not None else None
+
+    @property
+    def extensions(self) -> Tuple[Extension, ...]:
+        """The extensions this client supports: the tasks extension, then those given."""
+        return self._connection.extensions.all
+
+    @property
+    def server_extensions(self) -> Mapping[str, Mapping[str, Any]]:
+        """What the server advertised under ``capabilities.extensions`` (identifier to
+        settings; read-only), bounded: at most 64 entries, each with a valid identifier
+        and settings that are an object of at most 16 KiB; the rest is skipped and
+        logged. Raises ``ClientNotConnected`` before the first connect."""
+        return self._connection.extensions.of_server()
+
+    def extension_agreed(self, identifier: str) -> bool:
+        """Whether both sides advertised extension ``identifier`` on this connection (the
+        client in the era agreed). Raises ``ClientNotConnected`` before connecting."""
+        return self._connection.extensions.agreed(identifier)
 
     @property
     def protocol_version(self) -> Optional[str]:

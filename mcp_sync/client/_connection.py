@@ -7,9 +7,9 @@ the moment and the agreement negotiated on it, its state and its lock; and the h
 that live as long as it does, each made with the connection itself: the listings
 (:mod:`._listing`), the subscriptions (:mod:`._subscriptions`), the callbacks the
 server reaches (:mod:`._callbacks`), the rounds every request goes through
-(:mod:`._rounds`) and the tasks (:mod:`._tasks`). Each helper sees the connection
-through a small Protocol in its own module that names what it uses (``ListingConnection``
-...); none imports this module.
+(:mod:`._rounds`), the tasks (:mod:`._tasks`) and the extensions (:mod:`._extensions`).
+Each helper sees the connection through a small Protocol in its own module that names
+what it uses (``ListingConnection`` ...); none imports this module.
 
 The connection opens each session (:meth:`Connection.connect`, and
 :meth:`Connection.renew` after the server forgot its MCP session), negotiates on it,
@@ -23,7 +23,7 @@ import enum
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Sequence
 
 from .._parsing import load_models
 from .._protocol import DEFAULT, Timeout
@@ -41,6 +41,7 @@ from ..exceptions import (
 )
 from ..transports.base import Transport, server_label
 from ._callbacks import ServerCallbacks
+from ._extensions import ClientExtensions
 from ._listing import Listings
 from ._negotiation import client_offer, negotiate
 from ._rounds import RoundsRunner
@@ -52,6 +53,7 @@ from ._tasks.executor import TaskExecutor
 if TYPE_CHECKING:
     from .._protocol.agreement import Agreement
     from .._rpc.session import RequestObserver
+    from ..extensions import Extension
 
 __all__ = ["Connection", "State", "stop_share"]
 
@@ -95,6 +97,7 @@ class Connection:
         handlers: Handlers,
         tool_checks: ToolChecks,
         observer: Optional[RequestObserver],
+        extensions: Sequence[Extension] = (),
     ) -> None:
         self.transport = transport
         self.name = name
@@ -134,6 +137,9 @@ class Connection:
         self.callbacks = ServerCallbacks(self)
         self.rounds = RoundsRunner(self)
         self.tasks = ClientTasks(self)
+        #: The tasks extension and the user's: what is advertised, what the server's
+        #: notifications and unusual results belong to.
+        self.extensions = ClientExtensions(self, extensions)
 
     # -- what the helpers ask ------------------------------------------------------------
 

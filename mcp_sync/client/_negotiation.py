@@ -32,7 +32,6 @@ from .._protocol import (
     STATELESS_ERROR_CODES,
     STATELESS_PROTOCOL_VERSIONS,
     SUPPORTED_PROTOCOL_VERSIONS,
-    TASKS_EXTENSION,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from .._protocol.agreement import Agreement
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Agreement",
     "Offer",
+    "OfferExtensions",
     "OfferSource",
     "choose_version",
     "client_capabilities",
@@ -125,6 +125,12 @@ class OfferTransport(Protocol):
     def answers_every_request(self) -> bool: ...
 
 
+class OfferExtensions(Protocol):
+    """The client's extensions, as an offer advertises them."""
+
+    def advertised(self, stateless: bool) -> Dict[str, Dict[str, Any]]: ...
+
+
 class OfferSource(Protocol):
     """What an offer is made of: the client's connection, read at each negotiation (an
     application may change a setting after the client is made)."""
@@ -145,16 +151,23 @@ class OfferSource(Protocol):
     def handlers(self) -> Handlers: ...
 
     @property
+    def extensions(self) -> OfferExtensions: ...
+
+    @property
     def timeouts(self) -> Timeouts: ...
 
     @property
     def transport(self) -> OfferTransport: ...
 
 
-def client_capabilities(handlers: Handlers, *, stateless: bool = False) -> Dict[str, Any]:
+def client_capabilities(handlers: Handlers, *, stateless: bool = False,
+                        extensions: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
     """What the client declares: only what its handlers do (``handlers.task_methods``:
-    the methods whose task-augmented requests it runs as tasks). The stateless era has
-    no ``notifications/roots/list_changed`` (the server asks for roots each time)."""
+    the methods whose task-augmented requests it runs as tasks), and the ``extensions``
+    it advertises in the era (identifier to settings; the tasks extension's in the
+    stateless era, where the client follows a task whichever call the server makes one
+    of). The stateless era has no ``notifications/roots/list_changed`` (the server asks
+    for roots each time)."""
     capabilities: Dict[str, Any] = {}
     if handlers.roots is not None:
         capabilities["roots"] = {} if stateless else {"listChanged": True}
@@ -162,9 +175,8 @@ def client_capabilities(handlers: Handlers, *, stateless: bool = False) -> Dict[
         capabilities["sampling"] = {feature: {} for feature in handlers.sampling_features}
     if handlers.elicitation_handler is not None:
         capabilities["elicitation"] = {mode: {} for mode in handlers.elicitation_modes}
-    if stateless:
-        # The client follows a task whichever call the server makes one of.
-        capabilities["extensions"] = {TASKS_EXTENSION: {}}
+    if extensions:
+        capabilities["extensions"] = dict(extensions)
     if handlers.task_methods and not stateless:
         requests: Dict[str, Any] = {}
         for method in handlers.task_methods:
@@ -178,11 +190,14 @@ def client_offer(source: OfferSource, deadline: Optional[float] = None) -> Offer
     """The :class:`Offer` of a client (see :func:`client_capabilities`), to be negotiated
     by ``deadline`` (``time.monotonic()``; None: no bound but each request's own)."""
     transport = source.transport
+    extensions = source.extensions
     return Offer(
         name=source.name,
         client_info=source.client_info,
-        capabilities=client_capabilities(source.handlers),
-        stateless_capabilities=client_capabilities(source.handlers, stateless=True),
+        capabilities=client_capabilities(source.handlers,
+                                         extensions=extensions.advertised(False)),
+        stateless_capabilities=client_capabilities(
+            source.handlers, stateless=True, extensions=extensions.advertised(True)),
         log_level=source.log_level,
         pinned=source.requested_protocol_version,
         probe_timeout=source.timeouts.probe_timeout,

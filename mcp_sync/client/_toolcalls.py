@@ -45,6 +45,7 @@ from ..exceptions import (
     ToolError,
     excerpt,
 )
+from ..extensions import Extension, TasksExtension
 from ._rounds import RoundsFuture, RoundsRunner
 from ._settings import TASK_START_OPTIONS, TOOL_CALL_OPTIONS, Timeouts, ToolChecks, call_options
 
@@ -53,9 +54,9 @@ if TYPE_CHECKING:
     from .._protocol.agreement import Agreement
     from .._rpc.session import RequestFuture, RpcSession
 
-__all__ = ["TaskCalls", "ToolCall", "ToolCalls", "ToolCallsConnection", "ToolPlan",
-           "answered_with_task", "call_tool_params", "check_arguments", "tasks_capability",
-           "tool_result"]
+__all__ = ["TaskCalls", "ToolCall", "ToolCalls", "ToolCallsConnection", "ToolExtensions",
+           "ToolPlan", "answered_with_task", "call_tool_params", "check_arguments",
+           "tasks_capability", "tool_result"]
 
 # The client's logger: these messages were always the client's.
 log = logging.getLogger("mcp_sync.client")
@@ -91,6 +92,22 @@ class ToolListings(Protocol):
 
     def tools(self, timeout: Timeout) -> Any:
         """List the tools (``Client.list_tools``)."""
+
+
+class ToolExtensions(Protocol):
+    """The client's extensions, as a tool call asks them about its result
+    (``ClientExtensions``)."""
+
+    @property
+    def tasks(self) -> TasksExtension:
+        """The tasks extension: it claims a call the server made a task of."""
+
+    @property
+    def claim_results(self) -> Tuple[Extension, ...]:
+        """The user's extensions that may claim a result (empty: none looks)."""
+
+    def taken(self, method: str, result: Any) -> Any:
+        """``result``, or what the agreed extension that claims it makes of it."""
 
 
 class TaskCalls(Protocol):
@@ -133,6 +150,9 @@ class ToolCallsConnection(Protocol):
     def tasks(self) -> TaskCalls: ...
 
     @property
+    def extensions(self) -> ToolExtensions: ...
+
+    @property
     def agreement(self) -> Optional[Agreement]: ...
 
     @property
@@ -159,9 +179,12 @@ def tasks_capability(stateless: bool) -> Tuple[Tuple[str, ...], str]:
 
 
 def answered_with_task(data: Any) -> bool:
-    """Whether a ``tools/call`` answer is a task the server made of the call (the
-    2026-07-28 tasks extension: a flat result with ``resultType: "task"``)."""
-    return isinstance(data, dict) and data.get("resultType") == "task"
+    """Whether a ``tools/call`` answer is a task the server made of the call (what the
+    2026-07-28 tasks extension claims: a flat result with ``resultType: "task"``)."""
+    return _TASKS.claims_result("tools/call", data)
+
+
+_TASKS = TasksExtension()
 
 
 # Most names a client's memo of plain plans keeps for one listing (see ToolCalls).
@@ -215,6 +238,7 @@ class ToolCalls:
         self._listings = connection.listings
         self._checks = connection.tool_checks
         self._timeouts = connection.timeouts
+        self._extensions = connection.extensions
         # Tool names called but missing from a listing, reported once each: the listing
         # (its tools by name) and the names. Replaced whole.
         self._unlisted: Tuple[Any, Set[str]] = (None, set())
@@ -245,6 +269,8 @@ class ToolCalls:
             if plan is not None:
                 data = self._rounds.round_trip("tools/call", params, timeout=timeout,
                                                on_progress=on_progress)
+                if self._extensions.claim_results:
+                    data = self._extensions.taken("tools/call", data)
                 return tool_result(self._connection.name, name, data, plan,
                                    stateless=kept[4], raise_on_error=raise_on_error)
         call = self.prepare(name, params, timeout=timeout, on_progress=on_progress,
@@ -255,7 +281,7 @@ class ToolCalls:
         data = self._rounds.round_trip("tools/call", call.params, timeout=timeout,
                                        on_progress=on_progress, headers=plan.request_headers,
                                        refresh=plan.refresh)
-        if call.adoptable and answered_with_task(data):
+        if call.adoptable and self._extensions.tasks.claims_result("tools/call", data):
             return self._connection.tasks.follow_task(call, data)
         return self.result(call, data)
 
@@ -281,7 +307,7 @@ class ToolCalls:
         def convert(data: Any) -> Any:
             # The server may have made the call a task (2026-07-28): the tasks follow
             # it, on a thread of theirs, and the call's future settles as theirs does.
-            if call.adoptable and answered_with_task(data):
+            if call.adoptable and self._extensions.tasks.claims_result("tools/call", data):
                 return self._connection.tasks.follow_task_future(call, data)
             return self.result(call, data)
 
@@ -297,7 +323,10 @@ class ToolCalls:
                             on_progress=None, raise_on_error=False, task=True, ttl=ttl)
 
     def result(self, call: ToolCall, data: Any) -> types.CallToolResult:
-        """The result of plain ``call`` answered with ``data``, parsed and checked."""
+        """The result of plain ``call`` answered with ``data`` (or what a user's extension
+        that claims ``data`` makes of it), parsed and checked."""
+        if self._extensions.claim_results:
+            data = self._extensions.taken("tools/call", data)
         return tool_result(self._connection.name, call.name, data, call.plan,
                            stateless=call.stateless, raise_on_error=call.raise_on_error)
 

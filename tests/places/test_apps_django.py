@@ -17,6 +17,7 @@ import requests
 from django.core.handlers.wsgi import WSGIHandler
 from django.test import override_settings
 
+from mcp_sync.apps import AppsExtension
 from mcp_sync.contrib import django as mcp_django
 
 from ..helpers import serve_wsgi
@@ -33,7 +34,7 @@ def project(tmp_path: Path) -> Iterator[Tuple[Path, str]]:
     record = tmp_path / "board.jsonl"
     with override_settings(
         MCP_SERVERS={"board": apps_server(record)},
-        MCP_OPTIONS={"timeout": 30},
+        MCP_OPTIONS={"timeout": 30, "extensions": [AppsExtension()]},
         MIDDLEWARE=["django.middleware.csrf.CsrfViewMiddleware",
                     "django.middleware.clickjacking.XFrameOptionsMiddleware"],
         ROOT_URLCONF="tests.places._apps_django_urls",

@@ -21,7 +21,7 @@ import pytest
 import requests
 from flask import Flask, request
 
-from mcp_sync.apps import PageTokens
+from mcp_sync.apps import AppsExtension, PageTokens
 from mcp_sync.apps._web import MAX_BODY_BYTES
 from mcp_sync.contrib.flask import MCP, AppViews
 
@@ -71,7 +71,7 @@ class Site:
                                  "--probe", f"{self.undeclared}/undeclared"),
             "other": apps_server(self.other_record, "--extra-tool", "secret_op"),
         }
-        app.config["MCP_OPTIONS"] = {"timeout": 30}
+        app.config["MCP_OPTIONS"] = {"timeout": 30, "extensions": [AppsExtension()]}
         self.mcp = MCP(app)
         self.apps = AppViews(self.mcp, decorators=[login_required], **options)
 

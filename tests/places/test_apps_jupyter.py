@@ -31,7 +31,7 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 import mcp_sync
-from mcp_sync.apps import APP_MIME_TYPE, AppError, show
+from mcp_sync.apps import APP_MIME_TYPE, AppError, AppsExtension, show
 
 from .._procs import free_port, stop_process, wait_listening
 from ..conftest import ROOT
@@ -56,7 +56,7 @@ pytestmark = [pytest.mark.peer, pytest.mark.timeout(300)]
 def board(tmp_path: Path) -> Iterator[mcp_sync.Client]:
     entry = apps_server(tmp_path / "board.jsonl")
     with mcp_sync.connect([entry["command"], *entry["args"]], name="board",
-                          timeout=30) as client:
+                          timeout=30, extensions=[AppsExtension()]) as client:
         yield client
 
 
@@ -158,7 +158,9 @@ def notebook_with_app(record: Path, kernel: str) -> Any:
     return new_notebook(cells=[new_code_cell(
         "import mcp_sync\n"
         "from mcp_sync.apps import show\n"
-        f"client = mcp_sync.connect({[entry['command'], *entry['args']]!r}, name='board')\n"
+        "from mcp_sync.apps import AppsExtension\n"
+        f"client = mcp_sync.connect({[entry['command'], *entry['args']]!r}, name='board',\n"
+        "                          extensions=[AppsExtension()])\n"
         "show(client, 'show_board', {'title': 'Groceries'})"),
         new_code_cell("client.close()")],
         metadata={"kernelspec": {"name": kernel, "display_name": "mcp_sync tests",

@@ -52,3 +52,18 @@ def test_trust_api_is_pinned() -> None:
     ])
     for name in mcp_sync.config.trust.__all__:
         assert getattr(mcp_sync.config.trust, name).__doc__, name
+
+
+def test_extensions_api_is_pinned() -> None:
+    import mcp_sync.apps
+    import mcp_sync.extensions
+
+    assert sorted(mcp_sync.extensions.__all__) == sorted([
+        "MAX_IDENTIFIER_LENGTH", "MAX_SERVER_EXTENSIONS", "MAX_SETTINGS_BYTES", "Extension",
+        "TasksExtension", "check_identifier", "extensions_of", "server_extensions",
+    ])
+    for name in ("Extension", "TasksExtension", "check_identifier", "extensions_of",
+                 "server_extensions"):
+        assert getattr(mcp_sync.extensions, name).__doc__, name
+    assert "AppsExtension" in mcp_sync.apps.__all__
+    assert issubclass(mcp_sync.apps.AppsExtension, mcp_sync.extensions.Extension)

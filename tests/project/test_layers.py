@@ -23,7 +23,7 @@ RANKS: List[Tuple[str, ...]] = [
     ("_types",),
     ("types",),
     ("exceptions",),
-    ("_parsing", "cache", "config", "testing"),
+    ("_parsing", "cache", "config", "extensions", "testing"),
     ("context", "_schema", "transports"),
     ("_rpc", "auth"),
     ("client",),

@@ -31,6 +31,10 @@ Tools:
 * ``show_wanderer()``: a UI tool whose app (``ui://wanderer/app.html``), once it has its
   result, navigates its frame to another document.
 * ``--extra-tool NAME``: one more app-callable tool of that name (a second server's).
+* ``--declared-tool``: adds ``client_declared()``, a plain tool answering what the
+  client declared, as the SDK sees it on this request: ``extensions`` (its
+  ``capabilities.extensions``) and ``supportsApps`` (the SDK's ``client_supports_apps``);
+  the same is recorded (``{"tool": "client_declared", "arguments": {...}}``).
 """
 
 from __future__ import annotations
@@ -44,8 +48,8 @@ from typing import Any, Dict, List, Optional
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 import anyio  # noqa: E402
-from mcp.server.apps import Apps, ResourceCsp  # noqa: E402
-from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.apps import Apps, ResourceCsp, client_supports_apps  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
 BOARD_URI = "ui://board/app.html"
@@ -211,7 +215,7 @@ start(function () {});
 
 
 def build(record: Path, connect_domains: List[str], probes: List[str],
-          extra_tool: Optional[str]) -> MCPServer:
+          extra_tool: Optional[str], declared_tool: bool = False) -> MCPServer:
     apps = Apps()
     items: List[str] = ["milk"]
 
@@ -269,7 +273,16 @@ def build(record: Path, connect_domains: List[str], probes: List[str],
         name="hostile",
         # The second entry is no origin: a host must drop it, never widen the policy.
         csp=ResourceCsp(connect_domains=[*connect_domains, "*"]))
-    return MCPServer("apps-board", extensions=[apps])
+    server = MCPServer("apps-board", extensions=[apps])
+    if declared_tool:
+        @server.tool(description="What the client declared, as this server sees it")
+        def client_declared(ctx: Context) -> Dict[str, Any]:
+            capabilities = ctx.client_capabilities
+            extensions = capabilities.extensions if capabilities is not None else None
+            seen = {"extensions": extensions, "supportsApps": client_supports_apps(ctx)}
+            note("client_declared", seen)
+            return seen
+    return server
 
 
 def main() -> None:
@@ -278,10 +291,12 @@ def main() -> None:
     parser.add_argument("--connect-domain", action="append", default=[])
     parser.add_argument("--probe", action="append", default=[])
     parser.add_argument("--extra-tool")
+    parser.add_argument("--declared-tool", action="store_true")
     parser.add_argument("--transport", default="stdio")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
-    server = build(args.record, args.connect_domain, args.probe, args.extra_tool)
+    server = build(args.record, args.connect_domain, args.probe, args.extra_tool,
+                   args.declared_tool)
     if args.transport == "stdio":
         server.run()
     else:

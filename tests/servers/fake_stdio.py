@@ -23,6 +23,11 @@ Options:
                          input_required (see needs_input)
   --stubborn             ignore SIGTERM, and keep running (60 s at most) after stdin ends:
                          only SIGKILL stops it
+  --extensions JSON      advertise this value as capabilities.extensions (both eras)
+  --many-extensions N    advertise N extensions (com.example/ext-0 ...), each with
+                         settings {"n": i}, after those of --extensions
+                         (either adds the tool `answer_with(result)`, which answers
+                         with `result` as it is: an extension's own kind of result)
 """
 
 from __future__ import annotations
@@ -65,6 +70,8 @@ parser.add_argument("--stateless", action="store_true",
                     help="answer server/discover: serve the 2026-07-28 era too")
 parser.add_argument("--stubborn", action="store_true",
                     help="ignore SIGTERM and stdin's end: only SIGKILL stops it")
+parser.add_argument("--extensions", type=json.loads)
+parser.add_argument("--many-extensions", type=int, default=0)
 options = parser.parse_args()
 
 if options.stubborn:
@@ -76,9 +83,30 @@ if options.exit_at_start is not None:
 
 versions = (options.protocol_version,) if options.protocol_version else (
     "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-server = FakeServer(options.name, "1.2.3", instructions="Test server.",
-                    page_size=options.page_size, protocol_versions=versions,
-                    ignore_unknown=options.ignore_unknown)
+advertised: Any = options.extensions
+if options.many_extensions:
+    advertised = dict(advertised or {})
+    advertised.update({f"com.example/ext-{i}": {"n": i} for i in range(options.many_extensions)})
+
+
+class Server(FakeServer):
+    def capabilities(self) -> Dict[str, Any]:
+        capabilities = super().capabilities()
+        if advertised is not None:
+            capabilities["extensions"] = advertised
+        return capabilities
+
+
+server = Server(options.name, "1.2.3", instructions="Test server.",
+                page_size=options.page_size, protocol_versions=versions,
+                ignore_unknown=options.ignore_unknown)
+
+
+if advertised is not None:
+    @server.tool()
+    def answer_with(result: Dict[str, Any]) -> Dict[str, Any]:
+        """Answer with `result` as it is (it has `content`)."""
+        return result
 
 
 def raw_write(ctx: ToolContext, data: bytes) -> None:
