@@ -25,8 +25,9 @@ are :mod:`mcp_sync.cache`'s; here is only the wiring:
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
-import uuid
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -39,27 +40,13 @@ from typing import (
     Tuple,
 )
 
-from ..cache import (
-    CACHE_MODES,
-    CACHEABLE_METHODS,
-    CacheInfo,
-    MemoryStore,
-    ResponseCache,
-    ServerCache,
-    Ticket,
-    check_mode,
-    command_identity,
-    credential_identity,
-    params_key,
-    url_identity,
-)
-
 if TYPE_CHECKING:
     from .._protocol.agreement import Agreement
+    from ..cache import CacheInfo, ResponseCache, ServerCache, Ticket
     from ..transports.base import Transport
 
 __all__ = ["CacheOption", "CachingConnection", "ClientCache", "Lookup", "Sends", "cache_mode",
-           "response_cache"]
+           "check_option", "own_cache"]
 
 #: What ``Client(cache=...)`` takes.
 CacheOption = Any  # Union[None, bool, ResponseCache]
@@ -71,22 +58,30 @@ _DEFAULT_BYTES = 16 * 1024 * 1024
 _KNOWN_INFOS = 256
 
 
-def response_cache(option: CacheOption) -> Optional[ResponseCache]:
-    """The cache ``Client(cache=option)`` uses: a new one (``None``, ``True``), none
-    (``False``), or ``option`` itself (a :class:`~mcp_sync.cache.ResponseCache`).
+# The per-call modes (mcp_sync.cache.CACHE_MODES, which this module does not import
+# before a cache is needed: a session-era client never loads the package).
+_MODES = ("use", "refresh", "bypass")
 
-    Raises:
-        TypeError: anything else.
-    """
-    if option is None or option is True:
-        return ResponseCache(MemoryStore(_DEFAULT_ENTRIES, _DEFAULT_BYTES),
-                             max_entry_bytes=_DEFAULT_BYTES)
-    if option is False:
-        return None
-    if isinstance(option, ResponseCache):
-        return option
-    raise TypeError("cache must be None (a cache of the client's own), False (none) or a "
-                    f"mcp_sync.cache.ResponseCache, not {type(option).__name__}")
+
+def check_option(option: CacheOption) -> None:
+    """Raises ``TypeError`` unless ``option`` is what ``Client(cache=...)`` takes:
+    ``None`` or ``True`` (a cache of the client's own, made when first needed),
+    ``False`` (none) or a :class:`~mcp_sync.cache.ResponseCache`."""
+    if option is None or isinstance(option, bool):
+        return
+    # A ResponseCache's module is loaded if one exists: no need to load it to check.
+    module = sys.modules.get("mcp_sync.cache._cache")
+    if module is None or not isinstance(option, module.ResponseCache):
+        raise TypeError("cache must be None (a cache of the client's own), False (none) "
+                        f"or a mcp_sync.cache.ResponseCache, not {type(option).__name__}")
+
+
+def own_cache() -> ResponseCache:
+    """A client's own cache: a bounded :class:`~mcp_sync.cache.MemoryStore`."""
+    from ..cache import MemoryStore, ResponseCache
+
+    return ResponseCache(MemoryStore(_DEFAULT_ENTRIES, _DEFAULT_BYTES),
+                         max_entry_bytes=_DEFAULT_BYTES)
 
 
 def cache_mode(mode: Any) -> str:
@@ -96,10 +91,12 @@ def cache_mode(mode: Any) -> str:
         TypeError: not a string.
         ValueError: another string.
     """
+    if isinstance(mode, str) and mode in _MODES:
+        return mode
     if not isinstance(mode, str):
-        raise TypeError(f"cache= takes one of {', '.join(map(repr, CACHE_MODES))}, "
+        raise TypeError(f"cache= takes one of {', '.join(map(repr, _MODES))}, "
                         f"not {type(mode).__name__}")
-    return check_mode(mode)
+    raise ValueError(f"cache mode must be one of {', '.join(_MODES)}, not {mode!r}")
 
 
 class CachingConnection(Protocol):
@@ -127,16 +124,31 @@ class ClientCache:
     :class:`~mcp_sync.cache.CacheInfo` of each request's last answer. Thread-safe."""
 
     def __init__(self, connection: CachingConnection, option: CacheOption) -> None:
+        check_option(option)
         self._connection = connection
-        #: The :class:`~mcp_sync.cache.ResponseCache`, or ``None`` (``cache=False``).
-        self.cache = response_cache(option)
+        self._option = option
+        # The cache given, or the client's own once made (None until then).
+        self._cache: Optional[ResponseCache] = (
+            None if option is None or isinstance(option, bool) else option)
         #: The view bound at the last connect; ``None`` when nothing is cached (no
         #: cache, the session era, not connected yet).
         self.view: Optional[ServerCache] = None
         # This client's own identity of a server it cannot name (an in-memory one).
-        self._own_identity = "client:" + uuid.uuid4().hex
+        self._own_identity = "client:" + os.urandom(16).hex()
         self._infos: Dict[Tuple[str, str], CacheInfo] = {}
         self._lock = threading.Lock()
+
+    @property
+    def cache(self) -> Optional[ResponseCache]:
+        """The :class:`~mcp_sync.cache.ResponseCache` (the client's own made now if
+        need be), or ``None`` (``cache=False``)."""
+        if self._option is False:
+            return None
+        if self._cache is None:
+            with self._lock:
+                if self._cache is None:
+                    self._cache = own_cache()
+        return self._cache
 
     # -- binding -------------------------------------------------------------------------
 
@@ -144,10 +156,11 @@ class ClientCache:
         """Bind the cache for a session settled on ``agreement`` (the stateless era
         only). ``replaced``: the session replaces one this connection had, whose
         notifications may have been missed: every entry of the server goes stale."""
-        cache = self.cache
-        if cache is None or not agreement.stateless or agreement.version is None:
+        if self._option is False or not agreement.stateless or agreement.version is None:
             self.view = None
             return
+        cache = self.cache
+        assert cache is not None
         server, context = self.identity()
         view = cache.bind(server=server, version=agreement.version, context=context)
         if replaced:
@@ -163,6 +176,7 @@ class ClientCache:
 
     def identity(self) -> Tuple[str, str]:
         """The server's identity and the authorization context, from the transport."""
+        from ..cache import command_identity, credential_identity, url_identity
         from ..transports.http import HttpTransport
         from ..transports.stdio import StdioTransport
 
@@ -193,7 +207,14 @@ class ClientCache:
         """``method``'s result: served from the cache when fresh, else
         ``send(sends)`` (``sends``: counts the sends, ``None`` when nothing will be
         stored), stored if it may be."""
-        found = self.lookup(method, params, mode) if method in CACHEABLE_METHODS else None
+        view = self.view
+        if view is None or not view.enabled:
+            return send(None)
+        from ..cache import CACHEABLE_METHODS, CacheInfo
+
+        if method not in CACHEABLE_METHODS:
+            return send(None)
+        found = self.lookup(method, params, mode)
         if found is None:
             return send(None)
         view, ticket = found
@@ -217,6 +238,8 @@ class ClientCache:
     # -- what the cache did --------------------------------------------------------------
 
     def record(self, method: str, params: Optional[Mapping[str, Any]], info: CacheInfo) -> None:
+        from ..cache import params_key
+
         key = (method, params_key(params))
         with self._lock:
             if len(self._infos) >= _KNOWN_INFOS:
@@ -224,6 +247,10 @@ class ClientCache:
             self._infos[key] = info
 
     def info(self, method: str, params: Optional[Mapping[str, Any]]) -> Optional[CacheInfo]:
+        if not self._infos:
+            return None
+        from ..cache import params_key
+
         with self._lock:
             return self._infos.get((method, params_key(params)))
 

@@ -69,6 +69,22 @@ def test_a_server_without_hints_is_not_cached(tmp_path: Path) -> None:
         assert received(counts, "tools/list") == 2
 
 
+def test_an_answer_that_took_input_rounds_is_never_stored(tmp_path: Path) -> None:
+    counts = tmp_path / "counts"
+    roots = [{"uri": "file:///work", "name": "work"}]
+    with connect(command(counts), roots=roots) as client:
+        first = client.read_resource("test://roots")
+        assert "file:///work" in first.contents[0].text  # type: ignore[union-attr]
+        info = client.cache_info("resources/read", {"uri": "test://roots"})
+        assert info is not None and not info.hit and not info.stored
+        client.read_resource("test://roots")
+        # Two rounds each time: nothing was served from the cache.
+        assert received(counts, "resources/read") == 4
+        client.read_resource(HELLO)
+        client.read_resource(HELLO)
+        assert received(counts, "resources/read") == 5
+
+
 def test_a_manager_restarting_a_dead_server_makes_its_entries_stale(tmp_path: Path) -> None:
     counts = tmp_path / "counts"
     argv = command(counts)

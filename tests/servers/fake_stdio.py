@@ -24,7 +24,8 @@ Options:
   --stubborn             ignore SIGTERM, and keep running (60 s at most) after stdin ends:
                          only SIGKILL stops it
   --ttl-ms N             (with --stateless) answer tools/list (public) and resources/read
-                         (private) with the caching hints ttlMs N and a cacheScope
+                         (private) with the caching hints ttlMs N and a cacheScope;
+                         reading test://roots takes an input round (roots/list) first
   --count-file PATH      append the method of each tools/list and resources/read received
                          to PATH, a line each (what a response-cache test counts)
 """
@@ -463,6 +464,16 @@ if options.ttl_ms is not None or options.count_file:
     @server.method("resources/read")
     def hinted_read(params: Dict[str, Any]) -> Dict[str, Any]:
         counted("resources/read")
+        if params.get("uri") == "test://roots":
+            # Needs the client's roots first (input_required); the retry's answer, with
+            # hints like any other, is the roots the client gave.
+            responses = params.get("inputResponses")
+            if responses is None:
+                return {"resultType": "input_required", "requestState": "asked",
+                        "inputRequests": {"r": {"method": "roots/list", "params": {}}},
+                        **hints, "cacheScope": "private"}
+            return {"contents": [{"uri": "test://roots", "text": json.dumps(responses)}],
+                    **hints, "cacheScope": "private"}
         resource = server.resources.get(params.get("uri", ""))
         if resource is None:
             raise RpcError({"code": -32002, "message": "Resource not found"})
