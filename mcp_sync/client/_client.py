@@ -44,9 +44,10 @@ from .._protocol import (
     _Default,
 )
 from .._rpc.core import ProgressCallback
-from .._rpc.session import RequestFuture, RpcSession
+from .._rpc.outbound import converted
+from .._rpc.session import RpcSession
 from .._version import __version__
-from ..exceptions import MCPError, excerpt
+from ..exceptions import excerpt
 from ..transports.base import Transport
 from ._caching import CacheOption, cache_mode
 from ._callbacks import LOG_LEVELS
@@ -639,7 +640,7 @@ class Client:
         )
         if result_type is None:
             return future
-        return _converted(future, lambda data: _parse(result_type, data, f"{method} result"))
+        return converted(future, lambda data: _parse(result_type, data, f"{method} result"))
 
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
         """Send a notification to the server."""
@@ -991,34 +992,6 @@ class Client:
         if self._connection.stateless():
             return
         self.notify("notifications/roots/list_changed")
-
-
-def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any]:
-    """A future for ``convert(result)`` of ``future``; cancelling it cancels ``future``."""
-    outer: RequestFuture = RequestFuture()
-    if isinstance(future, RequestFuture):
-        outer.follow(future)
-
-    def relay(inner: Future[Any]) -> None:
-        if outer.done():
-            return
-        if inner.cancelled():
-            outer.cancel()
-            return
-        error = inner.exception()
-        try:
-            if error is not None:
-                outer.set_exception(error)
-            else:
-                outer.set_result(convert(inner.result()))
-        except MCPError as exc:
-            outer.set_exception(exc)
-        except Exception as exc:  # noqa: BLE001 - e.g. InvalidStateError after a cancel race
-            if not outer.done():
-                outer.set_exception(exc)
-
-    future.add_done_callback(relay)
-    return outer
 
 
 def _not_a_transport(value: Any) -> str:
