@@ -254,10 +254,6 @@ class ClientCache:
         with self._lock:
             return self._infos.get((method, params_key(params)))
 
-    def forget(self) -> None:
-        with self._lock:
-            self._infos.clear()
-
     # -- invalidation --------------------------------------------------------------------
 
     def notified(self, method: str, params: Optional[Dict[str, Any]]) -> None:
