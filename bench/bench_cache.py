@@ -14,9 +14,10 @@ Everything runs on this machine:
   threads) serving ``bench/cache_app.py``: a view that lists the server's tools
   (``mcp.get_client("sdk").list_tools()``) and reads a resource
   (``manager.read_resource("sdk", "test://greeting")``) through the worker's ``Manager``;
-* the modes: **off** (no response cache), **per-process** (a ``MemoryStore`` in each worker
-  process), **shared** (one ``RedisStore`` for every worker: a private ``redis-server`` on
-  127.0.0.1, persistence off, stopped by PID).
+* the modes, each the ``cache=`` the worker's ``Manager`` hands its client: **off**
+  (``cache=False``), **per-process** (the default: the client's own ``MemoryStore``, one per
+  worker process), **shared** (one ``RedisStore`` for every worker: a private
+  ``redis-server`` on 127.0.0.1, persistence off, stopped by PID).
 
 The three gunicorns stay up for the whole run and take turns in blocks, in rotating order.
 In a block each mode gets ``--seconds`` of load from ``--threads`` threads, each sending
@@ -25,9 +26,6 @@ checked. Figures per mode, over all its blocks: requests per second (median over
 p50 latency, and round trips per request: the server's count of ``tools/list``,
 ``resources/read`` and of every HTTP request, before and after each block, divided by the
 requests served in it.
-
-A mode the installed ``mcp_sync`` cannot run (its ``Client`` takes no ``cache`` yet) is
-reported as such and skipped; ``off`` always runs.
 
 Writes a Markdown table to stdout and to ``bench/results/latest-cache.md``, and the raw
 numbers to ``bench/results/latest-cache.json``. Needs Linux, the ``mcp`` SDK, Flask,
@@ -59,7 +57,8 @@ from bench_stdio import log, median, quantile, rotate  # noqa: E402
 RESULTS = BENCH / "results"
 ROOT = BENCH.parent
 MODES = ("off", "process", "shared")
-LABELS = {"off": "off", "process": "per-process (`MemoryStore`)",
+LABELS = {"off": "off (`cache=False`)",
+          "process": "per-process (the default: each client's `MemoryStore`)",
           "shared": "shared (`RedisStore`)"}
 COUNTED = ("tools/list", "resources/read", "http")
 
@@ -81,12 +80,6 @@ def parse_args() -> argparse.Namespace:
     args.blocks = args.blocks or (2 if args.quick else 5)
     args.seconds = args.seconds or (2.0 if args.quick else 5.0)
     return args
-
-
-def client_takes_a_cache() -> bool:
-    from cache_app import client_takes_a_cache as takes
-
-    return takes()
 
 
 # -- processes --------------------------------------------------------------------------
@@ -228,23 +221,20 @@ def load(url: str, threads: int, seconds: float) -> Tuple[int, List[float], floa
 def run(args: argparse.Namespace) -> Dict[str, Any]:
     from tests._peer_processes import request_counts
 
-    wired = client_takes_a_cache()
-    modes = list(MODES) if wired else ["off"]
+    modes = list(MODES)
     results: Dict[str, Any] = {
         "meta": {"blocks": args.blocks, "seconds": args.seconds, "threads": args.threads,
                  "workers": args.workers, "gunicorn_threads": args.gunicorn_threads,
-                 "ttl_ms": args.ttl_ms, "client_takes_a_cache": wired,
+                 "ttl_ms": args.ttl_ms,
                  "python": sys.version.split()[0]},
         "modes": {mode: {"rps": [], "latencies": [], "requests": 0,
                          "counts": dict.fromkeys(COUNTED, 0)} for mode in modes},
-        "skipped": [mode for mode in MODES if mode not in modes],
     }
     with tempfile.TemporaryDirectory(prefix="mcp-sync-bench-cache-") as tmp, \
             contextlib.ExitStack() as stack:
         directory = Path(tmp)
         server = stack.enter_context(mcp_server(args.ttl_ms, directory))
-        redis_url = (stack.enter_context(private_redis(directory)) if "shared" in modes
-                     else None)
+        redis_url = stack.enter_context(private_redis(directory))
         gunicorns: Dict[str, Gunicorn] = {}
         for mode in modes:
             gunicorns[mode] = Gunicorn(mode, args, server.url, redis_url, directory)
@@ -290,9 +280,6 @@ def report(results: Dict[str, Any]) -> str:
             f"| {LABELS[mode]} | {median(record['rps']):.0f} | "
             f"{quantile(record['latencies'], 0.5) * 1000:.1f} | {per['tools/list']:.3f} | "
             f"{per['resources/read']:.3f} | {per['http']:.3f} |")
-    for mode in results["skipped"]:
-        lines.append(f"| {LABELS[mode]} | not run: this mcp_sync's `Client` takes no "
-                     "`cache` yet | | | | |")
     return "\n".join(lines) + "\n"
 
 

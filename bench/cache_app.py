@@ -1,41 +1,33 @@
 """The Flask app ``bench/bench_cache.py`` serves with gunicorn: one view that lists the
 tools and reads a resource through the process's ``Manager`` (``mcp_sync.contrib.flask``).
 
-Environment: ``MCP_BENCH_URL`` (the MCP server), ``MCP_BENCH_CACHE`` (``off``, ``process``:
-a ``MemoryStore`` per worker process, ``shared``: one Redis for every worker) and
-``MCP_BENCH_REDIS`` (the Redis URL, for ``shared``).
+Environment: ``MCP_BENCH_URL`` (the MCP server), ``MCP_BENCH_CACHE`` (``off``:
+``cache=False``; ``process``: the client's default, a ``MemoryStore`` of its own in each
+worker process; ``shared``: one ``RedisStore`` for every worker) and ``MCP_BENCH_REDIS``
+(the Redis URL, for ``shared``). The manager hands ``cache`` to its client.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 from typing import Any, Dict
 
 from flask import Flask, jsonify
 
-import mcp_sync
 from mcp_sync.contrib.flask import MCP
 
 URI = "test://greeting"
 
 
-def client_takes_a_cache() -> bool:
-    """Whether this mcp_sync's clients honour the response cache (``Client(cache=...)``)."""
-    return "cache" in inspect.signature(mcp_sync.Client.__init__).parameters
-
-
 def cache_options(mode: str) -> Dict[str, Any]:
-    """The Manager (and Client) arguments of a cache mode."""
+    """The Manager (and so Client) arguments of a cache mode."""
     if mode == "off":
-        return {"cache": None} if client_takes_a_cache() else {}
-    if not client_takes_a_cache():
-        raise RuntimeError(f"cache mode {mode!r}: this mcp_sync's Client takes no cache")
-    from mcp_sync.cache import MemoryStore, RedisStore, ResponseCache
-
+        return {"cache": False}
     if mode == "process":
-        return {"cache": ResponseCache(MemoryStore())}
+        return {}  # the default: each client a cache of its own
     if mode == "shared":
+        from mcp_sync.cache import RedisStore, ResponseCache
+
         return {"cache": ResponseCache(RedisStore(os.environ["MCP_BENCH_REDIS"]))}
     raise ValueError(f"unknown cache mode {mode!r}")
 

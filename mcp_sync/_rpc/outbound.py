@@ -19,7 +19,7 @@ import logging
 import threading
 import time
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, TypedDict
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, TypedDict
 
 from .._protocol import DEFAULT, Timeout
 from .._util.pool import ThreadPool
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .queues import Inbox
 
 __all__ = ["CANCEL_GRACE", "Outbound", "RareRequestOptions", "RequestFuture",
-           "RequestOptions", "future_wait_bound"]
+           "RequestOptions", "converted", "future_wait_bound"]
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,34 @@ class RequestFuture(Future):  # type: ignore[type-arg]
         if outbound is not None and request_id is not None:
             outbound.cancel(request_id, "cancelled by the client")
         return True
+
+
+def converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any]:
+    """A future for ``convert(result)`` of ``future``; cancelling it cancels ``future``."""
+    outer = RequestFuture()
+    if isinstance(future, RequestFuture):
+        outer.follow(future)
+
+    def relay(inner: Future[Any]) -> None:
+        if outer.done():
+            return
+        if inner.cancelled():
+            outer.cancel()
+            return
+        error = inner.exception()
+        try:
+            if error is not None:
+                outer.set_exception(error)
+            else:
+                outer.set_result(convert(inner.result()))
+        except MCPError as exc:
+            outer.set_exception(exc)
+        except Exception as exc:  # noqa: BLE001 - e.g. InvalidStateError after a cancel race
+            if not outer.done():
+                outer.set_exception(exc)
+
+    future.add_done_callback(relay)
+    return outer
 
 
 def future_wait_bound(timeout: Optional[float], max_total: Optional[float]) -> Optional[float]:

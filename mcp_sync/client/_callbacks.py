@@ -83,6 +83,12 @@ class ListsChanged(Protocol):
     def lists_changed(self, listed: Tuple[str, ...]) -> None: ...
 
 
+class Notified(Protocol):
+    """The client's response cache, told of the notifications that make results stale."""
+
+    def notified(self, method: str, params: Optional[Dict[str, Any]]) -> None: ...
+
+
 class CallbacksConnection(Protocol):
     """What answering and routing use of the client's connection (read at each use)."""
 
@@ -113,6 +119,9 @@ class CallbacksConnection(Protocol):
 
     @property
     def listings(self) -> ListsChanged: ...
+
+    @property
+    def caching(self) -> Notified: ...
 
     def stateless(self) -> bool: ...
 
@@ -329,6 +338,9 @@ class ServerCallbacks:
             self._on_elicitation_complete(params or {})
         elif method.endswith("/list_changed"):
             connection.listings.lists_changed(_LISTED.get(method, ()))
+            connection.caching.notified(method, params)
+        elif method == "notifications/resources/updated":
+            connection.caching.notified(method, params)
         handler = connection.handlers.notification_handler
         if handler is not None:
             try:

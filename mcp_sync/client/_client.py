@@ -20,7 +20,6 @@ from typing import (
     Any,
     Callable,
     Dict,
-    Generic,
     List,
     Mapping,
     Optional,
@@ -29,7 +28,6 @@ from typing import (
     Type,
     TypeVar,
     Union,
-    overload,
 )
 
 from .._parsing import dump as _dump
@@ -44,11 +42,13 @@ from .._protocol import (
     _Default,
 )
 from .._rpc.core import ProgressCallback
-from .._rpc.session import RequestFuture, RpcSession
+from .._rpc.outbound import converted
+from .._rpc.session import RpcSession
 from .._version import __version__
-from ..exceptions import MCPError, excerpt
+from ..exceptions import excerpt
 from ..extensions import Extension, ExtensionsArgument, extensions_of
 from ..transports.base import Transport
+from ._caching import CacheOption, cache_mode
 from ._callbacks import LOG_LEVELS
 from ._connection import Connection, State
 from ._negotiation import Agreement, forget_protocol_eras
@@ -62,6 +62,9 @@ from ._settings import (
     ToolChecks,
     default_timeout_from_env,
 )
+from ._settings import (
+    ConnectionSetting as _Setting,
+)
 from ._tasks.handles import TaskHandle
 from ._toolcalls import ToolCalls, check_arguments
 from ._toolpins import ToolChange, ToolChangePolicy, ToolPins
@@ -72,6 +75,7 @@ if TYPE_CHECKING:
 
     from .. import types
     from .._types.display import ClientFacts
+    from ..cache import CacheInfo, ResponseCache
     from ._settings import TaskStartOptions, ToolCallOptions
     from ._subscriptions import Subscription
 
@@ -89,37 +93,6 @@ __all__ = [
 
 T = TypeVar("T")
 V = TypeVar("V")
-
-
-class _Setting(Generic[V]):
-    """A public attribute of the client that is a setting of its connection: a field of
-    one of its settings groups (``group``), or of the connection itself. Read and
-    written there, where the client's helpers read it at each use."""
-
-    def __init__(self, group: Optional[str] = None) -> None:
-        self._group = group
-        self._name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._name = name
-
-    @overload
-    def __get__(self, client: None, owner: type) -> _Setting[V]: ...
-
-    @overload
-    def __get__(self, client: Client, owner: type) -> V: ...
-
-    def __get__(self, client: Optional[Client], owner: type) -> Any:
-        if client is None:
-            return self
-        return getattr(self._holder(client), self._name)
-
-    def __set__(self, client: Client, value: V) -> None:
-        setattr(self._holder(client), self._name, value)
-
-    def _holder(self, client: Client) -> Any:
-        connection = client._connection
-        return connection if self._group is None else getattr(connection, self._group)
 
 
 class Client:
@@ -278,6 +251,12 @@ class Client:
             identifiers, or a dict of identifier to settings), besides the tasks
             extension every client has; see docs/extensions.md. ``ValueError`` for an
             identifier not of the ``vendor-prefix/name`` form.
+        cache: the response cache of the 2026-07-28 era (docs/caching.md): ``None`` (the
+            default) a cache of this client's own (a bounded ``MemoryStore``); ``False``
+            none; a :class:`~mcp_sync.cache.ResponseCache` to share (with other clients,
+            and over a shared store other processes). The listings and
+            :meth:`read_resource` are served from it while the server's ``ttlMs`` says
+            they are fresh; in the session era it is not used.
 
     Callbacks run on the session's callback thread or handler pool, never on a reader or
     dispatch thread, and may call the client. In the stateless era a blocking call's
@@ -366,6 +345,7 @@ class Client:
         tracer_provider: Any = None,
         meter_provider: Any = None,
         extensions: ExtensionsArgument = None,
+        cache: CacheOption = None,
     ) -> None:
         if not isinstance(transport, Transport):
             raise TypeError(_not_a_transport(transport))
@@ -407,6 +387,7 @@ class Client:
                 tool_pins=tool_pins),
             observer=observer_for(tracing, tracer_provider, meter_provider),
             extensions=extensions_of(extensions),
+            cache=cache,
         )
         # A call's plan, its send and its result; a call that is a task to the tasks.
         self._tool_calls = ToolCalls(self._connection)
@@ -576,6 +557,32 @@ class Client:
         """The server's usage instructions from the handshake, if any."""
         return self._connection.require_agreement().instructions
 
+    # -- the response cache (2026-07-28) -------------------------------------------------
+
+    @property
+    def response_cache(self) -> Optional[ResponseCache]:
+        """The :class:`~mcp_sync.cache.ResponseCache` this client uses (``None``:
+        ``cache=False``)."""
+        return self._connection.caching.cache
+
+    def cache_info(self, method: str, params: Optional[Mapping[str, Any]] = None
+                   ) -> Optional[CacheInfo]:
+        """What the response cache did for this client's last answer to ``method`` with
+        ``params`` (``cache_info("resources/read", {"uri": uri})``; a listing is
+        ``cache_info("tools/list")``): a :class:`~mcp_sync.cache.CacheInfo` (``hit``,
+        ``age``, ``ttl``, ``scope``, ``stored``, ``expires_in``), or ``None`` when it
+        had no say (no such answer yet, the session era, ``cache=False``, or a listing
+        this client kept while a subscription would tell it of a change). Never
+        blocks."""
+        return self._connection.caching.info(method, params)
+
+    def invalidate_cache(self, method: Optional[str] = None, uri: Optional[str] = None) -> None:
+        """Make this server's cached results stale, in every process sharing the cache:
+        all of them, one method's (``"tools/list"``), or one resource's reads
+        (``uri``). Does nothing where nothing is cached (the session era, before
+        connecting, ``cache=False``). A store error is logged, never raised."""
+        self._connection.caching.invalidate(method, uri)
+
     # -- requests ------------------------------------------------------------------------
 
     def request(
@@ -586,16 +593,25 @@ class Client:
         timeout: Timeout = DEFAULT,
         result_type: Optional[Type[T]] = None,
         on_progress: Optional[ProgressCallback] = None,
+        cache: str = "use",
     ) -> Any:
         """Send any request and block for its result.
 
         Returns the result as a dict, or validated into ``result_type`` (a pydantic model).
+        The cacheable methods (``server/discover``, the four lists, ``resources/read``)
+        go through the response cache: ``cache`` is ``"use"``, ``"refresh"`` or
+        ``"bypass"``, as for :meth:`read_resource`.
 
         Raises:
             RequestTimeout, ServerError, ConnectionClosed, ProtocolError, ClientNotConnected.
+            ValueError, TypeError: ``cache`` is not one of the three (nothing sent).
         """
-        result = self._connection.request(method, params, timeout=timeout,
-                                          on_progress=on_progress)
+        connection = self._connection
+        result = connection.caching.through(
+            method, params, cache_mode(cache),
+            lambda sends: connection.rounds.round_trip(
+                method, params, timeout=timeout, on_progress=on_progress, headers=sends,
+                inputs=False))
         if result_type is not None:
             return _parse(result_type, result, f"{method} result")
         return result
@@ -620,7 +636,7 @@ class Client:
         )
         if result_type is None:
             return future
-        return _converted(future, lambda data: _parse(result_type, data, f"{method} result"))
+        return converted(future, lambda data: _parse(result_type, data, f"{method} result"))
 
     def notify(self, method: str, params: Optional[Dict[str, Any]] = None) -> None:
         """Send a notification to the server."""
@@ -631,12 +647,10 @@ class Client:
 
         The stateless era has no ``ping``: ``server/discover`` serves instead.
         """
-        if self._connection.stateless():
-            self.request("server/discover", timeout=timeout)
-        else:
-            self.request("ping", timeout=timeout)
+        method = "server/discover" if self._connection.stateless() else "ping"
+        self._connection.request(method, timeout=timeout)  # never from the cache
 
-    def list_tools(self, *, timeout: Timeout = DEFAULT) -> types.ToolList:
+    def list_tools(self, *, timeout: Timeout = DEFAULT, cache: str = "use") -> types.ToolList:
         """Every tool the server offers (all pages), as a list (a ``types.ToolList``,
         which Jupyter shows as a table).
 
@@ -645,12 +659,15 @@ class Client:
         not declare the ``tools`` capability lists none: every ``list_*`` method returns
         an empty list for a capability the server lacks, without asking it (the calls
         that need one, such as :meth:`subscribe_resource`, raise ``CapabilityError``).
+        A 2026-07-28 listing is served from the response cache while its ``ttlMs`` says
+        it is fresh (``cache``: ``"use"``, ``"refresh"``, ``"bypass"``; see
+        :meth:`read_resource`); the tools' pins review it all the same.
 
         Raises:
             ClientNotConnected: the client is not connected, or closed.
             ConnectionClosed: the link to the server is gone.
         """
-        return self._connection.listings.tools(timeout)
+        return self._connection.listings.tools(timeout, cache_mode(cache))
 
     def tool_changes(self) -> List[ToolChange]:
         """The tools whose definition changed since it was pinned and whose change
@@ -804,31 +821,46 @@ class Client:
         :meth:`TaskHandle.cancel`)."""
         return self.task(task_id).cancel(timeout=timeout)
 
-    def list_resources(self, *, timeout: Timeout = DEFAULT) -> List[types.Resource]:
+    def list_resources(self, *, timeout: Timeout = DEFAULT,
+                       cache: str = "use") -> List[types.Resource]:
         """Every resource the server lists (all pages); none (``[]``) when the server
-        does not declare the ``resources`` capability."""
+        does not declare the ``resources`` capability. ``cache``: as for
+        :meth:`read_resource`."""
         from .. import types
 
         return self._connection.listings.listing("resources", "resources/list", "resources",
-                                                 types.Resource, timeout)
+                                                 types.Resource, timeout, cache_mode(cache))
 
     def list_resource_templates(
-        self, *, timeout: Timeout = DEFAULT
+        self, *, timeout: Timeout = DEFAULT, cache: str = "use"
     ) -> List[types.ResourceTemplate]:
         """Every resource template the server lists (all pages); none (``[]``) when the
-        server does not declare the ``resources`` capability."""
+        server does not declare the ``resources`` capability. ``cache``: as for
+        :meth:`read_resource`."""
         from .. import types
 
         return self._connection.listings.listing(
             "resources", "resources/templates/list", "resourceTemplates",
-            types.ResourceTemplate, timeout)
+            types.ResourceTemplate, timeout, cache_mode(cache))
 
-    def read_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> types.ReadResourceResult:
-        """Read a resource by URI."""
+    def read_resource(self, uri: str, *, timeout: Timeout = DEFAULT,
+                      cache: str = "use") -> types.ReadResourceResult:
+        """Read a resource by URI.
+
+        In the 2026-07-28 era the answer comes from the response cache while the
+        server's ``ttlMs`` says it is fresh (:meth:`cache_info` tells). ``cache``:
+        ``"use"`` (serve a fresh entry, store what is fetched), ``"refresh"`` (fetch and
+        store, never serve) or ``"bypass"`` (neither); another value raises
+        ``ValueError`` (``TypeError`` for a non-string), nothing sent. An answer that
+        took input rounds is never stored.
+        """
         from .. import types
 
-        data = self._connection.rounds.round_trip("resources/read", {"uri": str(uri)},
-                                                  timeout=timeout)
+        connection, params = self._connection, {"uri": str(uri)}
+        data = connection.caching.through(
+            "resources/read", params, cache_mode(cache),
+            lambda sends: connection.rounds.round_trip("resources/read", params,
+                                                       timeout=timeout, headers=sends))
         return _parse(types.ReadResourceResult, data, "resources/read result")  # type: ignore[no-any-return]
 
     def subscribe_resource(self, uri: str, *, timeout: Timeout = DEFAULT) -> None:
@@ -880,13 +912,14 @@ class Client:
             notifications["resourceSubscriptions"] = [str(uri) for uri in resource_uris]
         return self._connection.subscriptions.subscribe(notifications, timeout)
 
-    def list_prompts(self, *, timeout: Timeout = DEFAULT) -> List[types.Prompt]:
+    def list_prompts(self, *, timeout: Timeout = DEFAULT,
+                     cache: str = "use") -> List[types.Prompt]:
         """Every prompt the server offers (all pages); none (``[]``) when the server does
-        not declare the ``prompts`` capability."""
+        not declare the ``prompts`` capability. ``cache``: as for :meth:`read_resource`."""
         from .. import types
 
         return self._connection.listings.listing("prompts", "prompts/list", "prompts",
-                                                 types.Prompt, timeout)
+                                                 types.Prompt, timeout, cache_mode(cache))
 
     def get_prompt(
         self,
@@ -955,34 +988,6 @@ class Client:
         if self._connection.stateless():
             return
         self.notify("notifications/roots/list_changed")
-
-
-def _converted(future: Future[Any], convert: Callable[[Any], Any]) -> Future[Any]:
-    """A future for ``convert(result)`` of ``future``; cancelling it cancels ``future``."""
-    outer: RequestFuture = RequestFuture()
-    if isinstance(future, RequestFuture):
-        outer.follow(future)
-
-    def relay(inner: Future[Any]) -> None:
-        if outer.done():
-            return
-        if inner.cancelled():
-            outer.cancel()
-            return
-        error = inner.exception()
-        try:
-            if error is not None:
-                outer.set_exception(error)
-            else:
-                outer.set_result(convert(inner.result()))
-        except MCPError as exc:
-            outer.set_exception(exc)
-        except Exception as exc:  # noqa: BLE001 - e.g. InvalidStateError after a cancel race
-            if not outer.done():
-                outer.set_exception(exc)
-
-    future.add_done_callback(relay)
-    return outer
 
 
 def _not_a_transport(value: Any) -> str:

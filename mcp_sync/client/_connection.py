@@ -40,6 +40,7 @@ from ..exceptions import (
     excerpt,
 )
 from ..transports.base import Transport, server_label
+from ._caching import CacheOption, ClientCache
 from ._callbacks import ServerCallbacks
 from ._extensions import ClientExtensions
 from ._listing import Listings
@@ -98,6 +99,7 @@ class Connection:
         tool_checks: ToolChecks,
         observer: Optional[RequestObserver],
         extensions: Sequence[Extension] = (),
+        cache: CacheOption = None,
     ) -> None:
         self.transport = transport
         self.name = name
@@ -132,6 +134,8 @@ class Connection:
         # What a session-era session holds that a new one must be told again (renew):
         # the level set (the resources subscribed are counted by the subscriptions).
         self._session_log_level: Optional[str] = None
+        #: The response cache (2026-07-28) and its view of the moment.
+        self.caching = ClientCache(self, cache)
         self.listings = Listings(self)
         self.subscriptions = ClientSubscriptions(self)
         self.callbacks = ServerCallbacks(self)
@@ -239,6 +243,7 @@ class Connection:
         stateless era's envelope), and hand it down to ``session``."""
         self.agreement = agreement
         session.agree(agreement)
+        self.caching.rebind(agreement)
 
     def set_log_level(self, level: str, timeout: Timeout) -> None:
         """``Client.set_logging_level``: in the envelope of every later request
@@ -322,6 +327,9 @@ class Connection:
                 load_models()  # while the server starts (see load_models)
             self.agreement = None
             self.agreement = negotiate(session, client_offer(self, deadline))
+            # A session that replaces one of this connection's: what the server notified
+            # meanwhile was missed, so its cached results are stale.
+            self.caching.bind(self.agreement, replaced=self._connected_session is not None)
         except BaseException as exc:
             within: Optional[float] = None
             if timeout is not None:  # what is left, and at least the stop's share

@@ -25,6 +25,7 @@ from ._settings import Limits, ToolChecks
 
 if TYPE_CHECKING:
     from .. import types
+    from ..cache import CacheInfo, ServerCache, Ticket
 
 __all__ = ["ListingBudget", "ListingConnection", "Listings"]
 
@@ -44,8 +45,31 @@ class Subscribed(Protocol):
         """Whether an open subscription carries notifications of kind ``key``."""
 
 
+class Looked(Protocol):
+    """A request looked up in the response cache (:class:`._caching.Lookup`)."""
+
+    @property
+    def view(self) -> ServerCache: ...
+
+    @property
+    def ticket(self) -> Ticket: ...
+
+
+class ResponseCaching(Protocol):
+    """The client's response cache, as a listing asks it (:class:`._caching.ClientCache`)."""
+
+    def lookup(self, method: str, params: Optional[Dict[str, Any]],
+               mode: str) -> Optional[Looked]: ...
+
+    def record(self, method: str, params: Optional[Dict[str, Any]],
+               info: CacheInfo) -> None: ...
+
+
 class ListingConnection(Protocol):
     """What listings use of the client's connection (read at each use)."""
+
+    @property
+    def caching(self) -> ResponseCaching: ...
 
     @property
     def name(self) -> str: ...
@@ -150,35 +174,72 @@ class Listings:
         self.refused_tools: Dict[str, str] = {}
 
     def paginate(
-        self, method: str, key: str, model: Any, timeout: Timeout, cache: bool
+        self, method: str, key: str, model: Any, timeout: Timeout, cache: bool,
+        mode: str = "use",
     ) -> List[Any]:
         """Every item of ``method``'s listing (the list under ``key`` of each page, as
-        ``model``), from the cache when ``cache`` and one is held."""
+        ``model``): from the list cache when ``cache`` and one is held, else from the
+        response cache when fresh (``mode``: see :mod:`mcp_sync.cache`), else from the
+        server (and stored in the response cache, all pages as one entry, if their
+        hints allow). Any ``mode`` but ``"use"`` skips the list cache too."""
         connection = self._connection
         # A list is served from the cache only while connected; otherwise the request
         # below raises what any request would: ClientNotConnected (closed), ConnectionClosed
         # (the link died), ForkedClientError (the connection is the parent process's).
-        if cache and connection.connected:
+        if cache and mode == "use" and connection.connected:
             with self._lock:
                 cached = self._cache.get(method)
             if cached is not None:
                 return list(cached)
         generation = self.generation(method)
+        caching = connection.caching
+        found = caching.lookup(method, None, mode)
+        served: Optional[List[Dict[str, Any]]] = None
+        if found is not None and found.ticket.hit is not None:
+            served = found.ticket.hit.pages
+            if not _whole(served, key):
+                # One page stored by a request() of it: list it all, and store that.
+                served, found = None, caching.lookup(method, None, "refresh")
+        try:
+            items, pages = self._collect(method, key, model, timeout, served)
+        except BaseException:
+            if found is not None:
+                found.view.discard(found.ticket)
+            raise
+        if found is not None:
+            caching.record(method, None, found.view.store_pages(found.ticket, pages))
+        if cache:
+            with self._lock:
+                if self._generation.get(method, 0) == generation:
+                    self._cache[method] = items
+        return list(items)
+
+    def _collect(self, method: str, key: str, model: Any, timeout: Timeout,
+                 served: Optional[List[Dict[str, Any]]]
+                 ) -> Tuple[List[Any], List[Dict[str, Any]]]:
+        """The items of every page, within the bounds, and the pages: ``served`` (from
+        the response cache) or each fetched in turn, following the cursors."""
+        connection = self._connection
         items: List[Any] = []
+        pages_seen: List[Dict[str, Any]] = []
         cursor: Optional[str] = None
         seen_cursors = set()
         name = connection.name
         budget = ListingBudget(connection.limits, name, method)
         max_pages = connection.limits.max_pages
         for pages in range(1, max_pages + 1):
-            params = {"cursor": cursor} if cursor is not None else None
-            page = connection.request(method, params, timeout=timeout)
+            if served is not None:
+                page = served[pages - 1]
+            else:
+                params = {"cursor": cursor} if cursor is not None else None
+                page = connection.request(method, params, timeout=timeout)
             if not isinstance(page, dict) or not isinstance(page.get(key), list):
                 raise ProtocolError(f"{method} result from {name} has no list {key!r}")
+            pages_seen.append(page)
             budget.take(page[key], pages)
             items.extend(parse(model, item, f"{method} item") for item in page[key])
             cursor = page.get("nextCursor")
-            if not cursor:
+            if not cursor or (served is not None and pages == len(served)):
                 break
             if cursor in seen_cursors:
                 raise ProtocolError(f"{name} repeated the cursor "
@@ -187,11 +248,7 @@ class Listings:
         else:
             raise budget.error("max_pages", max_pages,
                                f"did not end its listing after {max_pages} pages")
-        if cache:
-            with self._lock:
-                if self._generation.get(method, 0) == generation:
-                    self._cache[method] = items
-        return list(items)
+        return items, pages_seen
 
     def generation(self, method: str) -> int:
         """How many ``list_changed`` notifications of ``method``'s list arrived."""
@@ -199,14 +256,14 @@ class Listings:
             return self._generation.get(method, 0)
 
     def listing(self, kind: str, method: str, key: str, model: Any,
-                timeout: Timeout) -> List[Any]:
+                timeout: Timeout, mode: str = "use") -> List[Any]:
         """The ``list_*`` methods but ``list_tools``: none (``[]``) when the server does
         not offer ``kind``, else every item, cached when :meth:`cacheable`."""
         if not self._connection.offers(kind):
             return []
-        return self.paginate(method, key, model, timeout, self.cacheable(kind))
+        return self.paginate(method, key, model, timeout, self.cacheable(kind), mode)
 
-    def tools(self, timeout: Timeout) -> types.ToolList:
+    def tools(self, timeout: Timeout, mode: str = "use") -> types.ToolList:
         """``Client.list_tools``: every tool, the ones whose ``x-mcp-header``
         annotations are invalid dropped (stateless era, on a transport with headers) and
         the changed ones the client's pins block (``ToolChecks.review``); the listing
@@ -218,7 +275,7 @@ class Listings:
             return types.ToolList()
         generation = self.generation("tools/list")
         tools = self.paginate("tools/list", "tools", types.Tool, timeout,
-                              self.cacheable("tools"))
+                              self.cacheable("tools"), mode)
         refused: Dict[str, str] = {}
         if connection.stateless() and connection.carries_headers:
             from .._protocol.headers import invalid_header_annotation
@@ -270,3 +327,9 @@ class Listings:
                 self._generation[key] = self._generation.get(key, 0) + 1
             if "tools/list" in listed:
                 self.known_tools = None
+
+
+def _whole(pages: List[Dict[str, Any]], key: str) -> bool:
+    """Whether cached ``pages`` are a whole listing: its last page ends it."""
+    last = pages[-1]
+    return isinstance(last.get(key), list) and not last.get("nextCursor")

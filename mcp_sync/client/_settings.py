@@ -21,13 +21,16 @@ from typing import (
     Callable,
     Dict,
     FrozenSet,
+    Generic,
     List,
     Mapping,
     Optional,
     Sequence,
     Tuple,
     TypedDict,
+    TypeVar,
     Union,
+    overload,
 )
 
 from .._protocol import DEFAULT, Timeout
@@ -40,6 +43,7 @@ __all__ = [
     "DEFAULT_MAX_LIST_ITEMS",
     "ELICITATION_MODES",
     "SAMPLING_FEATURES",
+    "ConnectionSetting",
     "Handlers",
     "Limits",
     "TaskStartOptions",
@@ -50,6 +54,8 @@ __all__ = [
     "checked_options",
     "default_timeout_from_env",
 ]
+
+V = TypeVar("V")
 
 #: The most items one ``list_*`` call collects, all pages together (``max_list_items``).
 DEFAULT_MAX_LIST_ITEMS = 10_000
@@ -320,3 +326,35 @@ def handler_task_methods(given: Union[bool, Sequence[str]], sampling: Any,
                 raise ValueError(f"handler_tasks names {kind!r}, but there is no "
                                  f"{kind}_handler")
     return tuple(handlers[kind][0] for kind in chosen)
+
+
+class ConnectionSetting(Generic[V]):
+    """A public attribute of the client that is a setting of its connection: a field of
+    one of its settings groups (``group``), or of the connection itself. Read and
+    written there (``client._connection``), where the client's helpers read it at each
+    use."""
+
+    def __init__(self, group: Optional[str] = None) -> None:
+        self._group = group
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, client: None, owner: type) -> ConnectionSetting[V]: ...
+
+    @overload
+    def __get__(self, client: object, owner: type) -> V: ...
+
+    def __get__(self, client: Optional[object], owner: type) -> Any:
+        if client is None:
+            return self
+        return getattr(self._holder(client), self._name)
+
+    def __set__(self, client: object, value: V) -> None:
+        setattr(self._holder(client), self._name, value)
+
+    def _holder(self, client: object) -> Any:
+        connection = client._connection  # type: ignore[attr-defined]
+        return connection if self._group is None else getattr(connection, self._group)

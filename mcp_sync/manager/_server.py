@@ -176,6 +176,8 @@ class _Server:
         self._changed = threading.Condition()
         self._state = ServerState.CONNECTING if enabled else ServerState.DISABLED
         self._client: Optional[Client] = None
+        # Whether a client of this server connected before (a reconnect invalidates).
+        self._connected_before = False
         self._error: Optional[BaseException] = None
         self._tools: Optional[List[types.Tool]] = None
         self._connected_since: Optional[float] = None
@@ -337,6 +339,7 @@ class _Server:
                 self._worker = None
                 if not closed:
                     self._client = client
+                    self._connected_before = True
                     self._tools = tools
                     self._error = None
                     self._state = ServerState.CONNECTED
@@ -369,6 +372,10 @@ class _Server:
                      self.name, exc.status)
             client = self._new_client(resolved, "sse")
             client.connect()
+        if self._connected_before:
+            # A client in place of a lost one (the server may have restarted): what it
+            # notified meanwhile was missed, so every cached result of it is stale.
+            client.invalidate_cache()
         try:
             return client, self._offered(_fetch_tools(client))
         except BaseException:

@@ -2,9 +2,11 @@
 caching hints (``tests/servers/sdk_cache_server.py``, ``mcp`` 2.3.0), which counts the
 requests it receives, so each test counts round trips.
 
-The client here is ``mcp_sync``'s as it is: a request goes through ``client.request()``
-and the cache is asked before and told after (``cached()``, what a client integration
-does), its notifications reach the cache through the public ``notification_handler``.
+The client here has no cache of its own (``cache=False``): a request goes through
+``client.request()`` and a cache of the test's is asked before and told after
+(``cached()``, the pattern of docs/caching.md's "A cache of your own"), its notifications
+reach the cache through the public ``notification_handler``. The client's own caching
+is ``test_client_cache.py``'s.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class Clock:
 def connect(server: ServerProcess, token: Optional[str] = None, **kwargs: Any) -> mcp_sync.Client:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return mcp_sync.connect(server.url, headers=headers, timeout=WAIT, probe_timeout=WAIT,
-                            **kwargs)
+                            cache=False, **kwargs)
 
 
 def bind(cache: ResponseCache, client: mcp_sync.Client) -> ServerCache:
@@ -197,7 +199,7 @@ def test_a_resource_update_drops_that_resource(server: ServerProcess) -> None:
 
 def test_the_pattern_of_the_docs_runs_against_the_server(
         server: ServerProcess, capsys: pytest.CaptureFixture[str]) -> None:
-    """docs/caching.md's "Using it", as written: the second listing is served from the
+    """docs/caching.md's "A cache of your own", as written: the second listing is served from the
     cache, and a list_changed the server sends reaches the view."""
     namespace: Dict[str, Any] = {"url": server.url, "uri": "test://greeting",
                                  "headers": {"Authorization": "Bearer docs"}}
@@ -207,7 +209,7 @@ def test_the_pattern_of_the_docs_runs_against_the_server(
         warm.request("server/discover", timeout=WAIT)
     before = request_counts(server)
     try:
-        exec(docs_example("## Using it"), namespace)
+        exec(docs_example("## A cache of your own"), namespace)
         client = namespace["client"]
         # The page's print: the read was fetched (not a hit), private, fresh for 60 s.
         printed = capsys.readouterr().out

@@ -1,6 +1,8 @@
 """The response cache over the stores a web app already runs: a real ``redis-server`` and
 Django's cache framework (its local-memory and file caches), in this process and shared by
-two real processes (``tests/servers/cache_process.py``), as a web app's workers share them.
+two real processes (``tests/servers/cache_process.py``), as a web app's workers share them;
+and two processes' clients sharing them against the official SDK's 2026-07-28 server
+(``tests/servers/cache_client_process.py``, ``tests/servers/sdk_cache_server.py``).
 
 Redis runs on 127.0.0.1 on a free port with persistence off (the helper the Celery tests
 use), one database per test; it is stopped by its PID.
@@ -33,6 +35,7 @@ from .._cache_contract import (
     docs_example,
     page,
 )
+from .._peer_processes import ServerProcess, cache_server_argv, request_counts, serve
 from .._procs import redis_server, stop_process, subprocess_env
 from ..conftest import ROOT, SERVERS
 from ._django import setup_django
@@ -85,13 +88,14 @@ def redis_stores(redis_db: str) -> Iterator[Stores]:
 
 
 class Peer:
-    """``tests/servers/cache_process.py`` in a child process: a cache of its own over the
-    shared store. One thread (``test-cache-peer-*``, outside the names the leak check
-    watches) reads its answers, so each ``ask`` waits with a bound."""
+    """``tests/servers/cache_process.py`` (or another ``script`` of the kind) in a child
+    process: a cache of its own over the shared store. One thread (``test-cache-peer-*``,
+    outside the names the leak check watches) reads its answers, so each ``ask`` waits
+    with a bound."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, script: str = "cache_process.py") -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(SERVERS / "cache_process.py"), *args],
+            [sys.executable, str(SERVERS / script), *args],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, cwd=str(ROOT), env=subprocess_env())
         self.answers: queue.Queue[str] = queue.Queue()
@@ -332,3 +336,56 @@ def test_the_sqlite_store_of_the_docs_keeps_the_contract(tmp_path: Path) -> None
     store_class = namespace["SqliteStore"]
     check_store_contract(store_class(str(tmp_path / "cache.db")))
     check_cache_over_store(lambda: store_class(str(tmp_path / "cache.db")))
+
+
+# -- two processes' clients ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mcp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    yield from serve("sdk-cache", cache_server_argv(60_000), "/mcp", tmp_path_factory)
+
+
+def two_clients_share_one_cache(store: List[str], server: ServerProcess) -> None:
+    """Two processes' ``Client(cache=ResponseCache(store))``: what one fetched the other
+    is served, with no request to the server; a private read only with the same
+    credentials; an invalidation in one is seen by the other."""
+    uri = "test://whoami/shared"
+    peers = [Peer(*store, server.url, "alice", script="cache_client_process.py"),
+             Peer(*store, server.url, "alice", script="cache_client_process.py"),
+             Peer(*store, server.url, "bob", script="cache_client_process.py")]
+    first, second, bob = peers
+    try:
+        before = request_counts(server)
+
+        def sent(method: str) -> int:
+            return request_counts(server).get(method, 0) - before.get(method, 0)
+
+        listed = first.ask(op="list_tools")
+        assert not listed["hit"] and "add" in listed["names"]
+        assert second.ask(op="list_tools") == {"names": listed["names"], "hit": True}
+        assert bob.ask(op="list_tools")["hit"]  # public: every credential
+        assert sent("tools/list") == 1
+        alices = first.ask(op="read", uri=uri)
+        assert alices == {"text": "shared: authorization=Bearer alice", "hit": False}
+        assert second.ask(op="read", uri=uri) == {**alices, "hit": True}
+        assert bob.ask(op="read", uri=uri) == {
+            "text": "shared: authorization=Bearer bob", "hit": False}
+        assert sent("resources/read") == 2
+        assert first.ask(op="invalidate") == {}
+        assert not second.ask(op="list_tools")["hit"]
+        assert not second.ask(op="read", uri=uri)["hit"]
+        assert sent("tools/list") == 2
+    finally:
+        for peer in peers:
+            peer.stop()
+
+
+def test_two_processes_clients_share_a_cache_through_redis(
+        redis_db: str, mcp_server: ServerProcess) -> None:
+    two_clients_share_one_cache(["redis", redis_db], mcp_server)
+
+
+def test_two_processes_clients_share_a_cache_through_the_django_file_cache(
+        tmp_path: Path, mcp_server: ServerProcess) -> None:
+    two_clients_share_one_cache(["django-file", str(tmp_path)], mcp_server)

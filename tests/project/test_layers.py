@@ -153,3 +153,19 @@ def test_the_rules_see_a_circle_and_an_upward_import() -> None:
     assert upward_imports(graph) == ["mcp_sync._util.text -> mcp_sync.client._client"]
     assert circles(graph) == [["mcp_sync._rpc.core", "mcp_sync._rpc.session"],
                               ["mcp_sync._util.text", "mcp_sync.client._client"]]
+
+
+#: The protocol's type definitions: one module per revision's worth of models, as the
+#: official SDK keeps them; long by nature, and read as a reference rather than as code.
+LONG_BY_NATURE = {"_types/protocol.py"}
+#: A module is one job a reader can hold in mind: about a thousand lines at most.
+MAX_MODULE_LINES = 1000
+
+
+def test_no_module_passes_a_thousand_lines() -> None:
+    lines = {str(path.relative_to(PACKAGE)): len(path.read_text(encoding="utf-8").splitlines())
+             for path in PACKAGE.rglob("*.py")}
+    assert set(LONG_BY_NATURE) <= set(lines)
+    too_long = {name: count for name, count in lines.items()
+                if count > MAX_MODULE_LINES and name not in LONG_BY_NATURE}
+    assert too_long == {}

@@ -57,6 +57,7 @@ def test_each_helper_names_what_it_uses_of_the_connection() -> None:
         "_callbacks.py": "CallbacksConnection", "_rounds.py": "RoundsConnection",
         "_toolcalls.py": "ToolCallsConnection", "_negotiation.py": "OfferSource",
         "_tasks/wires.py": "TaskConnection", "_tasks/calls.py": "CallTasksConnection",
+        "_caching.py": "CachingConnection",
     }
     for name, protocol in wanted.items():
         tree = ast.parse((CLIENT / name).read_text(encoding="utf-8"))

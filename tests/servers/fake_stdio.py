@@ -28,6 +28,11 @@ Options:
                          settings {"n": i}, after those of --extensions
                          (either adds the tool `answer_with(result)`, which answers
                          with `result` as it is: an extension's own kind of result)
+  --ttl-ms N             (with --stateless) answer tools/list (public) and resources/read
+                         (private) with the caching hints ttlMs N and a cacheScope;
+                         reading test://roots takes an input round (roots/list) first
+  --count-file PATH      append the method of each tools/list and resources/read received
+                         to PATH, a line each (what a response-cache test counts)
 """
 
 from __future__ import annotations
@@ -72,6 +77,8 @@ parser.add_argument("--stubborn", action="store_true",
                     help="ignore SIGTERM and stdin's end: only SIGKILL stops it")
 parser.add_argument("--extensions", type=json.loads)
 parser.add_argument("--many-extensions", type=int, default=0)
+parser.add_argument("--ttl-ms", type=int)
+parser.add_argument("--count-file")
 options = parser.parse_args()
 
 if options.stubborn:
@@ -465,6 +472,42 @@ if options.stateless:
                 "capabilities": server.capabilities(),
                 "_meta": {"io.modelcontextprotocol/serverInfo": {"name": server.name,
                                                                  "version": server.version}}}
+
+
+def counted(method: str) -> None:
+    if options.count_file:
+        with open(options.count_file, "a", encoding="utf-8") as counts:
+            counts.write(method + "\n")
+
+
+if options.ttl_ms is not None or options.count_file:
+    hints = {} if options.ttl_ms is None else {"ttlMs": options.ttl_ms}
+
+    @server.method("tools/list")
+    def hinted_tools(params: Dict[str, Any]) -> Dict[str, Any]:
+        counted("tools/list")
+        return {"tools": [tool.definition for tool in server.tools.values()], **hints,
+                "cacheScope": "public"}
+
+    @server.method("resources/read")
+    def hinted_read(params: Dict[str, Any]) -> Dict[str, Any]:
+        counted("resources/read")
+        if params.get("uri") == "test://roots":
+            # Needs the client's roots first (input_required); the retry's answer, with
+            # hints like any other, is the roots the client gave.
+            responses = params.get("inputResponses")
+            if responses is None:
+                return {"resultType": "input_required", "requestState": "asked",
+                        "inputRequests": {"r": {"method": "roots/list", "params": {}}},
+                        **hints, "cacheScope": "private"}
+            return {"contents": [{"uri": "test://roots", "text": json.dumps(responses)}],
+                    **hints, "cacheScope": "private"}
+        resource = server.resources.get(params.get("uri", ""))
+        if resource is None:
+            raise RpcError({"code": -32002, "message": "Resource not found"})
+        contents = {k: v for k, v in resource.items()
+                    if k in ("uri", "mimeType", "text", "blob") and v is not None}
+        return {"contents": [contents], **hints, "cacheScope": "private"}
 
 
 server.completion("greet", lambda name, value: [w for w in ("alice", "bob", "alina")

@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
 
 import requests
@@ -88,6 +88,9 @@ _WORKER_IDLE = 30.0
 # The GET stream gives up after this many openings in a row that brought nothing.
 _LISTENER_MAX_FAILURES = 8
 _SESSION_ID = re.compile(r"^[\x21-\x7e]+$")
+# Headers every request carries alike, whoever sends it: not part of whose request it is.
+_NOT_CREDENTIALS = frozenset({"accept", "accept-encoding", "content-type", "connection",
+                              "user-agent"})
 
 
 def _server_name(url: str) -> str:
@@ -234,6 +237,25 @@ class HttpTransport(ExchangeEngine, Transport):
     def session_id(self) -> Optional[str]:
         """The ``Mcp-Session-Id`` the server assigned in reply to ``initialize``, if any."""
         return self._session_id
+
+    def credentials(self) -> Tuple[Dict[str, str], Any]:
+        """What says whose requests these are: the headers sent with every request (the
+        ``requests`` session's and this transport's, without the ones every request
+        carries alike: ``Accept``, ``Content-Type``...) and the auth applied (this
+        transport's, else the session's, ``.netrc``'s or the URL's ``user:password``,
+        as ``requests`` picks it; settled by :meth:`start`). The response cache digests
+        them into its authorization context; they are secrets, never to be shown."""
+        if self._started:
+            headers = dict(self._base_headers.items())
+            auth = self._request_auth
+        else:
+            headers = dict(self.headers)
+            auth = self.auth if self.auth is not None else self._url_credentials
+        if isinstance(auth, tuple) and len(auth) == 2:
+            auth = HTTPBasicAuth(*auth)
+        sent = {key: value for key, value in headers.items()
+                if key.lower() not in _NOT_CREDENTIALS}
+        return sent, auth
 
     # -- lifecycle -----------------------------------------------------------------------
 
