@@ -7,11 +7,14 @@
   properties, enums, consts, arrays, anyOf, local $refs, one-member allOf, keywords strict
   mode drops) and values valid against them, the converted schema is in OpenAI's strict
   subset and accepts the value once each absent optional property is filled with null
-  (checked with jsonschema); dropping those nulls again gives the value back.
+  (checked with jsonschema); dropping those nulls again gives the value back; any object
+  among them open to other properties (``additionalProperties`` true, ``{}`` or a schema)
+  makes the whole schema refused, while ``additionalProperties: false`` changes nothing.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 import re
@@ -254,6 +257,37 @@ def test_strict_schema_accepts_every_value_filled_with_nulls(original: Dict[str,
     filled, expected = fill(value, original, original)
     jsonschema.validate(filled, converted, cls=jsonschema.Draft202012Validator)
     assert drop_filled_nulls(filled, original) == expected
+
+
+def _object_nodes(schema: Any) -> List[Dict[str, Any]]:
+    """Every object schema the conversion reaches in ``schema`` (not behind a ``$ref``)."""
+    if not isinstance(schema, dict):
+        return []
+    found = [schema] if schema.get("type") == "object" else []
+    for child in schema.get("properties", {}).values():
+        found += _object_nodes(child)
+    found += _object_nodes(schema.get("items"))
+    for key in ("anyOf", "oneOf", "allOf"):
+        for branch in schema.get(key, []):
+            found += _object_nodes(branch)
+    return found
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(root_schema, st.sampled_from([True, {}, {"type": "string"}]), st.data())
+def test_an_object_open_to_other_properties_is_refused(original: Dict[str, Any], extra: Any,
+                                                       data: st.DataObject) -> None:
+    converted, _ = strict_schema(original)
+    assume(converted is not None)
+    changed = copy.deepcopy(original)
+    node = data.draw(st.sampled_from(_object_nodes(changed)))
+    node["additionalProperties"] = False  # closed already: the same conversion
+    assert strict_schema(changed) == (converted, None)
+    node["additionalProperties"] = extra  # open: strict mode cannot say it
+    refused, reason = strict_schema(changed)
+    assert refused is None and reason is not None
+    assert reason.endswith(": an object that takes other properties"), reason
 
 
 def test_a_schema_that_cannot_be_strict_says_why() -> None:
