@@ -21,7 +21,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 import jsonschema
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from mcp_sync.toolbox._names import _hashed_names, assign_names
@@ -60,9 +60,31 @@ def test_names_depend_on_the_set_not_the_order(pairs: List[Tuple[str, str]],
     assert dict(zip(pairs, assign_names(pairs))) == dict(zip(shuffled, assign_names(shuffled)))
 
 
+# Names that need no change, and rivals for them: the same name with some of its "_"
+# written as characters that become "_" once sanitised ("a.b" against "a_b"), or the same
+# pair again (a second client of one server).
+exact_text = st.text(alphabet="ab_-", max_size=6)
+
+
+@st.composite
+def pairs_with_rivals(draw: Any) -> List[Tuple[str, str]]:
+    kept = draw(st.lists(st.tuples(exact_text, exact_text), min_size=1, max_size=8))
+    blur = st.sampled_from("_. \u00e9:")
+    pairs = list(kept)
+    for server, tool in kept:
+        for _ in range(draw(st.integers(0, 2))):
+            pairs.append(tuple(  # type: ignore[arg-type]
+                "".join(draw(blur) if c == "_" else c for c in part) for part in (server, tool)))
+    pairs += draw(st.lists(pair, max_size=5))
+    return list(draw(st.permutations(pairs)))
+
+
 @SETTINGS
-@given(st.lists(pair, max_size=25))
+@given(st.one_of(st.lists(pair, max_size=25), pairs_with_rivals()))
+@example([("s.x", "t"), ("s_x", "t"), ("s_x", "t"), ("s x", "t")])
 def test_a_name_that_needs_no_change_is_kept(pairs: List[Tuple[str, str]]) -> None:
+    # Kept when no other tool claims it as its own unchanged name: tools whose names only
+    # sanitise to it, and later copies of the same pair, get another name.
     names = assign_names(pairs)
     joined = [f"{server}__{tool}" for server, tool in pairs]
     for index, name in enumerate(names):
@@ -70,7 +92,7 @@ def test_a_name_that_needs_no_change_is_kept(pairs: List[Tuple[str, str]]) -> No
         rivals = {pairs[i] for i, other in enumerate(joined) if other == readable}
         if NAME.match(readable) and rivals == {pairs[index]} and (
                 pairs.index(pairs[index]) == index):
-            assert name == readable
+            assert name == readable, (pairs, names)
 
 
 def test_names_crafted_to_take_every_digest_still_leave_a_name() -> None:
