@@ -90,6 +90,8 @@ def test_excerpt_shows_the_escapes_and_the_total_size() -> None:
     assert excerpt(b"\xff\x1b", 10) == "\ufffd\\x1b"
     assert excerpt("x" * 10, 10) == "x" * 10  # exactly the bound: whole, no size
     assert excerpt("y" * 201) == "y" * 200 + "… (201 characters in all)"  # 200 by default
+    # a backslash of the text itself, at the bound, is kept: only a cut escape is dropped
+    assert excerpt("a" * 9 + "\\zzz", 10) == "aaaaaaaaa\\… (13 characters in all)"
 
 
 def test_printable_json_keeps_readable_text_and_the_callers_options() -> None:
