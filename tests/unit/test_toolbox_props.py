@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
 import random
 import re
@@ -95,13 +96,47 @@ def test_a_name_that_needs_no_change_is_kept(pairs: List[Tuple[str, str]]) -> No
             assert name == readable, (pairs, names)
 
 
+def sha(server: str, tool: str, occurrence: int) -> str:
+    """The digest a hashed name ends with, computed here as the module's docstring says."""
+    data = f"{server}\x00{tool}\x00{occurrence}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
+
+
 def test_names_crafted_to_take_every_digest_still_leave_a_name() -> None:
-    crafted = [name[len("s__"):] for name in itertools.islice(_hashed_names("s", "a.b", 0), 8)]
-    pairs = [("s", "a.b"), ("s", "a_b"), *[("s", tool) for tool in crafted]]
-    names = assign_names(pairs)
-    assert len(set(names)) == len(names) and all(NAME.match(n) for n in names)
-    assert names[1] == "s__a_b" and names[2:] == [f"s__{tool}" for tool in crafted]
-    assert names[0].startswith("s__a_b_") and names[0] not in names[1:]
+    for tool, kept in (("a.b", "a_b"), ("a.b" + "c" * 70, "a_b" + "c" * 47)):
+        crafted = [name[len("s__"):]
+                   for name in itertools.islice(_hashed_names("s", tool, 0), 8)]
+        pairs = [("s", tool), ("s", tool.replace(".", "_")), *[("s", t) for t in crafted]]
+        names = assign_names(pairs)
+        assert len(set(names)) == len(names) and all(NAME.match(n) for n in names)
+        assert names[2:] == [f"s__{t}" for t in crafted]
+        # six digest widths and two counters taken: the third counter, cut to fit
+        assert names[0] == f"s__{kept}_{sha('s', tool, 0)[:8]}_3", names[0]
+
+
+def test_a_long_name_keeps_some_of_each_part_and_a_digest() -> None:
+    long_pairs = [("S" * 40, "T" * 40), ("s", "t" * 100), ("s" * 100, "t")]
+    names = assign_names(long_pairs)
+    assert names == [
+        "S" * 17 + "__" + "T" * 36 + "_" + sha("S" * 40, "T" * 40, 0)[:8],  # a third each
+        "s__" + "t" * 52 + "_" + sha("s", "t" * 100, 0)[:8],  # the server whole
+        "s" * 52 + "__t_" + sha("s" * 100, "t", 0)[:8],  # the tool whole
+    ]
+    assert all(len(name) == 64 for name in names)
+    # 64 characters is short enough, 65 is not
+    assert assign_names([("a" * 31, "b" * 31), ("a" * 31, "b" * 32)]) == [
+        "a" * 31 + "__" + "b" * 31,
+        "a" * 21 + "__" + "b" * 32 + "_" + sha("a" * 31, "b" * 32, 0)[:8]]
+
+
+def test_copies_of_a_tool_are_counted_and_a_lone_surrogate_is_hashed() -> None:
+    pair = ("srv", "echo")
+    assert assign_names([pair, pair, pair]) == [
+        "srv__echo", f"srv__echo_{sha('srv', 'echo', 1)[:8]}",
+        f"srv__echo_{sha('srv', 'echo', 2)[:8]}"]
+    # a name from JSON may hold a lone surrogate; it loses "s___" to the unchanged name
+    assert assign_names([("s", "\ud800"), ("s", "_")]) == [
+        f"s____{sha('s', chr(0xD800), 0)[:8]}", "s___"]
 
 
 # -- strict schemas --------------------------------------------------------------------------
