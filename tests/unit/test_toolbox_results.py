@@ -191,3 +191,32 @@ def test_clean_result_takes_invisible_characters_out_of_the_text_it_carries() ->
     assert clean_result(tidy) == (tidy, 0) and clean_result(tidy)[0] is tidy
     only_structured, removed = clean_result(result(structured={"a": "\u200b"}))
     assert (only_structured.structured_content, removed) == ({"a": ""}, 1)
+
+
+def test_content_the_client_does_not_know_is_named_not_dropped() -> None:
+    # A server may send a content type of a later protocol, or a resource with neither
+    # text nor blob: the model hears that something was there.
+    unknown = types.CallToolResult.model_validate({"content": [
+        {"type": "vid\x1beo", "data": "x"},
+        {"type": "resource", "resource": {"uri": "file:///x\u202e"}},
+        {"type": "resource", "resource": {"uri": "file:///t", "text": "plain"}},
+    ]})
+    assert openai_text(unknown).split("\n") == [
+        "[content of type 'video'; not shown]", "[resource file:///x; no contents]",
+        "[resource file:///t]", "plain"]
+
+
+def test_a_pdf_file_name_is_the_last_part_of_its_uri_cut_to_100() -> None:
+    def filename(uri: str) -> Any:
+        items = responses_output(result(embedded(uri, "JVBERg==", "application/pdf")))
+        assert isinstance(items, list)
+        return items[0]["filename"]
+
+    assert filename("file:///a/b/REPORTX") == "REPORTX"
+    assert filename("https://h/d/" + "n" * 150) == "n" * 99 + "\u2026"
+
+
+def test_clean_result_counts_every_block() -> None:
+    blocks = [types.TextContent(type="text", text=f"{n}\u200b") for n in range(3)]
+    clean, removed = clean_result(result(*blocks))
+    assert removed == 3 and [b.text for b in clean.content] == ["0", "1", "2"]  # type: ignore[union-attr]
