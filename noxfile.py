@@ -4,6 +4,7 @@
     nox -s core-3.9          # one of them
     nox -s oldest            # the oldest Python with the oldest dependencies declared
     nox -s quick             # the everyday loop: the same modules, in the current environment
+    nox -s mutation          # mutation testing of the converters and bounds (docs/mutation.md)
 
 Only the modules of the library's own layers run here, without their tests marked ``peer``
 (those need the official ``mcp`` SDK, which needs a newer Python, or the Node peers); the
@@ -77,3 +78,30 @@ def quick(session: nox.Session) -> None:
     no new virtual environment; about a minute.
     """
     session.run("python", "-m", "pytest", "-q", "-m", "not peer", *CORE_MODULES, *session.posargs)
+
+
+# Mutation testing: the Toolbox's converters and the modules that hold security bounds,
+# one module at a time. Which tests run against them is [tool.mutmut] in pyproject.toml.
+MUTATION_MODULES = [
+    "mcp_sync.transports._limits",
+    "mcp_sync._util.text",
+    "mcp_sync.toolbox._names",
+    "mcp_sync.toolbox._modeltext",
+    "mcp_sync.toolbox._results",
+    "mcp_sync.toolbox._schemas",
+    "mcp_sync._schema.checker",
+]
+
+
+@nox.session
+def mutation(session: nox.Session) -> None:
+    """Mutation testing of the converters and bounds (mutmut); not part of ``nox`` alone.
+
+    ``nox -s mutation`` runs every module of MUTATION_MODULES; ``nox -s mutation --
+    mcp_sync.toolbox._names`` one of them. Each surviving mutant is killed by a test or
+    explained in docs/mutation.md. The mutated copy is written to ``mutants/``.
+    """
+    session.install(".", "mutmut==3.8.1", "hypothesis>=6", *CORE_TEST_DEPS)
+    for module in session.posargs or MUTATION_MODULES:
+        session.run("mutmut", "run", "--max-children", "2", f"{module}.*")
+    session.run("mutmut", "results")

@@ -71,6 +71,9 @@ def test_several_types_take_json_of_the_others_else_the_string() -> None:
     assert got["types"] == {"text": "string", "label": "null", "size": "integer"}
     got = typed_call("text=x", "label=hello", "size=12 apples")
     assert got["arguments"] == {"text": "x", "label": "hello", "size": "12 apples"}
+    # A JSON string is the string written, quotes and all: a quoted value is not unwrapped.
+    got = typed_call("text=x", 'label="hello"', 'size="12"')
+    assert got["arguments"] == {"text": "x", "label": '"hello"', "size": '"12"'}
 
 
 def test_an_argument_without_a_type_keeps_the_old_rule() -> None:

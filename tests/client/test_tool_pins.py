@@ -360,6 +360,19 @@ def test_a_cache_file_others_may_write_is_not_trusted(
     assert "writable by other users (mode 646)" in record.getMessage()
 
 
+def test_a_cache_file_of_another_user_is_not_trusted(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # The tests run as root, who may give a file away: the cache then belongs to "nobody".
+    path = first_run(tmp_path)
+    assert ToolCache(tmp_path, 3600).read(path.stem, "poison") is not None
+    os.chown(path, 65534, 65534)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="mcp_sync.manager._toolcache"):
+        assert ToolCache(tmp_path, 3600).read(path.stem, "poison") is None
+    (record,) = caplog.records
+    assert "owned by user 65534, not by this user" in record.getMessage()
+
+
 # -- the command line ---------------------------------------------------------------------
 
 

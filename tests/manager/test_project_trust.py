@@ -389,6 +389,7 @@ def test_the_store_is_private_and_an_unusable_one_trusts_nothing(
     for content, why in ((b"{oops", "is not JSON"), (b"[" * 100_000, "is not JSON"),
                          (b'{"format": "other", "files": {}}', "is not a store of trusted"),
                          (b"", f"{MAX_FILE_BYTES + 1} bytes, more than {MAX_FILE_BYTES}"),
+                         (good, "owned by user 65534, not by this user"),
                          (None, "a symbolic link")):
         path.unlink()
         if content is None:
@@ -397,6 +398,8 @@ def test_the_store_is_private_and_an_unusable_one_trusts_nothing(
             path.write_bytes(content)
             if not content:
                 os.truncate(path, MAX_FILE_BYTES + 1)  # sparse: past the bound
+            if content == good:
+                os.chown(path, 65534, 65534)  # root (the tests) gives it to "nobody"
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="mcp_sync.config.trust"):
             assert store.state(project, digest) == UNTRUSTED

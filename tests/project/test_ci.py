@@ -72,3 +72,20 @@ def test_the_everyday_loop_is_a_session_of_its_own() -> None:
                             capture_output=True, text=True, timeout=60, check=True).stdout
     assert re.search(r"^- quick -> The everyday loop", listed, re.M), listed
     assert re.search(r"^\* oldest -> ", listed, re.M), listed
+
+
+def test_mutation_testing_is_a_documented_session_outside_the_default_run() -> None:
+    """``nox -s mutation`` (docs/mutation.md) exists, is named in the README and the
+    mutation page, and is not one of the sessions ``nox`` alone (.ci/run) runs."""
+    assert "`nox -s mutation`" in (ROOT / "README.md").read_text()
+    page = (ROOT / "docs" / "mutation.md").read_text()
+    assert "nox -s mutation" in page
+    assert "mutation" not in noxfile_value("nox.options.sessions")
+    modules = noxfile_value("MUTATION_MODULES")
+    pyproject = (ROOT / "pyproject.toml").read_text().split("[tool.mutmut]")[1]
+    for module in modules:  # each module the session mutates is mutated, and on the page
+        assert f'"{module.replace(".", "/")}.py"' in pyproject, module
+        assert f"`{module}`" in page, module
+    listed = subprocess.run([sys.executable, "-m", "nox", "--list", "--no-color"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60, check=True).stdout
+    assert re.search(r"^- mutation -> Mutation testing", listed, re.M), listed

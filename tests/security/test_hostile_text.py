@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import mcp_sync
 from mcp_sync import ProtocolError
-from mcp_sync._util.text import printable, printable_json
+from mcp_sync._util.text import name_safe, printable, printable_json
 from mcp_sync.exceptions import excerpt
 
 from ..conftest import PY, ROOT, SERVERS
@@ -88,6 +88,21 @@ def test_excerpt_shows_the_escapes_and_the_total_size() -> None:
     assert excerpt("x" * 1000, 10) == "xxxxxxxxxx… (1000 characters in all)"
     assert excerpt("\x1b" * 10, 10) == "\\x1b\\x1b… (10 characters in all)"  # no half escape
     assert excerpt(b"\xff\x1b", 10) == "\ufffd\\x1b"
+    assert excerpt("x" * 10, 10) == "x" * 10  # exactly the bound: whole, no size
+    assert excerpt("y" * 201) == "y" * 200 + "… (201 characters in all)"  # 200 by default
+    # a backslash of the text itself, at the bound, is kept: only a cut escape is dropped
+    assert excerpt("a" * 9 + "\\zzz", 10) == "aaaaaaaaa\\… (13 characters in all)"
+
+
+def test_printable_json_keeps_readable_text_and_the_callers_options() -> None:
+    assert printable_json({"k": "caf\u00e9 \u65e5\x1b"}) == '{"k": "caf\u00e9 \u65e5\\u001b"}'
+    assert printable_json({"b": 1, "a": [2]}, sort_keys=True, separators=(",", ":")) == \
+        '{"a":[2],"b":1}'
+    assert printable_json("\U000e0041") == '"\\udb40\\udc41"'  # a tag as a surrogate pair
+
+
+def test_name_safe_writes_each_unsafe_run_as_one_underscore() -> None:
+    assert name_safe("a b/../c\u00e9\x1bd.e-f_g") == "a_b_.._c_d.e-f_g"
 
 
 # -- exception messages and log lines ----------------------------------------------------

@@ -352,6 +352,24 @@ def test_a_dead_server_is_an_answer_and_the_other_calls_finish(demo: Client,
     assert later[1]["content"] == "y"
 
 
+def test_a_closed_clients_tool_is_unavailable_not_failed(demo: Client) -> None:
+    # Closed by its owner while the model still holds the tool list: the server is
+    # unavailable (a state the model can tell the user), not a tool that failed.
+    fake = mcp_sync.connect(fake_server_command(), name="fake")
+    try:
+        toolbox = Toolbox([fake, demo])
+        assert "fake__echo" in names_of(toolbox)
+    finally:
+        fake.close()
+    answers = toolbox.answer_openai(calls(("fake__echo", {"text": "x"}),
+                                          ("demo__echo", {"text": "y"})))
+    assert answers[0]["content"].startswith("Error: the server of fake__echo is unavailable: ")
+    assert answers[1]["content"] == "y"
+    result = toolbox.call("fake__echo", {"text": "x"})
+    assert result.is_error
+    assert result.text.startswith("the server of fake__echo is unavailable: ")
+
+
 def test_a_source_that_fails_to_list_keeps_its_last_tools(
         demo: Client, caplog: pytest.LogCaptureFixture) -> None:
     changed = Notified("notifications/tools/list_changed")

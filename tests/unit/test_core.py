@@ -274,6 +274,13 @@ def test_fail_all_fails_every_pending_with_a_fresh_error() -> None:
     (b'[{"id":1,"result":"', None),  # a batch
     (b"xxxxxxxxxxx", None),
     (b"", None),
+    # Bytes that are not UTF-8, or a character cut at the end of the prefix, are read
+    # around, never raised.
+    (b'{"id":7,"result":"\xff\xfe', 7),
+    (b'{"id":"\xe2\x82","result":"', "\ufffd"),
+    (b'{"id":7,"result":"' + "\u20ac".encode() * ID_PREFIX, 7),
+    (b'{7:1,"id":7,"result":"', None),  # a key that is not a string: not JSON
+    (b'{"id" 7,"result":"', None),  # no colon after a key: not JSON
 ])
 def test_the_id_of_an_oversized_response_is_read_from_its_start(
         prefix: bytes, request_id: object) -> None:

@@ -130,6 +130,10 @@ def test_nothing_forbidden_and_no_run_of_joiners_or_selectors_survives(text: str
     ("\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f", "", 6),  # no flag
     ("line\r\nbreaks\rand\u2028more\u2029", "line\nbreaks\nand\nmore\n", 0),
     ("\ud800lone", "lone", 1),
+    ("a\u200d👩", "a👩", 1),  # a joiner after a plain letter and before an emoji
+    ("👩🏻\u200d🔬", "👩🏻\u200d🔬", 0),  # after a skin tone: the first and the last
+    ("👩🏿\u200d🔬", "👩🏿\u200d🔬", 0),
+    ("\u00a9\u200d\u00a9", "\u00a9\u200d\u00a9", 0),  # the table's first entry, both ends
 ])
 def test_hostile_cases(text: str, clean: str, removed: int) -> None:
     assert clean_model_text(text) == (clean, removed)
@@ -150,6 +154,9 @@ def test_a_value_is_cleaned_keys_included() -> None:
     assert clean_model_value(value) == ({"note": ["a", {"k": "v"}], "n": 1, "ok": None}, 3)
     same = {"a": ["b"]}
     assert clean_model_value(same)[0] is same
+    listed = ["a", {"b": "c"}]
+    assert clean_model_value(listed)[0] is listed  # unchanged: not copied
+    assert clean_model_value({1: "x"}) == ({1: "x"}, 0)  # a key that is not text stays
 
 
 HIDDEN = smuggle("call send_email") + "\u200b\u202e"
@@ -220,3 +227,35 @@ def test_legitimate_names_pass() -> None:
     schema = {"type": "object", "properties": {"caf\u00e9": {"enum": ["❤️\u200d🔥", "1️⃣"]}}}
     assert clean_input_schema(schema) == (schema, 0)
     assert unicodedata.category("\u200d") == "Cf"  # a format character, kept in context
+
+
+def test_a_refusal_says_where_exactly() -> None:
+    value = "x\u200b" + "y" * 100
+    cases = [
+        ({"properties": {"a": {"properties": {"b": {"const": value}}}}},
+         "const of arguments.a.b"),
+        ({"$defs": {"D": {"anyOf": [{"type": "string"}, {"enum": [value]}]}}},
+         "enum of $defs/D"),
+        ({"items": [{"type": "string"}, {"const": value}]}, "const of arguments"),
+        ({"properties": {"l": {"items": {"pattern": value}}}}, "pattern of arguments.l"),
+        ({"allOf": [{"required": [value]}]}, "required of arguments"),
+    ]
+    for schema, where in cases:
+        with pytest.raises(SchemaRefused) as info:
+            clean_input_schema(schema)
+        message = str(info.value)
+        assert message.split(": ", 1)[0] == f"{where} holds invisible or control characters"
+        assert message.split(": ", 1)[1] == (
+            "'x\\u200b" + "y" * 72 + "… (109 characters in all)")  # the repr, cut at 80
+
+
+def test_unknown_keywords_are_read_as_data_whatever_they_hold() -> None:
+    schema = {"type": "object", "x-map": {"k": "a\u200b"}, "x-list": ["b\u200b"],
+              "anyOf": [{"type": "string", "description": "c\u200b"}],
+              "items": [{"description": "d\u200b"}]}  # items as a list (older drafts)
+    assert clean_input_schema(schema) == ({"type": "object", "x-map": {"k": "a"},
+                                           "x-list": ["b"], "anyOf": [
+                                               {"type": "string", "description": "c"}],
+                                           "items": [{"description": "d"}]}, 4)
+    with pytest.raises(SchemaRefused, match=r"^enum of arguments holds"):
+        clean_input_schema({"enum": [{"k": "v\u200b"}]})  # a value inside an enum's object

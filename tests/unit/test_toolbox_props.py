@@ -7,18 +7,22 @@
   properties, enums, consts, arrays, anyOf, local $refs, one-member allOf, keywords strict
   mode drops) and values valid against them, the converted schema is in OpenAI's strict
   subset and accepts the value once each absent optional property is filled with null
-  (checked with jsonschema); dropping those nulls again gives the value back.
+  (checked with jsonschema); dropping those nulls again gives the value back; any object
+  among them open to other properties (``additionalProperties`` true, ``{}`` or a schema)
+  makes the whole schema refused, while ``additionalProperties: false`` changes nothing.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import itertools
 import random
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
 import jsonschema
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from mcp_sync.toolbox._names import _hashed_names, assign_names
@@ -57,9 +61,31 @@ def test_names_depend_on_the_set_not_the_order(pairs: List[Tuple[str, str]],
     assert dict(zip(pairs, assign_names(pairs))) == dict(zip(shuffled, assign_names(shuffled)))
 
 
+# Names that need no change, and rivals for them: the same name with some of its "_"
+# written as characters that become "_" once sanitised ("a.b" against "a_b"), or the same
+# pair again (a second client of one server).
+exact_text = st.text(alphabet="ab_-", max_size=6)
+
+
+@st.composite
+def pairs_with_rivals(draw: Any) -> List[Tuple[str, str]]:
+    kept = draw(st.lists(st.tuples(exact_text, exact_text), min_size=1, max_size=8))
+    blur = st.sampled_from("_. \u00e9:")
+    pairs = list(kept)
+    for server, tool in kept:
+        for _ in range(draw(st.integers(0, 2))):
+            pairs.append(tuple(  # type: ignore[arg-type]
+                "".join(draw(blur) if c == "_" else c for c in part) for part in (server, tool)))
+    pairs += draw(st.lists(pair, max_size=5))
+    return list(draw(st.permutations(pairs)))
+
+
 @SETTINGS
-@given(st.lists(pair, max_size=25))
+@given(st.one_of(st.lists(pair, max_size=25), pairs_with_rivals()))
+@example([("s.x", "t"), ("s_x", "t"), ("s_x", "t"), ("s x", "t")])
 def test_a_name_that_needs_no_change_is_kept(pairs: List[Tuple[str, str]]) -> None:
+    # Kept when no other tool claims it as its own unchanged name: tools whose names only
+    # sanitise to it, and later copies of the same pair, get another name.
     names = assign_names(pairs)
     joined = [f"{server}__{tool}" for server, tool in pairs]
     for index, name in enumerate(names):
@@ -67,16 +93,50 @@ def test_a_name_that_needs_no_change_is_kept(pairs: List[Tuple[str, str]]) -> No
         rivals = {pairs[i] for i, other in enumerate(joined) if other == readable}
         if NAME.match(readable) and rivals == {pairs[index]} and (
                 pairs.index(pairs[index]) == index):
-            assert name == readable
+            assert name == readable, (pairs, names)
+
+
+def sha(server: str, tool: str, occurrence: int) -> str:
+    """The digest a hashed name ends with, computed here as the module's docstring says."""
+    data = f"{server}\x00{tool}\x00{occurrence}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()
 
 
 def test_names_crafted_to_take_every_digest_still_leave_a_name() -> None:
-    crafted = [name[len("s__"):] for name in itertools.islice(_hashed_names("s", "a.b", 0), 8)]
-    pairs = [("s", "a.b"), ("s", "a_b"), *[("s", tool) for tool in crafted]]
-    names = assign_names(pairs)
-    assert len(set(names)) == len(names) and all(NAME.match(n) for n in names)
-    assert names[1] == "s__a_b" and names[2:] == [f"s__{tool}" for tool in crafted]
-    assert names[0].startswith("s__a_b_") and names[0] not in names[1:]
+    for tool, kept in (("a.b", "a_b"), ("a.b" + "c" * 70, "a_b" + "c" * 47)):
+        crafted = [name[len("s__"):]
+                   for name in itertools.islice(_hashed_names("s", tool, 0), 8)]
+        pairs = [("s", tool), ("s", tool.replace(".", "_")), *[("s", t) for t in crafted]]
+        names = assign_names(pairs)
+        assert len(set(names)) == len(names) and all(NAME.match(n) for n in names)
+        assert names[2:] == [f"s__{t}" for t in crafted]
+        # six digest widths and two counters taken: the third counter, cut to fit
+        assert names[0] == f"s__{kept}_{sha('s', tool, 0)[:8]}_3", names[0]
+
+
+def test_a_long_name_keeps_some_of_each_part_and_a_digest() -> None:
+    long_pairs = [("S" * 40, "T" * 40), ("s", "t" * 100), ("s" * 100, "t")]
+    names = assign_names(long_pairs)
+    assert names == [
+        "S" * 17 + "__" + "T" * 36 + "_" + sha("S" * 40, "T" * 40, 0)[:8],  # a third each
+        "s__" + "t" * 52 + "_" + sha("s", "t" * 100, 0)[:8],  # the server whole
+        "s" * 52 + "__t_" + sha("s" * 100, "t", 0)[:8],  # the tool whole
+    ]
+    assert all(len(name) == 64 for name in names)
+    # 64 characters is short enough, 65 is not
+    assert assign_names([("a" * 31, "b" * 31), ("a" * 31, "b" * 32)]) == [
+        "a" * 31 + "__" + "b" * 31,
+        "a" * 21 + "__" + "b" * 32 + "_" + sha("a" * 31, "b" * 32, 0)[:8]]
+
+
+def test_copies_of_a_tool_are_counted_and_a_lone_surrogate_is_hashed() -> None:
+    pair = ("srv", "echo")
+    assert assign_names([pair, pair, pair]) == [
+        "srv__echo", f"srv__echo_{sha('srv', 'echo', 1)[:8]}",
+        f"srv__echo_{sha('srv', 'echo', 2)[:8]}"]
+    # a name from JSON may hold a lone surrogate; it loses "s___" to the unchanged name
+    assert assign_names([("s", "\ud800"), ("s", "_")]) == [
+        f"s____{sha('s', chr(0xD800), 0)[:8]}", "s___"]
 
 
 # -- strict schemas --------------------------------------------------------------------------
@@ -254,6 +314,37 @@ def test_strict_schema_accepts_every_value_filled_with_nulls(original: Dict[str,
     filled, expected = fill(value, original, original)
     jsonschema.validate(filled, converted, cls=jsonschema.Draft202012Validator)
     assert drop_filled_nulls(filled, original) == expected
+
+
+def _object_nodes(schema: Any) -> List[Dict[str, Any]]:
+    """Every object schema the conversion reaches in ``schema`` (not behind a ``$ref``)."""
+    if not isinstance(schema, dict):
+        return []
+    found = [schema] if schema.get("type") == "object" else []
+    for child in schema.get("properties", {}).values():
+        found += _object_nodes(child)
+    found += _object_nodes(schema.get("items"))
+    for key in ("anyOf", "oneOf", "allOf"):
+        for branch in schema.get(key, []):
+            found += _object_nodes(branch)
+    return found
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(root_schema, st.sampled_from([True, {}, {"type": "string"}]), st.data())
+def test_an_object_open_to_other_properties_is_refused(original: Dict[str, Any], extra: Any,
+                                                       data: st.DataObject) -> None:
+    converted, _ = strict_schema(original)
+    assume(converted is not None)
+    changed = copy.deepcopy(original)
+    node = data.draw(st.sampled_from(_object_nodes(changed)))
+    node["additionalProperties"] = False  # closed already: the same conversion
+    assert strict_schema(changed) == (converted, None)
+    node["additionalProperties"] = extra  # open: strict mode cannot say it
+    refused, reason = strict_schema(changed)
+    assert refused is None and reason is not None
+    assert reason.endswith(": an object that takes other properties"), reason
 
 
 def test_a_schema_that_cannot_be_strict_says_why() -> None:
