@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -37,6 +38,14 @@ def python_stdout(code: str, timeout: float = 30.0) -> str:
     done = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=timeout,
                           cwd=str(ROOT), check=True)
     return done.stdout
+
+
+def default_ctrl_c() -> None:
+    """``preexec_fn`` of a child a test sends Ctrl-C (SIGINT): the default handling, as
+    a terminal's foreground process has it. A test run started as a shell's background
+    job (``pytest ... &``) has SIGINT ignored, its children inherit that, and a Python
+    child that starts with SIGINT ignored never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def stop_process(process: subprocess.Popen[Any], timeout: float = 10.0) -> None:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 import pytest
 
+from ._procs import default_ctrl_c
 from .conftest import PY, ROOT
 
 #: How long a wait may take by default: generous, the VM is small and noisy.
@@ -195,7 +196,8 @@ def interrupt_cli(args: Sequence[str], ready: Callable[[str], bool], *, what: st
     awaited) or the process does not exit within it; the process is killed then.
     """
     process = subprocess.Popen([PY, "-m", "mcp_sync", *args], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+                               stderr=subprocess.PIPE, text=True, cwd=str(ROOT),
+                               preexec_fn=default_ctrl_c)
     shown = threading.Event()
     stderr: List[str] = []
 

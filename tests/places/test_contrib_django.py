@@ -25,6 +25,7 @@ from mcp_sync.contrib import django as mcp_django
 
 from .._procs import (
     LineWatcher,
+    default_ctrl_c,
     demo_servers,
     free_port,
     get_many,
@@ -160,7 +161,7 @@ def test_runserver_serves_concurrent_requests_and_stops_its_server_on_ctrl_c() -
         [sys.executable, str(PROJECT / "manage.py"), "runserver", "--noreload",
          f"127.0.0.1:{port}"],
         cwd=ROOT, env=subprocess_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True,
+        text=True, preexec_fn=default_ctrl_c,
     )
     output = LineWatcher(process.stdout, "runserver")  # type: ignore[arg-type]
     try:

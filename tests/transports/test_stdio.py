@@ -31,7 +31,7 @@ from mcp_sync import (
 from mcp_sync._rpc.session import RpcSession
 from mcp_sync.client._connect import make_transport
 
-from .._procs import python_stdout, running, wait_gone
+from .._procs import default_ctrl_c, python_stdout, running, wait_gone
 from ..conftest import PY, ROOT, fake_server_command
 
 
@@ -233,7 +233,8 @@ CTRL_C_SCRIPT = textwrap.dedent(
 
 def test_ctrl_c_cancels_on_the_wire_and_exits_cleanly() -> None:
     script = CTRL_C_SCRIPT.format(root=str(ROOT), command=fake_server_command())
-    child = subprocess.Popen([PY, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen([PY, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=default_ctrl_c)
     try:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == b"blocked"
