@@ -128,6 +128,8 @@ def test_listing_names_twenty_and_counts_the_rest() -> None:
     assert _listing(["a", "b"]) == "'a', 'b' were unexpected"
     names = [f"k{i}" for i in range(20)]
     assert _listing(names) == ", ".join(repr(n) for n in names) + " were unexpected"
+    assert _listing([*names, "x"]) == (
+        ", ".join(repr(n) for n in names) + " and 1 more were unexpected")
     assert _listing([*names, "x", "y"]) == (
         ", ".join(repr(n) for n in names) + " and 2 more were unexpected")
 
@@ -193,6 +195,19 @@ def test_additional_properties() -> None:
     ({"allOf": [{"unevaluatedProperties": True}]}, [{"z": 1}], None, ""),
     ({"allOf": [{"additionalProperties": True}]}, [{"z": 1}], None, ""),
     ({"allOf": [True]}, [{}], {"z": 1}, "'z' was"),
+    # what a branch evaluates adds to what the schema's own keywords do
+    ({"properties": {"p": {}}, "if": {"properties": {"k": {"const": 1}}, "required": ["k"]},
+      "then": {"properties": {"t": {}}}, "else": {"properties": {"e": {}}}},
+     [{"p": 1, "k": 1, "t": 1}, {"p": 1, "e": 1}], {"p": 1, "k": 1, "e": 1}, "'e' was"),
+    # each way down hands on the validator its subschemas are checked with
+    ({"$defs": {"A": {"allOf": [{"properties": {"a": {}}}]}}, "$ref": "#/$defs/A"},
+     [{"a": 1}], {"a": 1, "b": 1}, "'b' was"),
+    ({"properties": {"d": {}}, "dependentSchemas": {"d": {"allOf": [{"properties": {
+        "x": {}}}]}}}, [{"d": 1, "x": 1}], {"x": 1}, "'x' was"),
+    ({"if": {"allOf": [{"properties": {"k": {"const": 1}}, "required": ["k"]}]},
+      "then": {"allOf": [{"properties": {"t": {}}}]},
+      "else": {"allOf": [{"properties": {"e": {}}}]}},
+     [{"k": 1, "t": 1}, {"e": 1}], {"k": 1, "e": 1}, "'e' was"),
 ])
 def test_unevaluated_properties_sees_what_the_schema_evaluates(
         schema: Dict[str, Any], good: Any, bad: Any, unexpected: str) -> None:
@@ -231,6 +246,30 @@ def test_unique_items() -> None:
     for bad in ([1, 1.0], [{"a": 1, "b": 2}, {"b": 2, "a": 1}], ["x", "y", "x"]):
         assert _fails(unique, bad).endswith(f"$: {bad!r} has non-unique elements")
     _schema({"uniqueItems": False}).check([1, 1])
+
+
+def test_a_pattern_the_matcher_cannot_run_is_refused_and_shown_cut() -> None:
+    reason = _refusal({"pattern": "(a" + "c" * 200})
+    assert reason == ("its pattern '(a" + "c" * 97 + "\u2026 (204 characters in all) uses "
+                      "invalid syntax: the expression ends too early")
+
+
+def test_a_long_tool_name_is_cut_in_the_refusal() -> None:
+    with pytest.raises(InvalidToolSchema) as caught:
+        OutputSchema({"enum": [0] * MAX_SCHEMA_VALUES}, "n" * 500, "srv")
+    message = str(caught.value)
+    assert caught.value.tool == "n" * 500
+    tool = message[len("outputSchema of tool "):message.index(" of srv cannot")]
+    assert tool == "'" + "n" * 119 + "\u2026 (502 characters in all)"
+
+
+def test_a_result_nesting_past_the_recursion_limit_is_refused() -> None:
+    schema = _schema({"items": {"$ref": "#"}})
+    schema.check(_lists(50))
+    with pytest.raises(InvalidToolSchema) as caught:
+        schema.check(_lists(5000))
+    assert caught.value.reason == ("checking this result against it nests deeper than "
+                                   "Python's recursion limit")
 
 
 def test_a_check_past_its_budget_is_refused() -> None:

@@ -33,6 +33,7 @@ from mcp_sync.toolbox._schemas import (
     bounded_schema,
     clean_text,
     drop_filled_nulls,
+    strict_schema,
 )
 
 OPTIONAL = {"type": "string"}            # optional and not nullable: a null is dropped
@@ -160,7 +161,8 @@ def test_clean_text_cuts_with_an_ellipsis() -> None:
 
 @pytest.mark.parametrize(("value", "depth"), [
     (5, 0), ("text", 0), (None, 0), ({}, 1), ([], 1), ({"a": 1}, 1), ({"a": {}}, 2),
-    ({"a": {"b": []}}, 3), ([[], [[[]]]], 4), ([[[[]]], []], 4), ({"a": [1, {"b": 2}]}, 3),
+    ({"a": {"b": []}}, 3), ([[[]], 1], 3), ([[], [[[]]]], 4), ([[[[]]], []], 4),
+    ({"a": [1, {"b": 2}]}, 3),
 ])
 def test_depth_counts_dicts_and_lists(value: Any, depth: int) -> None:
     assert _depth(value, 10) == depth
@@ -225,11 +227,43 @@ def test_follow_stops_past_the_depth_bound() -> None:
     ({"anyOf": [{"type": "string"}], "oneOf": [{"type": "null"}]}, False),
     ({"anyOf": "x", "type": "string"}, False),
     ({"$ref": "#/$defs/n"}, True), ({"$ref": "#/$defs/s"}, False),
-    ({"allOf": [{"$ref": "#/$defs/s"}]}, False),
+    ({"allOf": [{"$ref": "#/$defs/s"}]}, False), ({"anyOf": [{"$ref": "#/$defs/s"}]}, False),
 ])
 def test_takes_null(schema: Any, takes: bool) -> None:
     root = {"$defs": {"n": {"type": "null"}, "s": {"type": "string"}}}
     assert _takes_null(schema, root, 0) is takes
+
+
+def test_takes_null_follows_a_branch_one_level_down() -> None:
+    root = {"$defs": {"s": {"type": "string"}}}
+    branch = {"anyOf": [{"$ref": "#/$defs/s"}]}
+    assert _takes_null(branch, root, MAX_SCHEMA_DEPTH - 1) is False
+    assert _takes_null(branch, root, MAX_SCHEMA_DEPTH) is True  # past the bound: unsure
+
+
+@pytest.mark.parametrize("choices", [
+    [{"type": "string"}, {"type": "null"}],
+    [{"type": "string"}, {"type": ["integer", "null"]}],
+    [{"type": "string"}, {"anyOf": [{"type": "integer"}, {"type": "null"}]}],
+])
+def test_an_optional_anyof_that_takes_null_gets_no_second_null(choices: Any) -> None:
+    schema = {"type": "object", "properties": {"a": {"anyOf": choices}}}
+    converted, reason = strict_schema(schema)
+    assert reason is None and converted is not None
+    assert len(converted["properties"]["a"]["anyOf"]) == len(choices)
+    closed = {"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {
+        "anyOf": [{"type": "integer"}, {"type": "null", "enum": [None]}]}]}}}
+    assert len(strict_schema(closed)[0]["properties"]["a"]["anyOf"]) == 2  # type: ignore
+
+
+def test_an_optional_anyof_that_cannot_be_null_gets_null_added() -> None:
+    schema = {"type": "object", "properties": {"a": {"anyOf": [
+        {"type": "string"}, {"anyOf": [{"type": "integer"}, {"type": "boolean"}]},
+        {"type": ["string", "null"], "enum": ["x"]}]}}}
+    converted = strict_schema(schema)[0]
+    assert converted is not None
+    assert converted["properties"]["a"]["anyOf"][-1] == {"type": "null"}
+    assert len(converted["properties"]["a"]["anyOf"]) == 4
 
 
 # -- drop_filled_nulls -------------------------------------------------------------------
@@ -238,15 +272,17 @@ def test_takes_null(schema: Any, takes: bool) -> None:
 def test_only_an_optional_property_that_cannot_be_null_loses_its_null() -> None:
     schema = {"type": "object", "required": ["req"], "properties": {
         "opt": OPTIONAL, "nul": NULLABLE, "req": OPTIONAL, "later": OPTIONAL}}
-    value = {"opt": None, "nul": None, "req": None, "later": None, "extra": None}
-    assert drop_filled_nulls(value, schema) == {"nul": None, "req": None, "extra": None}
+    value = {"opt": None, "nul": None, "req": None, "later": None, "extra": 5, "more": None}
+    assert drop_filled_nulls(value, schema) == {"nul": None, "req": None, "extra": 5,
+                                                "more": None}
     kept = {"opt": "x", "nul": "y", "req": "z", "later": ""}
     assert drop_filled_nulls(kept, schema) == kept
 
 
 def test_required_that_is_not_a_list_requires_nothing() -> None:
-    schema = {"type": "object", "required": "opt", "properties": {"opt": OPTIONAL}}
-    assert drop_filled_nulls({"opt": None}, schema) == {}
+    for required in ("x", {"x": True}):
+        schema = {"type": "object", "required": required, "properties": {"x": OPTIONAL}}
+        assert drop_filled_nulls({"x": None}, schema) == {}
 
 
 def test_nulls_are_dropped_in_nested_objects_and_array_items() -> None:
@@ -297,6 +333,10 @@ def test_the_branch_with_exactly_the_values_keys_is_chosen_first() -> None:
               "$defs": {"n": narrow}}
     assert drop_filled_nulls({"a": None}, reffed) == {}
     assert drop_filled_nulls({"a": None}, {"anyOf": "x", **narrow}) == {}
+    # the chosen branch's $refs resolve in the whole schema
+    inner = {"anyOf": [{"type": "object", "properties": {"o": {"$ref": "#/$defs/o"}}}],
+             "$defs": {"o": narrow}}
+    assert drop_filled_nulls({"o": {"a": None}}, inner) == {"o": {}}
 
 
 def _nested(levels: int, leaf: Any) -> Dict[str, Any]:
@@ -334,3 +374,14 @@ def test_the_depth_argument_is_where_the_bound_starts() -> None:
     schema = {"type": "object", "properties": {"x": OPTIONAL}}
     assert drop_filled_nulls({"x": None}, schema, None, MAX_SCHEMA_DEPTH) == {}
     assert drop_filled_nulls({"x": None}, schema, None, MAX_SCHEMA_DEPTH + 1) == {"x": None}
+    # a branch of anyOf is one level down: its $ref is followed up to the bound only
+    branched = {"anyOf": [{"$ref": "#/$defs/o"}], "$defs": {"o": schema}}
+    assert drop_filled_nulls({"x": None}, branched, None, MAX_SCHEMA_DEPTH - 1) == {}
+    assert drop_filled_nulls({"x": None}, branched, None, MAX_SCHEMA_DEPTH) == {"x": None}
+    # and a branch, like array items, is checked one level down
+    inline = {"anyOf": [schema]}
+    assert drop_filled_nulls({"x": None}, inline, None, MAX_SCHEMA_DEPTH - 1) == {}
+    assert drop_filled_nulls({"x": None}, inline, None, MAX_SCHEMA_DEPTH) == {"x": None}
+    array = {"type": "array", "items": schema}
+    assert drop_filled_nulls([{"x": None}], array, None, MAX_SCHEMA_DEPTH - 1) == [{}]
+    assert drop_filled_nulls([{"x": None}], array, None, MAX_SCHEMA_DEPTH) == [{"x": None}]
