@@ -143,6 +143,16 @@ def test_a_result_that_does_not_match_names_the_tool_the_place_and_the_fault() -
         "'ab' does not match '^a+$'")
 
 
+def test_a_long_tool_name_path_and_fault_are_cut_in_the_error() -> None:
+    schema = OutputSchema({"additionalProperties": {"pattern": "^a$"}}, "n" * 500, "srv")
+    key, value = "k" * 300, "v" * 400
+    message = _fails(schema, {key: value})
+    assert message == (
+        "structuredContent of tool '" + "n" * 119 + "\u2026 (502 characters in all) of srv "
+        "does not match its outputSchema at $." + "k" * 118 + "\u2026 (302 characters in "
+        "all): '" + "v" * 299 + "\u2026 (417 characters in all)")
+
+
 def test_pattern_properties() -> None:
     schema = _schema({"patternProperties": {"^n_": {"type": "integer"}}})
     for good in ({"n_a": 1}, {"other": "x"}, {}, "text", [1]):
@@ -224,6 +234,10 @@ def test_unevaluated_properties_given_a_schema() -> None:
     checked.check({"a": "s", "b": 1})
     checked.check(["not an object"])
     assert _fails(checked, {"a": "s", "b": "s"}).endswith(
+        "Unevaluated properties are not valid under the given schema ('b' was unexpected)")
+    nullable = _schema({"unevaluatedProperties": {"type": ["integer", "null"]}})
+    nullable.check({"b": None, "c": 1})
+    assert _fails(nullable, {"b": "s"}).endswith(
         "Unevaluated properties are not valid under the given schema ('b' was unexpected)")
 
 
