@@ -150,7 +150,7 @@ def test_a_long_tool_name_path_and_fault_are_cut_in_the_error() -> None:
     assert message == (
         "structuredContent of tool '" + "n" * 119 + "\u2026 (502 characters in all) of srv "
         "does not match its outputSchema at $." + "k" * 118 + "\u2026 (302 characters in "
-        "all): '" + "v" * 299 + "\u2026 (417 characters in all)")
+        "all): '" + "v" * 299 + "\u2026 (423 characters in all)")
 
 
 def test_pattern_properties() -> None:
