@@ -300,3 +300,43 @@ def test_a_check_past_its_budget_is_refused() -> None:
     with pytest.raises(InvalidToolSchema) as three:
         schema.check([1, 2])
     assert three.value.reason.startswith("checking a result of 3 JSON values against it")
+
+
+# -- loops that never look into the value ------------------------------------------------
+
+LOOP = "it refers to itself without looking into the value (a check would never end)"
+
+
+@pytest.mark.parametrize("schema", [
+    {"$ref": "#"},
+    {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
+    {"allOf": [{"$ref": "#"}]},
+    {"anyOf": [{"type": "string"}, {"$ref": "#"}]},
+    {"oneOf": [{"$ref": "#"}]},
+    {"not": {"$ref": "#"}},
+    {"if": {"$ref": "#"}},
+    {"if": True, "then": {"$ref": "#"}},
+    {"if": True, "else": {"$ref": "#"}},
+    {"dependentSchemas": {"a": {"$ref": "#"}}},
+    {"$schema": "http://json-schema.org/draft-07/schema#", "dependencies": {"a": {"$ref": "#"}}},
+    {"properties": {"p": {"$defs": {"x": {"allOf": [{"$ref": "#/properties/p/$defs/y"}]},
+                                    "y": {"anyOf": [{"$ref": "#/properties/p/$defs/x"}]}},
+                          "$ref": "#/properties/p/$defs/x"}}},
+])
+def test_a_schema_that_loops_in_place_is_refused(schema: Dict[str, Any]) -> None:
+    assert _refusal(schema) == LOOP
+
+
+@pytest.mark.parametrize("schema", [
+    {"properties": {"next": {"$ref": "#"}}},
+    {"items": {"$ref": "#"}},
+    {"$defs": {"s": {"type": "string"}}, "allOf": [{"$ref": "#/$defs/s"}, {"$ref": "#/$defs/s"}],
+     "anyOf": [{"$ref": "#/$defs/s"}], "not": {"type": "integer"}},
+    # dependentSchemas in draft 7, and "if" in draft 4, apply nothing
+    {"$schema": "http://json-schema.org/draft-07/schema#",
+     "dependentSchemas": {"a": {"$ref": "#"}}},
+    {"$schema": "http://json-schema.org/draft-04/schema#", "if": {"$ref": "#"}},
+])
+def test_a_schema_that_looks_into_the_value_before_looping_is_taken(
+        schema: Dict[str, Any]) -> None:
+    _schema(schema)
