@@ -319,6 +319,8 @@ LOOP = "it refers to itself without looking into the value (a check would never 
     {"if": True, "else": {"$ref": "#"}},
     {"dependentSchemas": {"a": {"$ref": "#"}}},
     {"$schema": "http://json-schema.org/draft-07/schema#", "dependencies": {"a": {"$ref": "#"}}},
+    {"$schema": "http://json-schema.org/draft-04/schema#", "not": {"$ref": "#"}},
+    {"$schema": "http://json-schema.org/draft-04/schema#", "allOf": [{"$ref": "#"}]},
     {"properties": {"p": {"$defs": {"x": {"allOf": [{"$ref": "#/properties/p/$defs/y"}]},
                                     "y": {"anyOf": [{"$ref": "#/properties/p/$defs/x"}]}},
                           "$ref": "#/properties/p/$defs/x"}}},
