@@ -75,7 +75,7 @@ def test_budget_for_is_capped() -> None:
 
 @pytest.mark.parametrize(("schema", "measured"), [
     (True, (1, 1, 0)), ("ab", (1, 1, 2)), ({}, (1, 1, 0)), ({"a": ["bc", 1]}, (5, 3, 3)),
-    ({1: "x"}, (3, 2, 1)), ([[], {"k": []}], (5, 3, 1)),
+    ({1: "x"}, (3, 2, 1)), ([[], {"k": []}], (5, 3, 1)), ([{"k": 1}, "abc"], (5, 3, 4)),
 ])
 def test_measure_counts_values_depth_and_characters(schema: Any, measured: Any) -> None:
     assert _measure(schema) == measured
@@ -89,6 +89,7 @@ def test_measure_stops_past_each_bound() -> None:
     big = "x" * 600_000
     assert _measure([big, big, big]) == (3, 2, 1_200_000)
     assert _measure([big, "x" * 400_000]) == (3, 2, 1_000_000)
+    assert _measure([0, big, "x" * 400_000]) == (4, 2, 1_000_000)  # at the bound: goes on
 
 
 def _refusal(schema: Any) -> str:
