@@ -230,6 +230,15 @@ def test_unevaluated_properties_sees_what_the_schema_evaluates(
             f"Unevaluated properties are not allowed ({unexpected} unexpected)")
 
 
+def test_a_branch_under_a_nested_id_resolves_from_its_own_base() -> None:
+    checked = _schema({
+        "$defs": {"B": {"$id": "https://example.com/b", "$defs": {"s": {"properties": {
+            "a": {}}}}, "allOf": [{"$ref": "#/$defs/s"}]}},
+        "$ref": "#/$defs/B", "unevaluatedProperties": False})
+    checked.check({"a": 1})
+    assert _fails(checked, {"a": 1, "b": 2}).endswith("('b' was unexpected)")
+
+
 def test_unevaluated_properties_given_a_schema() -> None:
     checked = _schema({"properties": {"a": {}}, "unevaluatedProperties": {"type": "integer"}})
     checked.check({"a": "s", "b": 1})
