@@ -101,8 +101,11 @@ def _emoji_part(char: str) -> bool:
 
 
 def _letter_or_mark(char: str) -> bool:
-    """A letter or a combining mark of a script other than ASCII's."""
-    return char >= "\x80" and unicodedata.category(char)[0] in "LM"
+    """A letter or a combining mark of a script other than ASCII's; not a variation
+    selector, which Unicode files as a mark too (a joiner after one would make a run of
+    invisible characters)."""
+    return char >= "\x80" and unicodedata.category(char)[0] in "LM" and not (
+        pattern(_CONTEXTUAL).fullmatch(char))
 
 
 def _base(char: str) -> bool:

@@ -104,8 +104,11 @@ def test_tag_characters_go_wherever_they_are(text: str, inserted: List[Any]) -> 
 def test_nothing_forbidden_and_no_run_of_joiners_or_selectors_survives(text: str) -> None:
     clean, removed = clean_model_text(text)
     assert not forbidden_in(clean)
-    for first, second in zip(clean, clean[1:]):
-        assert not (first in CONTEXTUAL and second in CONTEXTUAL), repr(clean)
+    for index, (first, second) in enumerate(zip(clean, clean[1:])):
+        # The one pair writing needs: an emoji's U+FE0F, then the joiner to the next
+        # emoji of a sequence (a rainbow flag is U+1F3F3 U+FE0F U+200D U+1F308).
+        emoji_sequence = (first, second) == ("\ufe0f", "\u200d") and clean[index + 2:][:1] == "👨"
+        assert emoji_sequence or not (first in CONTEXTUAL and second in CONTEXTUAL), repr(clean)
     assert removed <= len(text)
 
 
@@ -122,6 +125,9 @@ def test_nothing_forbidden_and_no_run_of_joiners_or_selectors_survives(text: str
     ("👩\u200d", "👩", 1),
     ("👩\u200da", "👩a", 1),  # nor an emoji after it
     ("x\ufe0f\ufe0f\ufe0f", "x\ufe0f", 2),  # a run of selectors can carry bytes
+    ("1\U000e0100\u200c", "1\U000e0100", 1),  # a selector is a mark, not a letter
+    ("\u0645\ufe00\u200c\u0645", "\u0645\ufe00\u0645", 1),
+    ("🏳\ufe0f\u200d🌈", "🏳\ufe0f\u200d🌈", 0),  # the rainbow flag, whole
     ("\ufe0fx", "x", 1),
     (" \ufe0f", " ", 1),
     ("😀" + "\ufe00\ufe01\U000e0101\U000e0102" * 4, "😀\ufe00", 15),  # emoji smuggling
