@@ -392,9 +392,8 @@ class Client:
         # A call's plan, its send and its result; a call that is a task to the tasks.
         self._tool_calls = ToolCalls(self._connection)
         # The server's info and capabilities as models, parsed when first asked, with the
-        # agreement they were parsed from.
-        self._server_info: Tuple[Optional[Agreement], Any] = (None, None)
-        self._server_capabilities: Tuple[Optional[Agreement], Any] = (None, None)
+        # agreement they were parsed from, by field (see _parse_once).
+        self._parsed: Dict[str, Tuple[Agreement, Any]] = {}
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -531,12 +530,7 @@ class Client:
         """The server's name and version (``types.Implementation``)."""
         from .. import types
 
-        agreement = self._connection.require_agreement()
-        parsed = self._server_info
-        if parsed[0] is not agreement:  # parsed once per agreement
-            parsed = self._server_info = (agreement, _parse(
-                types.Implementation, dict(agreement.server_info), "serverInfo"))
-        info: types.Implementation = parsed[1]
+        info: types.Implementation = self._parse_once(types.Implementation, "serverInfo")
         return info
 
     @property
@@ -544,13 +538,19 @@ class Client:
         """What the server declared it can do (``types.ServerCapabilities``)."""
         from .. import types
 
-        agreement = self._connection.require_agreement()
-        parsed = self._server_capabilities
-        if parsed[0] is not agreement:  # parsed once per agreement
-            parsed = self._server_capabilities = (agreement, _parse(
-                types.ServerCapabilities, dict(agreement.capabilities), "capabilities"))
-        capabilities: types.ServerCapabilities = parsed[1]
+        capabilities: types.ServerCapabilities = self._parse_once(types.ServerCapabilities,
+                                                                  "capabilities")
         return capabilities
+
+    def _parse_once(self, model: Any, field: str) -> Any:
+        """The agreement's ``serverInfo`` or ``capabilities`` as ``model``, parsed once per
+        agreement."""
+        agreement = self._connection.require_agreement()
+        kept = self._parsed.get(field)
+        if kept is None or kept[0] is not agreement:
+            raw = agreement.server_info if field == "serverInfo" else agreement.capabilities
+            kept = self._parsed[field] = (agreement, _parse(model, dict(raw), field))
+        return kept[1]
 
     @property
     def instructions(self) -> Optional[str]:

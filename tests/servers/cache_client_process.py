@@ -15,11 +15,10 @@ stdin and answers each with one JSON line on stdout:
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
-from cache_process import make_store  # the same stores, made the same way
+from cache_process import make_store, serve_commands  # the same stores and command loop
 
 import mcp_sync
 from mcp_sync.cache import ResponseCache
@@ -30,25 +29,23 @@ def main() -> None:
     headers = {"Authorization": f"Bearer {sys.argv[4]}"} if len(sys.argv) > 4 else {}
     with mcp_sync.connect(sys.argv[3], headers=headers, cache=cache, timeout=30,
                           probe_timeout=30) as client:
-        print(json.dumps({"ready": True}), flush=True)
-        for line in sys.stdin:
-            command: Dict[str, Any] = json.loads(line)
-            op = command["op"]
-            reply: Dict[str, Any] = {}
+
+        def answer(op: str, command: Dict[str, Any]) -> Optional[Dict[str, Any]]:
             if op == "list_tools":
                 names = [tool.name for tool in client.list_tools()]
                 info = client.cache_info("tools/list")
-                reply = {"names": names, "hit": info is not None and info.hit}
-            elif op == "read":
+                return {"names": names, "hit": info is not None and info.hit}
+            if op == "read":
                 read = client.read_resource(command["uri"])
                 info = client.cache_info("resources/read", {"uri": command["uri"]})
-                reply = {"text": read.contents[0].text,  # type: ignore[union-attr]
-                         "hit": info is not None and info.hit}
-            elif op == "invalidate":
+                return {"text": read.contents[0].text,  # type: ignore[union-attr]
+                        "hit": info is not None and info.hit}
+            if op == "invalidate":
                 client.invalidate_cache()
-            else:
-                reply = {"error": f"unknown op {op!r}"}
-            print(json.dumps(reply), flush=True)
+                return {}
+            return None
+
+        serve_commands(answer)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from mcp_sync.cache import CacheStore, ResponseCache, ServerCache, Ticket, url_identity
 
@@ -44,6 +44,18 @@ def make_store(kind: str, where: str) -> CacheStore:
     return DjangoCacheStore("mcp")
 
 
+def serve_commands(answer: Callable[[str, Dict[str, Any]], Optional[Dict[str, Any]]]) -> None:
+    """Say ready, then answer each JSON command line on stdin with one JSON line:
+    ``answer(op, command)``, or an error when it returns ``None`` (an unknown op)."""
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        command: Dict[str, Any] = json.loads(line)
+        reply = answer(command["op"], command)
+        if reply is None:
+            reply = {"error": f"unknown op {command['op']!r}"}
+        print(json.dumps(reply), flush=True)
+
+
 def main() -> None:
     cache = ResponseCache(make_store(sys.argv[1], sys.argv[2]))
     views: Dict[str, ServerCache] = {}
@@ -55,30 +67,27 @@ def main() -> None:
         return views[context]
 
     any_view = view("")
-    print(json.dumps({"ready": True}), flush=True)
-    for line in sys.stdin:
-        command: Dict[str, Any] = json.loads(line)
-        op = command["op"]
-        reply: Dict[str, Any] = {}
+
+    def answer(op: str, command: Dict[str, Any]) -> Optional[Dict[str, Any]]:
         if op == "begin":
             asking = view(command.get("context", ""))
             ticket = asking.lookup(command["method"], command.get("params"),
                                    mode=command.get("mode", "use"))
             tickets[command["id"]] = (asking, ticket)
-            reply = {"hit": None if ticket.hit is None else ticket.hit.result,
-                     "info": None if ticket.hit is None else list(ticket.hit.info)}
-        elif op == "finish":
+            return {"hit": None if ticket.hit is None else ticket.hit.result,
+                    "info": None if ticket.hit is None else list(ticket.hit.info)}
+        if op == "finish":
             asking, ticket = tickets.pop(command["id"])
-            info = asking.store(ticket, command["result"])
-            reply = {"stored": info.stored}
-        elif op == "notified":
+            return {"stored": asking.store(ticket, command["result"]).stored}
+        if op == "notified":
             stale = any_view.notified(command["notification"], command.get("params"))
-            reply = {"stale": [list(pair) for pair in stale]}
-        elif op == "reconnected":
+            return {"stale": [list(pair) for pair in stale]}
+        if op == "reconnected":
             any_view.reconnected()
-        else:
-            reply = {"error": f"unknown op {op!r}"}
-        print(json.dumps(reply), flush=True)
+            return {}
+        return None
+
+    serve_commands(answer)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import threading
 from typing import Any, Awaitable, Callable, Dict, MutableMapping
 
 import uvicorn
+from _sdk_tools import add_grow
 from mcp.server.caching import CacheHint
 from mcp.server.mcpserver import Context, MCPServer
 
@@ -55,16 +56,7 @@ def build(ttl_ms: int, read_ttl_ms: int) -> MCPServer:
         """Add two integers."""
         return a + b
 
-    @mcp.tool()
-    async def grow(name: str, ctx: Context) -> str:
-        """Add a tool named `name` and tell subscribers the tool list changed."""
-
-        def extra() -> str:
-            return "extra"
-
-        mcp.add_tool(extra, name=name, description="added at run time")
-        await ctx.notify_tools_changed()
-        return f"added {name}"
+    add_grow(mcp)
 
     @mcp.tool()
     async def touch(uri: str, ctx: Context) -> str:

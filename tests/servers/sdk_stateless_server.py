@@ -16,6 +16,7 @@ import sys
 from typing import Annotated, Any
 
 import anyio
+from _sdk_tools import add_grow
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, ListRoots, Resolve, Sample
 from mcp_types import ListRootsResult, SamplingMessage, TextContent
@@ -113,16 +114,7 @@ def regional(
     return f"region={region} header={seen} query={query}"
 
 
-@mcp.tool()
-async def grow(name: str, ctx: Context) -> str:
-    """Add a tool named `name` and tell subscribers the list changed."""
-
-    def extra() -> str:
-        return "extra"
-
-    mcp.add_tool(extra, name=name, description="added at run time")
-    await ctx.notify_tools_changed()
-    return f"added {name}"
+add_grow(mcp)
 
 
 @mcp.tool()
