@@ -12,7 +12,8 @@ naming the tool -- when:
 * a ``$ref`` (``$dynamicRef``, ``$recursiveRef``) does not lead to a subschema of the
   schema itself: a URL, a ``file:`` URI, a path (``/dev/zero``), a meta-schema, a pointer
   or anchor to nothing. Nothing is ever fetched or read: references are resolved in a
-  ``referencing.Registry`` holding this schema alone, with no retrieval;
+  ``referencing.Registry`` holding this schema alone, with no retrieval; an ``$id`` that
+  is not a URI ``urllib`` can split is refused as well;
 * following references and in-place applicators (``allOf``, ``anyOf``, ``oneOf``,
   ``not``, ``if``/``then``/``else``, ``dependentSchemas``) comes back to where it
   started without looking into the value (``{"$ref": "#"}``): a check would never end;
@@ -354,9 +355,6 @@ class OutputSchema:
             raise self.refuse(f"it is not a valid JSON schema: {excerpt(error.message, 300)}")
         self.dialect = dialect
         self.root = copy.deepcopy(dict(schema))
-        # jsonschema picks the validator of a subschema by its "$schema": a subschema
-        # naming a dialect would be checked by jsonschema's own, unbounded one.
-        self.root.pop("$schema", None)
         #: Every subschema, by id(), with the resolver of its place (base URI).
         self.nodes: Dict[int, Dict[str, Any]] = {}
         self.resolvers: Dict[int, Any] = {}
@@ -409,13 +407,21 @@ class OutputSchema:
             node, resolver = pending.pop()
             if not isinstance(node, dict) or id(node) in self.nodes:
                 continue
+            # jsonschema picks the validator of a subschema (the root too, reached by a
+            # reference) by its "$schema": one naming the dialect would be checked by
+            # jsonschema's own, unbounded one.
             if "$schema" in node:
                 named = validators.validator_for(node, default=self.dialect)
                 if named is not self.dialect:
                     raise self.refuse(f"a subschema names another dialect, "
                                       f"{excerpt(repr(node['$schema']), 100)}")
                 del node["$schema"]
-            resolver = resolver.in_subresource(specification.create_resource(node))
+            try:
+                resolver = resolver.in_subresource(specification.create_resource(node))
+            except ValueError:  # an $id urllib cannot split, such as "http://[::1"
+                keyword = "$id" if "$id" in node else "id"
+                raise self.refuse(f"its {keyword} {excerpt(repr(node.get(keyword)), 100)} "
+                                  "is not a usable URI") from None
             self.nodes[id(node)] = node
             self.resolvers[id(node)] = resolver
             if isinstance(node.get("pattern"), str) and "pattern" in self.dialect.VALIDATORS:

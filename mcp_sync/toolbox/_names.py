@@ -28,7 +28,7 @@ __all__ = ["MAX_NAME_LENGTH", "NAME_PATTERN", "SEPARATOR", "assign_names"]
 #: The longest function name OpenAI and Anthropic accept.
 MAX_NAME_LENGTH = 64
 #: What a valid name matches (both providers' rule).
-NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}\Z")  # "$" would match before a final "\n"
 #: Between the server's part and the tool's part of a name.
 SEPARATOR = "__"
 

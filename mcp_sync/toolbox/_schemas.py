@@ -30,6 +30,7 @@ import json
 from typing import Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from .._protocol import json_type
+from .._util.text import excerpt
 from ._modeltext import clean_model_text
 
 __all__ = [
@@ -84,6 +85,11 @@ def clean_text(text: str, limit: int) -> str:
     return clean
 
 
+def _shown(value: Any) -> str:
+    """A server's value in a reason (which is logged): its repr, escaped and cut."""
+    return excerpt(repr(value), 100)
+
+
 def _depth(value: Any, limit: int) -> int:
     """Nesting depth of dicts and lists, counted without recursion, up to ``limit + 1``."""
     deepest = 0
@@ -132,7 +138,7 @@ def bounded_schema(schema: Any) -> Tuple[Dict[str, Any], Optional[str], bool]:
                                    f"{MAX_SCHEMA_BYTES}"), True
     kind = schema.get("type")
     if kind not in (None, "object", ["object"]):
-        return dict(OPEN_SCHEMA), f"the input schema's type is {kind!r}, not 'object'", True
+        return dict(OPEN_SCHEMA), f"the input schema's type is {_shown(kind)}, not 'object'", True
     if kind != "object" or "properties" not in schema:
         # OpenAI refuses an object schema without "properties" (a tool with no arguments)
         schema = {**schema, "type": "object", "properties": schema.get("properties", {})}
@@ -164,7 +170,7 @@ def _resolve_pointer(root: Mapping[str, Any], ref: str) -> Any:
     if ref == "#":
         return root
     if not ref.startswith("#/"):
-        raise _Refused(f"a $ref outside the schema ({ref[:100]!r}) is never fetched")
+        raise _Refused(f"a $ref outside the schema ({_shown(ref)}) is never fetched")
     node: Any = root
     for part in ref[2:].split("/"):
         key = part.replace("~1", "/").replace("~0", "~")
@@ -173,7 +179,7 @@ def _resolve_pointer(root: Mapping[str, Any], ref: str) -> Any:
         elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
             node = node[int(key)]
         else:
-            raise _Refused(f"the $ref {ref[:100]!r} points at nothing")
+            raise _Refused(f"the $ref {_shown(ref)} points at nothing")
     return node
 
 
@@ -200,17 +206,18 @@ class _Converter:
                 if not isinstance(ref, str):
                     raise _Refused(f"{path}: $ref is not a string")
                 if ref in refs:
-                    raise _Refused(f"{path}: the $ref {ref[:100]!r} is recursive")
+                    raise _Refused(f"{path}: the $ref {_shown(ref)} is recursive")
                 if len(refs) >= MAX_REF_DEPTH:
                     raise _Refused(f"{path}: $refs nest deeper than {MAX_REF_DEPTH}")
                 siblings = {k: v for k, v in node.items() if k != "$ref"}
                 if set(siblings) - _ANNOTATIONS:
-                    raise _Refused(f"{path}: a $ref beside constraints ({sorted(siblings)})")
+                    raise _Refused(
+                        f"{path}: a $ref beside constraints ({_shown(sorted(siblings))})")
                 target = _resolve_pointer(self.root, ref)
                 if target is True or target == {}:
                     target = {}
                 if not isinstance(target, dict):
-                    raise _Refused(f"{path}: the $ref {ref[:100]!r} is not a schema")
+                    raise _Refused(f"{path}: the $ref {_shown(ref)} is not a schema")
                 node = {**target, **siblings}
                 refs = (*refs, ref)
                 continue
@@ -246,7 +253,7 @@ class _Converter:
                 raise _Refused(f"{path}: an empty anyOf")
             others = set(node) - _ANNOTATIONS - {"anyOf", "oneOf"}
             if others:
-                raise _Refused(f"{path}: anyOf beside {sorted(others)}")
+                raise _Refused(f"{path}: anyOf beside {_shown(sorted(others))}")
             out["anyOf"] = [self.convert(choice, f"{path}|anyOf[{i}]", nesting, refs)
                             for i, choice in enumerate(choices)]
             return out
@@ -263,7 +270,7 @@ class _Converter:
         type_list = [kinds] if isinstance(kinds, str) else kinds
         if not isinstance(type_list, list) or not type_list or any(
                 kind not in _JSON_TYPES for kind in type_list):
-            raise _Refused(f"{path}: unknown type {kinds!r}")
+            raise _Refused(f"{path}: unknown type {_shown(kinds)}")
         out["type"] = kinds if isinstance(kinds, str) else list(kinds)
         if values is not None:
             out["enum"] = values

@@ -127,6 +127,7 @@ def test_a_file_ref_never_reads_the_file(
     ("huge", "more than 20,000 JSON values"),
     ("deep", "nests deeper than 64 levels"),
     ("other_dialect", "a subschema names another dialect"),
+    ("bad_id", "its $id 'http://[::1' is not a usable URI"),
 ])
 def test_a_schema_that_cannot_check_results_fails_the_call_before_it_is_sent(
     tool: str, reason: str

@@ -23,6 +23,7 @@ tool                     its outputSchema
 ``huge``                 an object of 30,000 properties
 ``deep``                 objects nested 100 deep
 ``other_dialect``        a subschema whose ``$schema`` is draft 7, with a backtracking pattern
+``bad_id``               an ``$id`` urllib cannot split (``http://[::1``) under a real one
 ``backtracking``         ``value`` must match ``^(a+)+$`` (exponential for ``re``)
 ``backtracking_keys``    property names must match ``^(a+)+$`` (``additionalProperties``)
 ``backtracking_unevaluated``  the same with ``unevaluatedProperties``
@@ -89,6 +90,8 @@ SCHEMAS: Dict[str, Dict[str, Any]] = {
     "deep": DEEP,
     "other_dialect": value_of({"$schema": "http://json-schema.org/draft-07/schema#",
                                "pattern": BACKTRACKING}),
+    "bad_id": {"$id": "https://example.com/out", "type": "object",
+               "properties": {"value": {"$id": "http://[::1"}}},
     "backtracking": value_of({"type": "string", "pattern": BACKTRACKING}),
     "backtracking_keys": {"type": "object", "properties": {"value": {}},
                           "patternProperties": {BACKTRACKING: {}},

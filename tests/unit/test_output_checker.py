@@ -11,18 +11,30 @@
   ``patternProperties``, ``additionalProperties``, ``dependentSchemas``, the
   ``allOf``/``anyOf``/``oneOf`` branches that hold and ``if``/``then``/``else``.
 * ``_canonical`` makes equal the values JSON Schema calls equal, and only those.
+* The schema itself: draft 3, another dialect in a subschema, an invalid schema, one
+  nesting past the recursion limit, an ``$id`` urllib cannot split and each kind of bad
+  reference are refused with their own reason, long parts cut; a ``$schema`` the client
+  does not know is read as 2020-12 without a warning; the caller's schema is left as it
+  was; the ``$schema`` of the root and of each subschema is taken out, so a reference
+  back to them is still checked within the budget; the expressions may compile to
+  :data:`MAX_PATTERN_SIZE` instructions in all and not one more; a loop is found
+  wherever it starts, even after subschemas already walked.
 """
 
 from __future__ import annotations
 
+import copy
 import re
-from typing import Any, Dict
+import sys
+import warnings
+from typing import Any, Dict, Iterator
 
 import pytest
 
 from mcp_sync import InvalidToolSchema, ProtocolError
 from mcp_sync._schema.checker import (
     BASE_STEPS,
+    MAX_PATTERN_SIZE,
     MAX_SCHEMA_CHARACTERS,
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_VALUES,
@@ -219,6 +231,10 @@ def test_additional_properties() -> None:
       "then": {"allOf": [{"properties": {"t": {}}}]},
       "else": {"allOf": [{"properties": {"e": {}}}]}},
      [{"k": 1, "t": 1}, {"e": 1}], {"k": 1, "e": 1}, "'e' was"),
+    # two references in one schema: what both lead to is evaluated
+    ({"$defs": {"a": {"properties": {"x": {}}}, "b": {"properties": {"y": {}}}},
+      "$ref": "#/$defs/a", "$dynamicRef": "#/$defs/b"},
+     [{"x": 1, "y": 1}], {"x": 1, "y": 1, "z": 1}, "'z' was"),
 ])
 def test_unevaluated_properties_sees_what_the_schema_evaluates(
         schema: Dict[str, Any], good: Any, bad: Any, unexpected: str) -> None:
@@ -352,3 +368,165 @@ def test_a_schema_that_loops_in_place_is_refused(schema: Dict[str, Any]) -> None
 def test_a_schema_that_looks_into_the_value_before_looping_is_taken(
         schema: Dict[str, Any]) -> None:
     _schema(schema)
+
+
+# -- the schema itself ----------------------------------------------------------------------
+
+DRAFT_7 = "http://json-schema.org/draft-07/schema#"
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _doubling(levels: int) -> Dict[str, Any]:
+    """``$defs`` where each of ``d0`` .. ``d{levels - 1}`` refers twice to the next:
+    checking a value against ``d0`` applies ``2 ** levels`` references: at 13 levels past
+    the budget of a small result, and a fifth of a second for jsonschema's own validator,
+    which keeps no budget."""
+    defs: Dict[str, Any] = {f"d{levels}": {"minimum": 0}}
+    for level in range(levels - 1, -1, -1):
+        ref = {"$ref": f"#/$defs/d{level + 1}"}
+        defs[f"d{level}"] = {"allOf": [ref, ref]}
+    return defs
+
+
+def _past_budget(schema: OutputSchema, value: Any) -> None:
+    with pytest.raises(InvalidToolSchema) as caught:
+        schema.check(value)
+    assert "past the bound for a result of that size" in caught.value.reason
+
+
+def test_draft_3_is_refused() -> None:
+    assert _refusal({"$schema": "http://json-schema.org/draft-03/schema#"}) == (
+        "its $schema names JSON Schema draft 3, which the client does not check")
+
+
+def test_a_subschema_naming_another_dialect_is_refused() -> None:
+    assert _refusal({"properties": {"a": {"$schema": DRAFT_7}}}) == (
+        f"a subschema names another dialect, {DRAFT_7!r}")
+
+
+def test_an_unknown_schema_uri_is_read_as_2020_12_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        root = _schema({"$schema": "https://example.com/mine", "prefixItems": [
+            {"type": "integer"}]})
+        inner = _schema({"properties": {"a": {"$schema": "https://example.com/other",
+                                              "prefixItems": [{"type": "integer"}]}}})
+    root.check([1, "x"])
+    assert _fails(root, ["x"]).endswith("at $[0]: 'x' is not of type 'integer'")
+    assert _fails(inner, {"a": ["x"]}).endswith("at $.a[0]: 'x' is not of type 'integer'")
+
+
+def test_the_callers_schema_is_left_as_it_was() -> None:
+    schema = {"$schema": DRAFT_2020_12, "properties": {"a": {"$schema": DRAFT_2020_12,
+                                                             "type": "integer"}}}
+    before = copy.deepcopy(schema)
+    checked = _schema(schema)
+    assert schema == before
+    assert _fails(checked, {"a": "x"}).endswith("at $.a: 'x' is not of type 'integer'")
+
+
+def test_a_reference_back_to_a_subschema_naming_its_dialect_keeps_the_budget() -> None:
+    """jsonschema checks a subschema naming a dialect with that dialect's own validator,
+    which keeps no budget: the ``$schema`` is taken out, so the bounded one goes on."""
+    schema = _schema({"$defs": _doubling(13),
+                      "properties": {"a": {"$schema": DRAFT_2020_12, "$ref": "#/$defs/d0"}}})
+    schema.check({"b": 1})
+    _past_budget(schema, {"a": 1})
+
+
+def test_a_reference_back_to_the_root_naming_its_dialect_keeps_the_budget() -> None:
+    # [[0, 1]]: the outer array's first item is checked against the root again, whose
+    # "items" then send 1 through the doubling definitions.
+    schema = _schema({"$schema": DRAFT_2020_12, "$defs": _doubling(13),
+                      "prefixItems": [{"$ref": "#"}], "items": {"$ref": "#/$defs/d0"}})
+    schema.check([[0]])
+    _past_budget(schema, [[0, 1]])
+
+
+def test_an_invalid_schema_is_refused_with_the_fault_cut() -> None:
+    assert _refusal({"type": "x" * 400}) == (
+        "it is not a valid JSON schema: '" + "x" * 299 + "\u2026 (446 characters in all)")
+
+
+def _frames() -> int:
+    frame, count = sys._getframe(), 0
+    while frame is not None:
+        frame, count = frame.f_back, count + 1
+    return count
+
+
+def test_a_schema_nesting_past_the_recursion_limit_is_refused() -> None:
+    """Within the bound of 64 levels, checking the schema against its meta-schema can still
+    pass a recursion limit lowered by the host: a refusal, not a RecursionError."""
+    schema: Dict[str, Any] = {}
+    node = schema
+    for _ in range(60):
+        node["not"] = {}
+        node = node["not"]
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(_frames() + 200)
+    try:
+        with pytest.raises(InvalidToolSchema) as caught:
+            _schema(schema)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert caught.value.reason == "it nests too deep to check"
+    _schema(schema)  # at the usual limit it is taken
+
+
+@pytest.mark.parametrize(("schema", "reason"), [
+    ({"$id": "http://[::1", "type": "object"}, "its $id 'http://[::1' is not a usable URI"),
+    ({"$id": "https://example.com/", "properties": {"a": {"$id": "http://[::1"}}},
+     "its $id 'http://[::1' is not a usable URI"),
+    ({"$schema": "http://json-schema.org/draft-04/schema#", "id": "https://example.com/",
+      "properties": {"a": {"id": "http://[::1"}}}, "its id 'http://[::1' is not a usable URI"),
+    ({"$id": "https://example.com/", "$ref": "http://[::1"},
+     "its $ref 'http://[::1' is not a usable reference"),
+    ({"$dynamicRef": "#/$defs/missing"}, "its $dynamicRef '#/$defs/missing' leads to nothing "
+     "in the schema (the client fetches and reads nothing)"),
+    ({"$schema": "https://json-schema.org/draft/2019-09/schema", "$recursiveRef": "#/nothing"},
+     "its $recursiveRef '#/nothing' leads to nothing in the schema (the client fetches and "
+     "reads nothing)"),
+    ({"$ref": "#/$defs/" + "x" * 300}, "its $ref '#/$defs/" + "x" * 191 + "\u2026 (310 "
+     "characters in all) leads to nothing in the schema (the client fetches and reads nothing)"),
+    ({"properties": {"a": {}}, "$ref": "#/properties"},
+     "its $ref '#/properties' leads to something that is not a subschema"),
+])
+def test_a_reference_or_id_that_cannot_be_followed_is_refused(
+        schema: Dict[str, Any], reason: str) -> None:
+    assert _refusal(schema) == reason
+
+
+def test_a_reference_to_a_boolean_subschema_is_taken() -> None:
+    _schema({"$defs": {"yes": True}, "$ref": "#/$defs/yes"}).check(1)
+    assert _fails(_schema({"$defs": {"no": False}, "$ref": "#/$defs/no"}), 1).endswith(
+        "at $: False schema does not allow 1")
+
+
+def _expressions(total: int) -> Iterator[str]:
+    """Distinct expressions of 2,000 instructions each (a literal of 1,999 characters
+    compiles to one per character and one to match), the last one shorter, that compile
+    to ``total`` instructions in all."""
+    count, rest = divmod(total, 2000)
+    for index in range(count):
+        yield "a" * index + "b" + "a" * (1998 - index)
+    if rest:
+        yield "c" * (rest - 1)
+
+
+def test_the_expressions_may_compile_to_the_bound_in_all_and_not_one_more() -> None:
+    def properties(total: int) -> Dict[str, Any]:
+        return {"properties": {f"p{index}": {"pattern": expression}
+                               for index, expression in enumerate(_expressions(total))}}
+
+    at_bound = _schema(properties(MAX_PATTERN_SIZE))
+    assert at_bound.pattern_size == MAX_PATTERN_SIZE
+    assert _refusal(properties(MAX_PATTERN_SIZE + 2)) == (
+        "its patterns compile to more than 200,000 instructions in all")
+
+
+def test_a_loop_after_a_subschema_already_walked_is_found() -> None:
+    """The root's ``allOf`` branch is walked from the root, and comes before ``items``
+    among the starts (the walk takes what ``items`` holds last): the search goes on past
+    it to the loop in ``items``."""
+    assert _refusal({"items": {"$ref": "#/items"}, "allOf": [{"type": "array"}]}) == LOOP

@@ -102,6 +102,12 @@ def test_a_schema_that_is_not_an_object_schema_is_replaced(kind: Any) -> None:
     assert result[0] is not OPEN_SCHEMA
 
 
+def test_a_long_type_is_cut_in_the_note() -> None:
+    assert bounded_schema({"type": ["t" * 300], "properties": {}}) == _open(
+        "the input schema's type is ['" + "t" * 98 + "\u2026 (304 characters in all), not "
+        "'object'")
+
+
 def test_type_and_properties_are_added_when_missing() -> None:
     assert bounded_schema({}) == ({"type": "object", "properties": {}}, None, False)
     props = {"a": {"type": "string"}}
