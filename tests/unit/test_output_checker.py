@@ -480,6 +480,8 @@ def test_a_schema_nesting_past_the_recursion_limit_is_refused() -> None:
      "its $id 'http://[::1' is not a usable URI"),
     ({"$schema": "http://json-schema.org/draft-04/schema#", "id": "https://example.com/",
       "properties": {"a": {"id": "http://[::1"}}}, "its id 'http://[::1' is not a usable URI"),
+    ({"$id": "http://[" + "x" * 150}, "its $id 'http://[" + "x" * 91 + "\u2026 (160 characters "
+     "in all) is not a usable URI"),
     ({"$id": "https://example.com/", "$ref": "http://[::1"},
      "its $ref 'http://[::1' is not a usable reference"),
     ({"$dynamicRef": "#/$defs/missing"}, "its $dynamicRef '#/$defs/missing' leads to nothing "
