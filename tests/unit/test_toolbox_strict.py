@@ -130,6 +130,10 @@ LONG = "x" * 150
      "arguments.a: an object that takes other properties"),
     ({**_object(a={"type": "string"}), "required": "a"}, "arguments: required is not a list"),
     (_object(**{"b\u202e.c": {}}), "arguments.b.c takes a value of any type"),
+    (_object(**{"p" * 100: {}}), "arguments." + "p" * 59 + "\u2026 takes a value of any type"),
+    ({**_object(a={"type": "array", "items": {"$ref": "#/$defs/A"}}),
+      "$defs": {"A": {"type": "array", "items": {"$ref": "#/$defs/A"}}}},
+     "arguments.a[][]: the $ref '#/$defs/A' is recursive"),
     ({"type": "string"}, "the root is not a plain object schema"),
     ({"type": ["object", "null"], "properties": {}}, "the root is not a plain object schema"),
 ])
@@ -168,12 +172,16 @@ def test_nesting_is_bounded_exactly_for_objects_and_arrays() -> None:
         "arguments.a" + "[]" * (STRICT_MAX_NESTING - 1) + ": nests deeper than 10 levels")
 
 
-def test_properties_are_bounded_exactly() -> None:
-    def with_properties(count: int) -> Dict[str, Any]:
-        return _object(**{f"p{index}": {"type": "string"} for index in range(count)})
+def test_properties_are_bounded_exactly_across_the_schema() -> None:
+    def with_properties(count: int, **more: Any) -> Dict[str, Any]:
+        return _object(**{f"p{index}": {"type": "string"} for index in range(count)}, **more)
 
     assert len(_converted(with_properties(STRICT_MAX_PROPERTIES))["required"]) == 5000
     assert _refused(with_properties(STRICT_MAX_PROPERTIES + 1)) == "more than 5000 properties"
+    # the root's 2,500 (its object property among them) and the object's 2,500, then 2,501
+    _converted(with_properties(2499, o=with_properties(2500)))
+    assert _refused(with_properties(2499, o=with_properties(2501))) == (
+        "more than 5000 properties")
 
 
 def test_enum_values_are_bounded_exactly_across_the_schema() -> None:
@@ -220,6 +228,16 @@ def test_references_resolve_escapes_indexes_and_keep_their_own_annotations() -> 
         "type": "boolean"}
 
 
+def test_references_are_followed_under_items_and_anyof_branches() -> None:
+    defs = {"S": {"type": "string"}, "O": _object(["x"], x={"$ref": "#/$defs/S"})}
+    assert _property({"type": "array", "items": {"$ref": "#/$defs/O"}}, defs) == {
+        "type": "array", "items": {"type": "object", "properties": {"x": {"type": "string"}},
+                                   "required": ["x"], "additionalProperties": False}}
+    assert _property({"anyOf": [{"$ref": "#/$defs/S"}, {"type": "array", "items": {
+        "$ref": "#/$defs/S"}}]}, defs) == {"anyOf": [
+            {"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+
+
 def test_a_one_member_allof_is_inlined_with_its_annotations() -> None:
     assert _property({"allOf": [{"type": "string", "description": "inner"}],
                       "description": "outer"}) == {"description": "outer", "type": "string"}
@@ -246,6 +264,8 @@ def test_numbers_keep_their_numeric_bounds_and_nothing_else() -> None:
                                                                      **bounds}
     assert _property({"type": "integer", "minimum": True, "maximum": "9"}) == {
         "type": "integer"}
+    assert _property({"type": "integer", "minimum": 1, "multipleOf": 2}) == {
+        "type": "integer", "minimum": 1, "multipleOf": 2}
     assert _property({"type": "string", "minimum": 1}) == {"type": "string"}
 
 
