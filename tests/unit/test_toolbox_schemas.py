@@ -318,6 +318,14 @@ def test_refs_are_followed_from_the_schema_itself() -> None:
                                                        "a": {"x": None}}
 
 
+def test_refs_under_array_items_resolve_from_the_root() -> None:
+    schema = {"type": "object", "properties": {"l": {"type": "array", "items": {
+        "$ref": "#/$defs/obj"}}}, "$defs": {"obj": {"type": "object", "properties": {
+            "x": OPTIONAL}}}}
+    assert drop_filled_nulls({"l": [{"x": None}, {"x": "k"}]}, schema) == {
+        "l": [{}, {"x": "k"}]}
+
+
 def test_a_schema_that_is_not_an_object_changes_nothing() -> None:
     for schema in (True, None, [], "object"):
         assert drop_filled_nulls({"x": None}, schema) == {"x": None}
