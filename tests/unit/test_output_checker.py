@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import copy
 import re
-import sys
 import warnings
 from typing import Any, Dict, Iterator
 
@@ -45,6 +44,8 @@ from mcp_sync._schema.checker import (
     _measure,
     budget_for,
 )
+
+from .._stack import recursion_limit
 
 
 def _lists(levels: int) -> Any:
@@ -448,13 +449,6 @@ def test_an_invalid_schema_is_refused_with_the_fault_cut() -> None:
         "it is not a valid JSON schema: '" + "x" * 299 + "\u2026 (446 characters in all)")
 
 
-def _frames() -> int:
-    frame, count = sys._getframe(), 0
-    while frame is not None:
-        frame, count = frame.f_back, count + 1
-    return count
-
-
 def test_a_schema_nesting_past_the_recursion_limit_is_refused() -> None:
     """Within the bound of 64 levels, checking the schema against its meta-schema can still
     pass a recursion limit lowered by the host: a refusal, not a RecursionError."""
@@ -463,13 +457,8 @@ def test_a_schema_nesting_past_the_recursion_limit_is_refused() -> None:
     for _ in range(60):
         node["not"] = {}
         node = node["not"]
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(_frames() + 200)
-    try:
-        with pytest.raises(InvalidToolSchema) as caught:
-            _schema(schema)
-    finally:
-        sys.setrecursionlimit(limit)
+    with recursion_limit(200), pytest.raises(InvalidToolSchema) as caught:
+        _schema(schema)
     assert caught.value.reason == "it nests too deep to check"
     _schema(schema)  # at the usual limit it is taken
 

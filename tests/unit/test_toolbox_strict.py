@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Dict, List
 
 import pytest
@@ -30,8 +29,11 @@ from mcp_sync.toolbox._schemas import (
     STRICT_MAX_NESTING,
     STRICT_MAX_PROPERTIES,
     STRICT_MAX_STRING_LENGTH,
+    bounded_schema,
     strict_schema,
 )
+
+from .._stack import recursion_limit
 
 
 def _object(required: Any = (), **properties: Any) -> Dict[str, Any]:
@@ -340,25 +342,15 @@ def test_an_optional_property_takes_null_once(schema: Dict[str, Any], required: 
 # -- past the recursion limit --------------------------------------------------------------
 
 
-def _frames() -> int:
-    frame, count = sys._getframe(), 0
-    while frame is not None:
-        frame, count = frame.f_back, count + 1
-    return count
-
-
 def test_a_schema_nesting_past_the_recursion_limit_is_refused() -> None:
     """``anyOf`` inside ``anyOf`` adds no level of nesting: within the input schema's own
-    bounds, a recursion limit lowered by the host can still be met."""
+    depth bound, a recursion limit lowered by the host can still be met."""
     branch: Dict[str, Any] = {"type": "string"}
-    for _ in range(60):
+    for _ in range(30):
         branch = {"anyOf": [branch]}
     schema = _object(["a"], a=branch)
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(_frames() + 100)
-    try:
+    assert bounded_schema(schema) == (schema, None, False)  # within the bounds
+    with recursion_limit(20):
         converted, reason = strict_schema(schema)
-    finally:
-        sys.setrecursionlimit(limit)
     assert (converted, reason) == (None, "the schema nests too deeply")
     _converted(schema)  # at the usual limit it converts
