@@ -23,6 +23,7 @@ from typing import (
 from .._protocol import DEFAULT, Timeout
 from .._util.threads import start_thread
 from ..client import Client
+from ..client._caching import cache_mode
 from ..client._settings import TASK_START_OPTIONS, TOOL_CALL_OPTIONS, checked_options
 from ..client._tasks.handles import FollowingTaskHandle, TaskHandle
 from ..client._toolpins import ToolChange
@@ -757,49 +758,56 @@ class Manager:
 
     # -- resources -----------------------------------------------------------------------
 
-    def _gather(self, method: str) -> List[Tuple[str, Any]]:
+    def _gather(self, method: str, cache: str) -> List[Tuple[str, Any]]:
         """``(server, item)`` for ``method`` of every connected server; a server that fails
         is logged and skipped, one that lacks the capability lists nothing (the client's
-        listing is empty)."""
+        listing is empty). ``cache`` is checked before any server is asked."""
+        cache_mode(cache)
         self._require_started()
         servers = [s for s in self._servers.values() if s.state is ServerState.CONNECTED]
         items: List[Tuple[str, Any]] = []
         for server in servers:
             try:
                 client = server.client()
-                items.extend((server.name, item) for item in getattr(client, method)())
+                items.extend((server.name, item) for item in getattr(client, method)(
+                    cache=cache))
             except MCPError as exc:
                 log.warning("%s of %s failed: %s", method, server.name, exc)
         return items
 
-    def list_resources(self) -> List[types.Resource]:
-        """Every connected server's resources; ``name`` is qualified, ``uri`` unchanged."""
-        gathered = self._gather("list_resources")
+    def list_resources(self, *, cache: str = "use") -> List[types.Resource]:
+        """Every connected server's resources; ``name`` is qualified, ``uri`` unchanged.
+        ``cache``: ``"use"``, ``"refresh"`` or ``"bypass"``, as for
+        :meth:`Client.read_resource <mcp_sync.Client.read_resource>`."""
+        gathered = self._gather("list_resources", cache)
         owners: Dict[str, str] = {}
         for server, resource in gathered:
             owners.setdefault(resource.uri, server)
         self._resource_owner = owners
         return [r.model_copy(update={"name": self.qualify(s, r.name)}) for s, r in gathered]
 
-    def list_resource_templates(self) -> List[types.ResourceTemplate]:
-        """Every connected server's resource templates, ``name`` qualified."""
+    def list_resource_templates(self, *, cache: str = "use") -> List[types.ResourceTemplate]:
+        """Every connected server's resource templates, ``name`` qualified. ``cache``: as
+        for :meth:`list_resources`."""
         return [t.model_copy(update={"name": self.qualify(s, t.name)})
-                for s, t in self._gather("list_resource_templates")]
+                for s, t in self._gather("list_resource_templates", cache)]
 
     def read_resource(self, uri_or_server: str, uri: Optional[str] = None, *,
-                      timeout: Timeout = DEFAULT) -> types.ReadResourceResult:
+                      timeout: Timeout = DEFAULT, cache: str = "use") -> types.ReadResourceResult:
         """Read a resource: ``read_resource(uri)`` asks the server that lists ``uri``;
         ``read_resource(server, uri)`` asks ``server``. Retried once after a lost
-        connection (reading is safe).
+        connection (reading is safe). ``cache``: as for :meth:`list_resources` (the
+        listing ``read_resource(uri)`` may need to find the server takes it too).
 
         Raises:
             KeyError: no server lists ``uri`` (give the server), or no such server.
         """
+        cache_mode(cache)
         if uri is None:
             uri = uri_or_server
             owner = self._resource_owner.get(uri)
             if owner is None:
-                self.list_resources()
+                self.list_resources(cache=cache)
                 owner = self._resource_owner.get(uri)
             if owner is None:
                 raise KeyError(f"no connected server lists the resource {uri!r}; use "
@@ -809,15 +817,16 @@ class Manager:
         target = uri
         return self._with_retry(
             self._server(owner), _always_safe,
-            lambda client: client.read_resource(target, timeout=timeout), timeout,
+            lambda client: client.read_resource(target, timeout=timeout, cache=cache), timeout,
         )
 
     # -- prompts -------------------------------------------------------------------------
 
-    def list_prompts(self) -> List[types.Prompt]:
-        """Every connected server's prompts, named ``<server><separator><prompt>``."""
+    def list_prompts(self, *, cache: str = "use") -> List[types.Prompt]:
+        """Every connected server's prompts, named ``<server><separator><prompt>``.
+        ``cache``: as for :meth:`list_resources`."""
         return [p.model_copy(update={"name": self.qualify(s, p.name)})
-                for s, p in self._gather("list_prompts")]
+                for s, p in self._gather("list_prompts", cache)]
 
     @overload
     def get_prompt(self, name: str, arguments: Optional[Mapping[str, str]] = None, /, *,

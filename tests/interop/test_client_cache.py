@@ -239,6 +239,30 @@ def test_a_manager_hands_its_cache_to_its_clients(server: ServerProcess) -> None
         assert (sent["tools/list"], sent["resources/read"]) == (0, 1)
 
 
+def test_a_managers_listings_and_reads_take_a_cache_mode(server: ServerProcess) -> None:
+    config = {"mcpServers": {"sdk": {"url": server.url}}}
+    with Manager(config, cache=ResponseCache(), timeout=WAIT, probe_timeout=WAIT) as manager:
+        assert manager.wait_ready(timeout=WAIT)
+        sent = Counts(server)
+        for mode in ("use", "use", "refresh", "bypass", "use"):
+            assert [p.name for p in manager.list_prompts(cache=mode)] == ["sdk__review"]
+            manager.list_resources(cache=mode)
+            manager.list_resource_templates(cache=mode)
+            assert manager.read_resource(GREETING, cache=mode).contents[0].text  # type: ignore[union-attr]
+        # the first "use" fetched and stored, "refresh" fetched again, "bypass" too but
+        # stored nothing, and the last "use" was served what "refresh" stored
+        for method in ("prompts/list", "resources/list", "resources/templates/list",
+                       "resources/read"):
+            assert sent[method] == 3, method
+        read = manager["sdk"].cache_info("resources/read", {"uri": GREETING})
+        assert read is not None and read.hit
+        with pytest.raises(ValueError, match="cache mode must be one of"):
+            manager.list_prompts(cache="never")
+        with pytest.raises(ValueError, match="cache mode must be one of"):
+            manager.read_resource("sdk", GREETING, cache="never")
+        assert sent["prompts/list"] == 3 and sent["resources/read"] == 3
+
+
 def test_a_cached_listing_is_still_reviewed_against_the_pins(server: ServerProcess) -> None:
     """A tool whose definition differs from its pin is blocked, whether the listing came
     from the server or from the cache."""
