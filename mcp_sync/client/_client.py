@@ -627,8 +627,8 @@ class Client:
     ) -> Future[Any]:
         """Send any request without blocking; returns a :class:`concurrent.futures.Future`.
 
-        The future's ``cancel()`` cancels the request on the wire. Its result is a dict,
-        or a ``result_type`` model; a timeout fails it with ``RequestTimeout``.
+        The future's ``cancel()`` cancels the request on the wire. Its result is a dict or
+        a ``result_type`` model; a timeout fails it with ``RequestTimeout``. Never cached.
         """
         connection = self._connection
         future = connection.live_session().submit(

@@ -239,6 +239,20 @@ def test_a_manager_hands_its_cache_to_its_clients(server: ServerProcess) -> None
         assert (sent["tools/list"], sent["resources/read"]) == (0, 1)
 
 
+def test_ping_and_submit_never_go_through_the_cache(server: ServerProcess) -> None:
+    with connect(server) as client:
+        client.list_tools()
+        client.request("server/discover")
+        sent = Counts(server)
+        client.list_tools()
+        client.request("server/discover")
+        assert (sent["tools/list"], sent["server/discover"]) == (0, 0)  # both cached
+        for _ in range(2):
+            assert client.submit("tools/list").result(WAIT)["tools"]
+            client.ping()
+        assert (sent["tools/list"], sent["server/discover"]) == (2, 2)
+
+
 def test_a_managers_listings_and_reads_take_a_cache_mode(server: ServerProcess) -> None:
     config = {"mcpServers": {"sdk": {"url": server.url}}}
     with Manager(config, cache=ResponseCache(), timeout=WAIT, probe_timeout=WAIT) as manager:
